@@ -1,0 +1,14 @@
+import { S3Client, CreateBucketCommand, PutObjectCommand, GetObjectCommand, HeadBucketCommand, ListObjectsV2Command, DeleteObjectCommand } from '@aws-sdk/client-s3';
+import { Readable } from 'node:stream';
+const s3 = new S3Client({ endpoint: 'http://127.0.0.1:9000', region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: 'local', secretAccessKey: 'localsecret' } });
+const b = 'b' + Date.now();
+const step = async (n, f) => { try { console.log('OK  ', n, (await f()) ?? ''); } catch (e) { console.log('FAIL', n, e.name, e.message); } };
+await step('create', () => s3.send(new CreateBucketCommand({ Bucket: b })).then(r => r.$metadata.httpStatusCode));
+await step('head', () => s3.send(new HeadBucketCommand({ Bucket: b })).then(r => r.$metadata.httpStatusCode));
+await step('put string', () => s3.send(new PutObjectCommand({ Bucket: b, Key: 'a/b.txt', Body: 'hello', ContentType: 'text/plain' })).then(r => r.ETag));
+await step('put buffer', () => s3.send(new PutObjectCommand({ Bucket: b, Key: 'buf.bin', Body: Buffer.alloc(1024 * 1024, 7) })).then(r => r.ETag));
+await step('put stream', () => s3.send(new PutObjectCommand({ Bucket: b, Key: 'stream.bin', Body: Readable.from([Buffer.from('abc'), Buffer.from('def')]), ContentLength: 6 })).then(r => r.ETag));
+await step('get', () => s3.send(new GetObjectCommand({ Bucket: b, Key: 'a/b.txt' })).then(r => r.Body.transformToString()));
+await step('get stream obj', () => s3.send(new GetObjectCommand({ Bucket: b, Key: 'stream.bin' })).then(r => r.Body.transformToString()));
+await step('list', () => s3.send(new ListObjectsV2Command({ Bucket: b })).then(r => r.Contents.map(c => c.Key).join(',')));
+await step('delete', () => s3.send(new DeleteObjectCommand({ Bucket: b, Key: 'buf.bin' })).then(r => r.$metadata.httpStatusCode));

@@ -1,0 +1,40 @@
+import { CreateBucketCommand, HeadBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import type { S3Config } from '../../stack/config.js';
+
+/** The private bucket that holds media. Received media goes here; URLs are pre-signed at read time. */
+export interface MediaBucket {
+  readonly client: S3Client;
+  readonly bucket: string;
+  /** Creates the bucket if it does not exist (local stacks start empty). */
+  ensure(): Promise<void>;
+  /** Throws unless the bucket answers. */
+  check(): Promise<void>;
+  close(): void;
+}
+
+export function createMediaBucket(config: S3Config): MediaBucket {
+  const client = new S3Client({
+    endpoint: config.endpoint,
+    region: config.region,
+    forcePathStyle: config.forcePathStyle,
+    credentials: { accessKeyId: config.accessKeyId, secretAccessKey: config.secretAccessKey },
+    maxAttempts: 2,
+  });
+  const head = () => client.send(new HeadBucketCommand({ Bucket: config.bucket }));
+  return {
+    client,
+    bucket: config.bucket,
+    async ensure() {
+      try {
+        await head();
+      } catch (error) {
+        if ((error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode !== 404) throw error;
+        await client.send(new CreateBucketCommand({ Bucket: config.bucket }));
+      }
+    },
+    async check() {
+      await head();
+    },
+    close: () => client.destroy(),
+  };
+}

@@ -1,0 +1,234 @@
+import type { Pool, PoolClient } from 'pg';
+import type { Logger } from 'pino';
+import {
+  createConsumer,
+  deadLetterTopic,
+  GatewayFailure,
+  topicName,
+  type ConsumedBatch,
+  type ConsumedRecord,
+  type Kafka,
+  type Producer,
+  type TopicConsumer,
+  type TopicSerdes,
+} from '../../topics/index.js';
+import type { Handler, Projection } from './projection.js';
+import { ensureProjectionSchema, projectionLockKey, quoteIdent } from './store.js';
+
+export interface RunnerDeps {
+  readonly kafka: Kafka;
+  readonly serdes: TopicSerdes;
+  readonly pool: Pool;
+  readonly producer: Producer;
+  readonly logger: Logger;
+}
+
+export interface RunOptions {
+  /** Postgres schema to write into; the projection's name unless replaying. */
+  readonly schema?: string;
+  readonly groupId?: string;
+  /** Live runs take the projection's lock in shared mode so a replay can swap schemas between batches. */
+  readonly lock?: 'shared' | 'none';
+}
+
+export interface RunningProjection {
+  readonly schema: string;
+  readonly groupId: string;
+  stop(): Promise<void>;
+}
+
+const MAX_BACKOFF_MS = 10_000;
+
+/**
+ * Runs a projection as a consumer-group member. Each batch of a partition is applied in one
+ * Postgres transaction together with the offset after it, so a crash at any point leaves the
+ * projection at a batch boundary; on restart, records below the stored offset are skipped.
+ */
+export async function runProjection(deps: RunnerDeps, projection: Projection, options: RunOptions = {}): Promise<RunningProjection> {
+  const schema = options.schema ?? projection.name;
+  const groupId = options.groupId ?? `${deps.serdes.prefix}processor.${projection.name}`;
+  const logger = deps.logger.child({ projection: projection.name, schema });
+  await ensureProjectionSchema(deps.pool, projection, schema);
+
+  const handlers = new Map(projection.handlers.map((h) => [topicName(h.topic, deps.serdes.prefix), h]));
+  const consumer = await createConsumer(deps.kafka, deps.serdes, {
+    groupId,
+    topics: projection.handlers.map((h) => h.topic),
+    fromBeginning: true,
+  });
+  const context: BatchContext = {
+    ...deps,
+    logger,
+    projection,
+    schema,
+    lock: options.lock ?? 'shared',
+    handlers,
+    consumer,
+    soughtTo: new Map(),
+  };
+  await consumer.run((batch) => processBatch(context, batch));
+  logger.info({ groupId }, 'projection running');
+  return { schema, groupId, stop: () => consumer.stop() };
+}
+
+interface BatchContext extends RunnerDeps {
+  readonly projection: Projection;
+  readonly schema: string;
+  readonly lock: 'shared' | 'none';
+  readonly handlers: ReadonlyMap<string, Handler<unknown>>;
+  readonly consumer: TopicConsumer;
+  /** Partitions we moved back to their stored offset, and where to: see `applyOnce`. */
+  readonly soughtTo: Map<string, number>;
+}
+
+type Attempt =
+  | { readonly kind: 'committed'; readonly nextOffset: number }
+  | { readonly kind: 'skipped' }
+  | { readonly kind: 'sought'; readonly offset: number }
+  | { readonly kind: 'poisoned'; readonly offset: number; readonly failure: GatewayFailure };
+
+async function processBatch(ctx: BatchContext, batch: ConsumedBatch): Promise<void> {
+  if (batch.records.length === 0) return;
+  const poisoned = new Map<number, GatewayFailure>();
+  for (let failures = 0; batch.isRunning(); ) {
+    let attempt: Attempt;
+    try {
+      attempt = await applyOnce(ctx, batch, poisoned);
+    } catch (error) {
+      const failure = GatewayFailure.from(error);
+      if (!failure.retryable) throw failure;
+      failures += 1;
+      const delay = Math.min(MAX_BACKOFF_MS, 100 * 2 ** failures);
+      ctx.logger.warn({ err: failure, attempt: failures, delayMs: delay }, 'batch failed; retrying');
+      await sleepWithHeartbeat(batch, delay);
+      continue;
+    }
+    switch (attempt.kind) {
+      case 'poisoned':
+        poisoned.set(attempt.offset, attempt.failure);
+        continue;
+      case 'sought':
+        ctx.consumer.seek(batch.topic, batch.partition, attempt.offset);
+        return;
+      case 'skipped':
+        batch.resolve(lastOffset(batch));
+        return;
+      case 'committed':
+        batch.resolve(attempt.nextOffset - 1);
+        await ctx.consumer
+          .commit(batch.topic, batch.partition, attempt.nextOffset)
+          .catch((err: unknown) => ctx.logger.warn({ err }, 'group offset commit failed; Postgres keeps the truth'));
+        return;
+    }
+  }
+}
+
+/** One try at a batch: a transaction that applies every record not yet applied and stores the offset. */
+async function applyOnce(ctx: BatchContext, batch: ConsumedBatch, poisoned: ReadonlyMap<number, GatewayFailure>): Promise<Attempt> {
+  const client = await ctx.pool.connect();
+  try {
+    await client.query('BEGIN');
+    if (ctx.lock === 'shared') {
+      await client.query('SELECT pg_advisory_xact_lock_shared(hashtext($1))', [projectionLockKey(ctx.projection)]);
+    }
+    await client.query(`SET LOCAL search_path TO ${quoteIdent(ctx.schema)}`);
+    const stored = await lockStoredOffset(client, batch);
+    const first = batch.records[0]?.offset ?? 0;
+    const partitionKey = `${batch.topic}:${batch.partition}`;
+    if (stored !== undefined && stored < first && ctx.soughtTo.get(partitionKey) !== stored) {
+      // The consumer is ahead of what was committed here (a replay swapped in an older position):
+      // go back once. If the log no longer holds those records, the second batch is accepted.
+      ctx.soughtTo.set(partitionKey, stored);
+      await client.query('ROLLBACK');
+      return { kind: 'sought', offset: stored };
+    }
+    if (stored !== undefined && stored < first) {
+      ctx.logger.warn({ topic: batch.topic, partition: batch.partition, from: stored, to: first }, 'records no longer in the log');
+    }
+    ctx.soughtTo.delete(partitionKey);
+    const pending = batch.records.filter((record) => stored === undefined || record.offset >= stored);
+    if (pending.length === 0) {
+      await client.query('ROLLBACK');
+      return { kind: 'skipped' };
+    }
+    for (const record of pending) {
+      const failure = poisoned.get(record.offset) ?? (await applyRecord(ctx, client, record));
+      if (failure && !poisoned.has(record.offset)) {
+        await client.query('ROLLBACK');
+        return { kind: 'poisoned', offset: record.offset, failure };
+      }
+      if (failure) await deadLetter(ctx, record, failure);
+    }
+    const nextOffset = lastOffset(batch) + 1;
+    await client.query(
+      `INSERT INTO _offsets (topic, partition, next_offset) VALUES ($1, $2, $3)
+       ON CONFLICT (topic, partition) DO UPDATE SET next_offset = EXCLUDED.next_offset, updated_at = now()`,
+      [batch.topic, batch.partition, nextOffset],
+    );
+    await client.query('COMMIT');
+    return { kind: 'committed', nextOffset };
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  } finally {
+    client.release();
+  }
+}
+
+/** Applies one record; a non-retryable failure is returned (the record will be dead-lettered), others thrown. */
+async function applyRecord(ctx: BatchContext, client: PoolClient, record: ConsumedRecord<unknown>): Promise<GatewayFailure | undefined> {
+  const handler = ctx.handlers.get(record.topic);
+  if (!handler) return GatewayFailure.nonRetryable(`no handler for topic ${record.topic}`);
+  if (!record.decoded.ok) return GatewayFailure.nonRetryable(record.decoded.error.message, record.decoded.error);
+  try {
+    await handler.apply(client, record.decoded.value, record);
+    return undefined;
+  } catch (error) {
+    if (error instanceof GatewayFailure && !error.retryable) return error;
+    if (isDataError(error)) return GatewayFailure.nonRetryable(`record rejected by Postgres: ${error.message}`, error);
+    throw error;
+  }
+}
+
+/** Postgres data exceptions (class 22) and constraint violations (class 23) will fail the same way again. */
+function isDataError(error: unknown): error is Error & { code: string } {
+  return error instanceof Error && 'code' in error && typeof error.code === 'string' && /^2[23]/.test(error.code);
+}
+
+async function lockStoredOffset(client: PoolClient, batch: ConsumedBatch): Promise<number | undefined> {
+  const { rows } = await client.query<{ next_offset: string }>(
+    'SELECT next_offset FROM _offsets WHERE topic = $1 AND partition = $2 FOR UPDATE',
+    [batch.topic, batch.partition],
+  );
+  return rows[0] ? Number(rows[0].next_offset) : undefined;
+}
+
+async function deadLetter(ctx: BatchContext, record: ConsumedRecord<unknown>, failure: GatewayFailure): Promise<void> {
+  ctx.logger.error({ err: failure, topic: record.topic, partition: record.partition, offset: record.offset }, 'record dead-lettered');
+  await ctx.producer.sendRaw(topicName(deadLetterTopic, ctx.serdes.prefix), [
+    {
+      key: record.key,
+      value: record.raw,
+      headers: {
+        ...record.headers,
+        'x-dead-projection': ctx.projection.name,
+        'x-dead-topic': record.topic,
+        'x-dead-partition': String(record.partition),
+        'x-dead-offset': String(record.offset),
+        'x-dead-error': failure.message.slice(0, 500),
+      },
+    },
+  ]);
+}
+
+function lastOffset(batch: ConsumedBatch): number {
+  return batch.records[batch.records.length - 1]?.offset ?? -1;
+}
+
+async function sleepWithHeartbeat(batch: ConsumedBatch, ms: number): Promise<void> {
+  const until = Date.now() + ms;
+  while (Date.now() < until && batch.isRunning()) {
+    await new Promise((resolve) => setTimeout(resolve, Math.min(1_000, until - Date.now())));
+    await batch.heartbeat().catch(() => undefined);
+  }
+}

@@ -1,0 +1,34 @@
+/**
+ * Branded ids: strings at run time, distinct types at compile time, so an instance id cannot be
+ * passed where a project id is expected. Record types generated from `schemas/` use them for
+ * fields of the same name.
+ */
+declare const brand: unique symbol;
+type Brand<T, B extends string> = T & { readonly [brand]: B };
+
+export type AccountId = Brand<string, 'AccountId'>;
+export type ProjectId = Brand<string, 'ProjectId'>;
+export type InstanceId = Brand<string, 'InstanceId'>;
+export type MessageId = Brand<string, 'MessageId'>;
+export type EventId = Brand<string, 'EventId'>;
+export type ConnectionId = Brand<string, 'ConnectionId'>;
+export type WebhookId = Brand<string, 'WebhookId'>;
+export type PartnerId = Brand<string, 'PartnerId'>;
+
+/** Field names whose values are branded ids, and the brand each carries. */
+export const brandedFields = {
+  account_id: 'AccountId',
+  project_id: 'ProjectId',
+  instance_id: 'InstanceId',
+  message_id: 'MessageId',
+  event_id: 'EventId',
+  connection_id: 'ConnectionId',
+  webhook_id: 'WebhookId',
+  partner_id: 'PartnerId',
+} as const;
+
+export const asAccountId = (id: string) => id as AccountId;
+export const asProjectId = (id: string) => id as ProjectId;
+export const asInstanceId = (id: string) => id as InstanceId;
+export const asMessageId = (id: string) => id as MessageId;
+export const asEventId = (id: string) => id as EventId;

@@ -1,0 +1,827 @@
+// Generated from schemas/**/*.avsc by `npm run schemas:generate`. Do not edit.
+import type { AccountId, ConnectionId, EventId, InstanceId, MessageId, PartnerId, ProjectId, WebhookId } from './ids.js';
+
+/** A group as shown on messages and events: {jid, name}. */
+export interface GroupRef {
+  /** Group jid (ends @g.us). */
+  readonly jid: string;
+  /** Group subject, when known. */
+  readonly name: null | string;
+}
+
+/** A media file held by the gateway in its private store (S3 or local folder). No URL on purpose: URLs are pre-signed at read time (GET /media/{id}, spec 2.4 rules 1-2). */
+export interface Media {
+  /** UUID; the public media.id and the {id} of GET /media/{id}. */
+  readonly id: string;
+  /** MIME type of the stored bytes. */
+  readonly mime_type: string;
+  /** Original file name, when the network or caller gave one. */
+  readonly filename: null | string;
+  /** Size in bytes. */
+  readonly size: number;
+  /** Object key in the media store. */
+  readonly storage_key: string;
+  /** Hex SHA-256 of the stored bytes. */
+  readonly sha256: string;
+}
+
+/** Where the connector takes the bytes of a media send: exactly one of url and media_ref is set. Base64 uploads are stored by the API first and referenced by media_ref; media bytes never travel on Kafka. */
+export interface MediaSource {
+  /** Caller URL; fetched by the connector with the 64 MiB cap and the private-address guard (spec 8.3). */
+  readonly url: null | string;
+  /** Object key in the gateway media store (S3 bucket or local folder) of an upload stored by the API. */
+  readonly media_ref: null | string;
+  /** Caller-given mimetype; sniffed from the bytes when absent. */
+  readonly mime_type: null | string;
+  /** File name shown to the recipient (documents). */
+  readonly filename: null | string;
+}
+
+/** A person as the network identifies them (envelope `sender`, group participants). Lids are resolved to the phone by the connector where possible (spec 6.1). */
+export interface Sender {
+  /** Phone jid when known (lid resolved); the stable @lid value only when unresolved. */
+  readonly jid: string;
+  /** Privacy identifier (@lid) when the network gave one; kept after resolution for correlation. */
+  readonly lid: null | string;
+  /** Display (push) name, when known. */
+  readonly name: null | string;
+  /** E.164 phone when known; rendered only on partner-facing events (spec 2.4). */
+  readonly phone: null | string;
+}
+
+/** Cached account. */
+export interface Account {
+  readonly kind: 'account';
+  /** Account name. */
+  readonly name: string;
+  /** Owner e-mail. */
+  readonly email: string;
+  /** Language of error messages, e-mails and generated OTP text: pt, en, es, it, de or fr. */
+  readonly locale: string;
+  /** Plan code (e.g. free, pro); decides rate-limit ceiling and allowances. */
+  readonly plan: string;
+}
+
+/** Cached API key of a project (the envelope project_id); looked up by key_hash on every request. */
+export interface ApiKey {
+  readonly kind: 'api_key';
+  /** Hex SHA-256 of the full key (svc_live_...). */
+  readonly key_hash: string;
+  /** Leading characters shown in lists. */
+  readonly prefix: string;
+  /** Role (partner-issued keys: agent). */
+  readonly role: string;
+  /** Scopes (e.g. instances:read, messages:send). */
+  readonly scopes: ReadonlyArray<string>;
+  /** End of the rotation grace period of a rotated key; null while current. */
+  readonly expires_at: null | number;
+  /** When the key was revoked; it stops working at once. */
+  readonly revoked_at: null | number;
+  /** Partner connection the key was issued for; its status decides 402 connect_suspended / 401 connect_revoked. */
+  readonly connection_id: null | ConnectionId;
+}
+
+/** Current state of one hot-path entity for the in-memory caches of every process (compacted; key = entity_id; a null value deletes the entity). Each record is the full state. */
+export interface ConfigRecord {
+  /** Unique id of this record. */
+  readonly event_id: EventId;
+  /** When the entity changed. */
+  readonly occurred_at: number;
+  /** Owning account (the account itself for kind account); null for partner. */
+  readonly account_id: null | AccountId;
+  /** Owning project for api_key, webhook, pool (the project itself for kind project); null otherwise. */
+  readonly project_id: null | ProjectId;
+  /** Always null for the current kinds; kept for the common envelope. */
+  readonly instance_id: null | InstanceId;
+  /** Id of the entity; the record key. Ids are unique across kinds, since a tombstone carries only the key. */
+  readonly entity_id: string;
+  /** The entity; the branch kind says which cache holds it. */
+  readonly entity: Account | Project | ApiKey | Webhook | Pool | Partner;
+}
+
+/** Cached partner registration (spec 2.7). */
+export interface Partner {
+  readonly kind: 'partner';
+  /** Short name. */
+  readonly slug: string;
+  /** Display name. */
+  readonly name: string;
+  /** Logo URL. */
+  readonly logo_url: null | string;
+  /** Normalised origins allowed for the component (exact match). */
+  readonly allowed_origins: ReadonlyArray<string>;
+  /** Partner webhook endpoint. */
+  readonly webhook_url: null | string;
+  /** Scopes given to issued customer keys. */
+  readonly key_scopes: ReadonlyArray<string>;
+  /** Hex SHA-256 of the partner secret (svc_partner_...). */
+  readonly secret_hash: string;
+  /** Partner webhook signing secret encrypted by the gateway (opaque). */
+  readonly webhook_secret_ciphertext: null | string;
+  /** False once deactivated: sessions stop opening and its keys answer 401 connect_revoked. */
+  readonly active: boolean;
+}
+
+/** Cached number pool of a project (the envelope project_id), used by number choice. */
+export interface Pool {
+  readonly kind: 'pool';
+  /** Pool name. */
+  readonly name: string;
+  /** Numbers in the pool (authoritative membership). */
+  readonly instance_ids: ReadonlyArray<string>;
+}
+
+/** Cached project; its account is the envelope account_id. */
+export interface Project {
+  readonly kind: 'project';
+  /** Project name. */
+  readonly name: string;
+  /** Default project of the account (used by Connect). */
+  readonly is_default: boolean;
+}
+
+/** Cached account webhook of a project (the envelope project_id). */
+export interface Webhook {
+  readonly kind: 'webhook';
+  /** Endpoint URL. */
+  readonly url: string;
+  /** Event names listened to; empty means all. */
+  readonly event_types: ReadonlyArray<string>;
+  /** Signing secret encrypted by the gateway (opaque). */
+  readonly secret_ciphertext: string;
+  /** Deliveries on. */
+  readonly enabled: boolean;
+}
+
+/** Status of a partner connection (spec 3.1). */
+export const ConnectionStatusValues = ['pending_account', 'pending_payment', 'pending_number', 'active', 'suspended', 'revoked'] as const;
+export type ConnectionStatus = (typeof ConnectionStatusValues)[number];
+
+/** One transition of a partner connection (spec 3.1), written by the connections state machine; also the first record (from_status null) and data updates of the customer. Compacted with a log: the last record per connection is its current state, so it repeats the full connection data. Whether a new session on a revoked external_id reopens the same connection is left to the state machine (spec 3.1 rule 5). */
+export interface ConnectionTransition {
+  /** Public evt_ id of the connect.* event when the transition emits one; otherwise a unique id. */
+  readonly event_id: EventId;
+  /** When it happened. */
+  readonly occurred_at: number;
+  /** Linked account; null before linking and after revocation. */
+  readonly account_id: null | AccountId;
+  /** Linked project (the account default project); null before linking and after revocation. */
+  readonly project_id: null | ProjectId;
+  /** Number whose connection completed the flow (pending_number to active); null otherwise. */
+  readonly instance_id: null | InstanceId;
+  /** Connection id (UUID). */
+  readonly connection_id: ConnectionId;
+  /** Partner owning the connection. */
+  readonly partner_id: PartnerId;
+  /** Partner customer id (up to 200 characters). */
+  readonly external_id: string;
+  /** Status before; null on the first record. */
+  readonly from_status: null | ConnectionStatus;
+  /** Status after (current status). */
+  readonly to_status: ConnectionStatus;
+  /** Cause, free text (decided here): session_opened, account_linked, payment_confirmed, completed, sweep, plan_downgrade, key_call, partner_delete, customer_disconnect, account_deleted, project_deleted. */
+  readonly trigger: string;
+  /** Customer data. */
+  readonly customer: Customer;
+  /** Set when to_status is revoked. */
+  readonly revoked_by: null | RevokedBy;
+  /** When the connection was created. */
+  readonly created_at: number;
+  /** Last time it became active. */
+  readonly activated_at: null | number;
+  /** Last time it was suspended. */
+  readonly suspended_at: null | number;
+  /** When it was revoked. */
+  readonly revoked_at: null | number;
+}
+
+/** Partner-supplied customer data of a connection (POST /partner/connect-sessions); frozen once the account is linked. */
+export interface Customer {
+  /** Customer name (name or company is required). */
+  readonly name: null | string;
+  /** E-mail; decides new versus existing account. */
+  readonly email: string;
+  /** Company; becomes the account and project name. */
+  readonly company: null | string;
+  /** E.164 phone; pre-fills the number step. */
+  readonly phone: null | string;
+  /** ISO 3166 alpha-2; sets the currency. */
+  readonly country: null | string;
+  /** BCP 47 tag; language of the component and e-mails. */
+  readonly locale: null | string;
+}
+
+/** Who ended a connection (connect.revoked revoked_by). */
+export const RevokedByValues = ['customer', 'partner', 'account_deleted', 'project_deleted'] as const;
+export type RevokedBy = (typeof RevokedByValues)[number];
+
+/** A change of the account-wide contact base; every record carries the contact current phone, name and tags. Only opted_out with source keyword:inbound becomes a public event (contact.opted_out); API opt-outs emit none (spec 6.1). */
+export interface ContactEvent {
+  /** Public evt_ id of contact.opted_out when the record becomes one; otherwise a unique id. */
+  readonly event_id: EventId;
+  /** When it happened. */
+  readonly occurred_at: number;
+  /** Account the record belongs to. */
+  readonly account_id: AccountId;
+  /** Project of the number that received the opt-out keyword; null for account-level changes (API, import). */
+  readonly project_id: null | ProjectId;
+  /** Number that received the opt-out keyword; null otherwise. */
+  readonly instance_id: null | InstanceId;
+  /** What changed. */
+  readonly kind: ContactEventKind;
+  /** Contact id. */
+  readonly contact_id: string;
+  /** E.164 phone (import upserts by phone). */
+  readonly phone: string;
+  /** Contact name. */
+  readonly name: null | string;
+  /** Tag names. */
+  readonly tags: ReadonlyArray<string>;
+  /** Cause: api, import, keyword:inbound, ... */
+  readonly source: string;
+}
+
+/** What changed in a contact. */
+export const ContactEventKindValues = ['upserted', 'opted_out', 'opted_in'] as const;
+export type ContactEventKind = (typeof ContactEventKindValues)[number];
+
+/** The connection block of Connect partner webhooks (spec 2.5). */
+export interface ConnectionRef {
+  /** Connection id. */
+  readonly id: string;
+  /** Partner customer id. */
+  readonly external_id: string;
+  /** Linked account; null after revocation. */
+  readonly account_id: null | AccountId;
+  /** Linked project; null after revocation. */
+  readonly project_id: null | ProjectId;
+  /** Connection status. */
+  readonly status: ConnectionStatus;
+}
+
+/** Who receives an event: project (project webhooks, partners connected to the project, streams), account (every account webhook; no instance_id), connection (only the partner owning the connection block: connect.*; decided here). */
+export const EventScopeValues = ['project', 'account', 'connection'] as const;
+export type EventScope = (typeof EventScopeValues)[number];
+
+/** The public webhook envelope (spec 2.5): the only input of webhooks, partner webhooks and streams. Keyed by project id; account events (no project) are keyed by account id. The partner dispatcher adds the connection block of each connection on the project; connect.* events carry it already. */
+export interface PublicEvent {
+  /** Public event id (evt_...); receivers de-duplicate on it. */
+  readonly event_id: EventId;
+  /** Event time; rendered as the public `timestamp` (ISO 8601 UTC). */
+  readonly occurred_at: number;
+  /** Account the record belongs to. */
+  readonly account_id: AccountId;
+  /** Project concerned; null on account events. connect.revoked keeps the project the connection had until revocation. */
+  readonly project_id: null | ProjectId;
+  /** Number concerned; null on account and connect events. */
+  readonly instance_id: null | InstanceId;
+  /** Event name (spec 6), e.g. message.received. */
+  readonly event_type: string;
+  /** Who receives it. */
+  readonly scope: EventScope;
+  /** Echo of the send client_reference, when present. */
+  readonly client_reference: null | string;
+  /** Group of group events and group messages. */
+  readonly group: null | GroupRef;
+  /** Sender; phone is rendered only for partners. */
+  readonly sender: null | Sender;
+  /** Mentioned jids. */
+  readonly mentions: ReadonlyArray<string>;
+  /** Event-specific body as JSON (public API output, never an OTP code or poll secret). */
+  readonly payload_json: string;
+  /** Connection block of connect.* events. */
+  readonly connection: null | ConnectionRef;
+  /** scheduled for real events; manual and test events go to account webhooks only, never to partners. */
+  readonly trigger: DeliveryTrigger;
+  /** Test events only: the one webhook to deliver to. */
+  readonly webhook_id: null | WebhookId;
+}
+
+/** A group fact seen by a number (Baileys groups.upsert, groups.update, group-participants.update); source of group.* events. */
+export interface GroupEvent {
+  /** Public evt_ id of the group.<kind> event. */
+  readonly event_id: EventId;
+  /** When it happened. */
+  readonly occurred_at: number;
+  /** Account the record belongs to. */
+  readonly account_id: AccountId;
+  /** Project the record belongs to. */
+  readonly project_id: ProjectId;
+  /** Number (instance) concerned. */
+  readonly instance_id: InstanceId;
+  /** What happened. */
+  readonly kind: GroupEventKind;
+  /** The group (name after the change). */
+  readonly group: GroupRef;
+  /** Jid of who made the change, when known. */
+  readonly author: null | string;
+  /** Participants concerned (participant_* kinds). */
+  readonly participants: ReadonlyArray<Sender>;
+  /** New subject (subject_changed). */
+  readonly subject: null | string;
+  /** New description (description_changed). */
+  readonly description: null | string;
+}
+
+/** What happened to a group; the public event is group.<kind>. joined/left concern the number itself (added, created, invited; removed, left). */
+export const GroupEventKindValues = ['joined', 'left', 'participant_added', 'participant_removed', 'participant_promoted', 'participant_demoted', 'subject_changed', 'description_changed'] as const;
+export type GroupEventKind = (typeof GroupEventKindValues)[number];
+
+/** Which connector implementation runs a number. */
+export const ConnectorKindValues = ['sandbox', 'baileys'] as const;
+export type ConnectorKind = (typeof ConnectorKindValues)[number];
+
+/** Current state of a number (compacted: the last record per instance wins, so every record carries the full state). A change of status into one with an event gives instance.<status> and the stream instance.status. */
+export interface InstanceState {
+  /** Public evt_ id of instance.<status> when the status changed into one with an event; otherwise a unique id of the record. */
+  readonly event_id: EventId;
+  /** When it happened. */
+  readonly occurred_at: number;
+  /** Account the record belongs to. */
+  readonly account_id: AccountId;
+  /** Project the record belongs to. */
+  readonly project_id: ProjectId;
+  /** Number (instance) concerned. */
+  readonly instance_id: InstanceId;
+  /** E.164 phone; null until the first pairing. */
+  readonly phone: null | string;
+  /** Label. */
+  readonly nickname: null | string;
+  /** Current status. */
+  readonly status: InstanceStatus;
+  /** Status before this change; null when the status did not change. */
+  readonly previous_status: null | InstanceStatus;
+  /** Why the status changed (e.g. the network disconnect reason). */
+  readonly reason: null | string;
+  /** Health indicator 0-100 (100 healthy). */
+  readonly health_score: number;
+  /** Pools holding the number (a copy; the pool records in gw.config are authoritative). */
+  readonly pool_ids: ReadonlyArray<string>;
+  /** Connector running the number. */
+  readonly connector: ConnectorKind;
+  /** The number was removed: the connector closes its session and drops its auth state. */
+  readonly deleted: boolean;
+}
+
+/** Connection status of a number. Transitions are decided by the connector (spec 3.3 gives none); connected, warming, disconnected, logged_out and banned have instance.* events. */
+export const InstanceStatusValues = ['pending', 'connecting', 'connected', 'warming', 'disconnected', 'logged_out', 'banned'] as const;
+export type InstanceStatus = (typeof InstanceStatusValues)[number];
+
+/** A QR or pairing code to show while a number pairs. Stream only (GET /stream, GET /connect/stream); never a webhook, never forwarded to partners (spec 6.1 rule 2). */
+export interface PairingChallenge {
+  /** Unique id of the challenge (also the SSE event id source). */
+  readonly event_id: EventId;
+  /** When it happened. */
+  readonly occurred_at: number;
+  /** Account the record belongs to. */
+  readonly account_id: AccountId;
+  /** Project the record belongs to. */
+  readonly project_id: ProjectId;
+  /** Number (instance) concerned. */
+  readonly instance_id: InstanceId;
+  /** qr_code or pairing_code on the stream. */
+  readonly method: PairingMethod;
+  /** QR payload string, or the pairing code to type on the phone. */
+  readonly value: string;
+  /** When the value stops working. */
+  readonly expires_at: number;
+}
+
+/** How a number pairs: QR code or pairing code. */
+export const PairingMethodValues = ['qr', 'code'] as const;
+export type PairingMethod = (typeof PairingMethodValues)[number];
+
+/** Audio send; no caption (spec 4.2). */
+export interface AudioContent {
+  readonly kind: 'audio';
+  /** Where the bytes come from. */
+  readonly media: MediaSource;
+  /** True sends a voice note. */
+  readonly ptt: boolean;
+}
+
+/** One button of a buttons send. */
+export interface Button {
+  /** Caller id of the button. */
+  readonly id: string;
+  /** Button label. */
+  readonly title: string;
+}
+
+/** Buttons send. For non-official senders the connector sends an equivalent numbered text menu (spec 4.2). */
+export interface ButtonsContent {
+  readonly kind: 'buttons';
+  /** Text above the buttons. */
+  readonly body: string;
+  /** Buttons, in order. */
+  readonly buttons: ReadonlyArray<Button>;
+}
+
+/** A contact card (send and receive); the public `body` of a received contact is contact_name. */
+export interface ContactContent {
+  readonly kind: 'contact';
+  /** Displayed name. */
+  readonly contact_name: string;
+  /** vCard text. On sends the API generates a simple one from name and phone when the caller gave none; a received contact array is kept as the vCards concatenated (decided here). */
+  readonly contact_vcard: string;
+}
+
+/** Document send; the file name is media.filename. */
+export interface DocumentContent {
+  readonly kind: 'document';
+  /** Where the bytes come from. */
+  readonly media: MediaSource;
+  /** Caption (public `body`). */
+  readonly caption: null | string;
+}
+
+/** Image send. */
+export interface ImageContent {
+  readonly kind: 'image';
+  /** Where the bytes come from. */
+  readonly media: MediaSource;
+  /** Caption (public `body`). */
+  readonly caption: null | string;
+}
+
+/** Received audio. */
+export interface InboundAudioContent {
+  readonly kind: 'audio';
+  /** Stored media; null when the download failed (the message is still delivered). */
+  readonly media: null | Media;
+  /** True for a voice note. */
+  readonly ptt: boolean;
+}
+
+/** Received document; the file name is media.filename. */
+export interface InboundDocumentContent {
+  readonly kind: 'document';
+  /** Stored media; null when the download failed (the message is still delivered). */
+  readonly media: null | Media;
+  /** Caption (public `body`). */
+  readonly caption: null | string;
+}
+
+/** Received image. */
+export interface InboundImageContent {
+  readonly kind: 'image';
+  /** Stored media; null when the download failed (the message is still delivered). */
+  readonly media: null | Media;
+  /** Caption (public `body`). */
+  readonly caption: null | string;
+}
+
+/** A message received by a number, or sent by its owner from the phone or another linked device (origin external; the connector drops echoes of its own sends, so OTP codes never appear). Includes reactions and poll votes. Source of message.received, message.sent with origin external, the inbox and conversations. */
+export interface InboundMessage {
+  /** Public evt_ id of message.received / message.sent; derived from (instance_id, wa_message_id), so a message the network delivers twice gives the same id. */
+  readonly event_id: EventId;
+  /** Message time given by the network. */
+  readonly occurred_at: number;
+  /** Account the record belongs to. */
+  readonly account_id: AccountId;
+  /** Project the record belongs to. */
+  readonly project_id: ProjectId;
+  /** Number that received (or whose owner sent) the message. */
+  readonly instance_id: InstanceId;
+  /** customer or external. */
+  readonly origin: InboundOrigin;
+  /** Our id of the message (inbox, history). */
+  readonly message_id: MessageId;
+  /** Network id of the message. */
+  readonly wa_message_id: string;
+  /** Conversation: the customer phone jid (the @lid only when unresolved) or the group jid; one conversation per phone across the project numbers. */
+  readonly chat_jid: string;
+  /** Author: the customer, or the number itself for origin external. */
+  readonly sender: Sender;
+  /** Public `from`: the chat jid for origin customer; the number's own phone jid for origin external. */
+  readonly from: string;
+  /** Origin external only: the chat jid the owner wrote to. */
+  readonly to: null | string;
+  /** wa_message_id of the quoted message (reply) or of the reacted message (reaction); the network id, since the quoted message need not be ours (decided here). */
+  readonly quoted_id: null | string;
+  /** Jid of the author of the quoted message. */
+  readonly quoted_participant: null | string;
+  /** Group of a group message. */
+  readonly group: null | GroupRef;
+  /** Mentioned jids. */
+  readonly mentions: ReadonlyArray<string>;
+  /** What was received; the branch kind is the public payload.type. */
+  readonly content: TextContent | InboundImageContent | InboundVideoContent | InboundAudioContent | InboundDocumentContent | InboundStickerContent | LocationContent | ContactContent | ReactionContent | PollContent | PollVoteContent;
+}
+
+/** Who wrote an inbound record: `customer` (received, message.received) or `external` (the number's owner from the phone or another linked device, message.sent with origin external). */
+export const InboundOriginValues = ['customer', 'external'] as const;
+export type InboundOrigin = (typeof InboundOriginValues)[number];
+
+/** Received sticker. */
+export interface InboundStickerContent {
+  readonly kind: 'sticker';
+  /** Stored media; null when the download failed (the message is still delivered). */
+  readonly media: null | Media;
+}
+
+/** Received video. */
+export interface InboundVideoContent {
+  readonly kind: 'video';
+  /** Stored media; null when the download failed (the message is still delivered). */
+  readonly media: null | Media;
+  /** Caption (public `body`). */
+  readonly caption: null | string;
+}
+
+/** List send. Item shape decided here (spec 4.2 leaves it open): sections of rows {id, title, description}. Sent as a numbered text menu for non-official senders. */
+export interface ListContent {
+  readonly kind: 'list';
+  /** Text above the list. */
+  readonly body: string;
+  /** Sections, in order. */
+  readonly sections: ReadonlyArray<ListSection>;
+}
+
+/** One selectable row of a list send. */
+export interface ListRow {
+  /** Caller id of the row. */
+  readonly id: string;
+  /** Row label. */
+  readonly title: string;
+  /** Secondary text. */
+  readonly description: null | string;
+}
+
+/** A titled group of rows of a list send. */
+export interface ListSection {
+  /** Section heading. */
+  readonly title: null | string;
+  /** Rows, in order. */
+  readonly rows: ReadonlyArray<ListRow>;
+}
+
+/** A location (send and receive); the public `body` of a received location is name. */
+export interface LocationContent {
+  readonly kind: 'location';
+  /** Latitude in degrees. */
+  readonly latitude: number;
+  /** Longitude in degrees. */
+  readonly longitude: number;
+  /** Place name. */
+  readonly name: null | string;
+  /** Address text. */
+  readonly address: null | string;
+}
+
+/** A status fact about one of our sends, written by the connector; source of message.sent/delivered/read/failed. Decided here (spec 3.3 is silent): a message is `queued` until its first fact, then moves only forward sent < delivered < read; a late lower status is kept on the log but does not move the projection back; failed is final. */
+export interface MessageStatus {
+  /** Public evt_ id of the message.<status> event; derived from (message_id, status), so a repeated receipt gives the same id. */
+  readonly event_id: EventId;
+  /** When it happened. */
+  readonly occurred_at: number;
+  /** Account the record belongs to. */
+  readonly account_id: AccountId;
+  /** Project the record belongs to. */
+  readonly project_id: ProjectId;
+  /** Number (instance) concerned. */
+  readonly instance_id: InstanceId;
+  /** Our message id. */
+  readonly message_id: MessageId;
+  /** Network id; null when the send failed before the network took it. For an OTP, the id of the code bubble. */
+  readonly wa_message_id: null | string;
+  /** Echo of the send client_reference, copied by the connector so events need no lookup. */
+  readonly client_reference: null | string;
+  /** Recipient jid. */
+  readonly to: string;
+  /** The fact. */
+  readonly status: SendStatus;
+  /** On failed: neutral code from spec 7 (e.g. not_connected, media_too_large, not_supported). */
+  readonly error_code: null | string;
+  /** On failed: technical detail for operators, not translated. */
+  readonly error_reason: null | string;
+}
+
+/** One-time code send: the connector sends body, then a bubble holding only the code; counts as 1 send. The code is never in clear on the log and never reaches inbox, conversations or events. */
+export interface OtpContent {
+  readonly kind: 'otp';
+  /** Masked code, last digits visible (e.g. ••••12); the only form shown anywhere. */
+  readonly code_masked: string;
+  /** The code encrypted by the gateway (opaque); decrypted only by the connector to send it. */
+  readonly code_ciphertext: string;
+  /** Validity mentioned in the text only. */
+  readonly expiry_minutes: null | number;
+  /** Context text: the caller's, or generated in the account language with random variations. */
+  readonly body: string;
+}
+
+/** A poll (send and receive; received polls include those the owner creates on the phone). */
+export interface PollContent {
+  readonly kind: 'poll';
+  /** Question (public `body` and poll.name). */
+  readonly name: string;
+  /** Option names, in order. */
+  readonly options: ReadonlyArray<string>;
+  /** How many options a voter may pick; 0 means any number (network convention). */
+  readonly selectable_count: number;
+  /** Poll encryption secret, kept so votes can be decrypted (generated by the gateway on sends; taken from the message on receipt). Never part of a public payload. */
+  readonly message_secret: null | Buffer;
+}
+
+/** A decrypted poll vote (receive only). A voter's new vote replaces the earlier one; an empty selection withdraws it. The public `body` is derived from selected by the projection. */
+export interface PollVoteContent {
+  readonly kind: 'poll_vote';
+  /** wa_message_id of the poll. */
+  readonly poll_message_id: string;
+  /** Chosen option names, resolved from the network's hashes against the poll options. */
+  readonly selected: ReadonlyArray<string>;
+}
+
+/** A reaction (send and receive). On inbound records the envelope quoted_id repeats the reacted message. */
+export interface ReactionContent {
+  readonly kind: 'reaction';
+  /** wa_message_id of the message reacted to. */
+  readonly quoted_message_id: string;
+  /** The emoji (public `body`); empty string removes an earlier reaction. */
+  readonly emoji: string;
+}
+
+/** A send after number choice, written by the API or the campaign runner and executed by the connector owning instance_id. The connector executes each message_id once (it keeps the ids it has executed). Not a public event. */
+export interface SendCommand {
+  /** Unique id of this command record (not public; de-duplicate sends on message_id). */
+  readonly event_id: EventId;
+  /** When the send was accepted. */
+  readonly occurred_at: number;
+  /** Account the record belongs to. */
+  readonly account_id: AccountId;
+  /** Project the record belongs to. */
+  readonly project_id: ProjectId;
+  /** Number chosen (forced by the caller or picked from the pool). */
+  readonly instance_id: InstanceId;
+  /** Id returned by the API; derived from (account, idempotency key) for idempotent sends. */
+  readonly message_id: MessageId;
+  /** Caller echo value; not a uniqueness key. */
+  readonly client_reference: null | string;
+  /** Recipient jid (the phone jid of the E.164 `to`). */
+  readonly to: string;
+  /** What produced the send. */
+  readonly origin: SendOrigin;
+  /** Campaign of the send when origin is campaign. */
+  readonly campaign_id: null | string;
+  /** Hex SHA-256 of the Idempotency-Key header, when given. */
+  readonly idempotency_key_hash: null | string;
+  /** What to send; the branch kind is the send type. */
+  readonly content: TextContent | ImageContent | VideoContent | DocumentContent | AudioContent | StickerContent | LocationContent | ContactContent | ReactionContent | PollContent | ButtonsContent | ListContent | OtpContent;
+}
+
+/** What produced a send. */
+export const SendOriginValues = ['api', 'campaign'] as const;
+export type SendOrigin = (typeof SendOriginValues)[number];
+
+/** Status facts of one of our sends (events message.sent, message.delivered, message.read, message.failed). */
+export const SendStatusValues = ['sent', 'delivered', 'read', 'failed'] as const;
+export type SendStatus = (typeof SendStatusValues)[number];
+
+/** Sticker send. */
+export interface StickerContent {
+  readonly kind: 'sticker';
+  /** Where the bytes come from. */
+  readonly media: MediaSource;
+}
+
+/** Plain text (send and receive). A reply to a buttons/list fallback menu also arrives as text (spec 2.4 rule 4). */
+export interface TextContent {
+  readonly kind: 'text';
+  /** Message text. */
+  readonly body: string;
+}
+
+/** Video send. */
+export interface VideoContent {
+  readonly kind: 'video';
+  /** Where the bytes come from. */
+  readonly media: MediaSource;
+  /** Caption (public `body`). */
+  readonly caption: null | string;
+}
+
+/** Plan allowance a threshold refers to (decided here: sends and stored media). */
+export const UsageAllowanceValues = ['messages', 'media_storage'] as const;
+export type UsageAllowance = (typeof UsageAllowanceValues)[number];
+
+/** What a usage record counts. */
+export const UsageKindValues = ['message_sent', 'media_stored', 'threshold_reached'] as const;
+export type UsageKind = (typeof UsageKindValues)[number];
+
+/** Counted usage of an account. A send counts once when it reaches status sent (decided here; failed sends and origin external do not count; an OTP counts 1). threshold_reached is the usage.threshold event (account scope). */
+export interface UsageRecord {
+  /** Derived from what is counted (message_id, media id) so a repeat counts once; for threshold_reached the public evt_ id of usage.threshold. */
+  readonly event_id: EventId;
+  /** When it happened. */
+  readonly occurred_at: number;
+  /** Account the record belongs to. */
+  readonly account_id: AccountId;
+  /** Project of the send or media; null for thresholds. */
+  readonly project_id: null | ProjectId;
+  /** Number of the send or media; null for thresholds. */
+  readonly instance_id: null | InstanceId;
+  /** What is counted. */
+  readonly kind: UsageKind;
+  /** message_sent: messages; media_stored: bytes (negative when stored media is removed); threshold_reached: 0. */
+  readonly quantity: number;
+  /** Message counted (message_sent). */
+  readonly message_id: null | MessageId;
+  /** Media counted (media_stored). */
+  readonly media_id: null | string;
+  /** Allowance reached (threshold_reached). */
+  readonly allowance: null | UsageAllowance;
+  /** Threshold reached: 80, 90 or 100. */
+  readonly percent: null | number;
+  /** Used amount at the threshold. */
+  readonly used: null | number;
+  /** Amount included in the plan. */
+  readonly included: null | number;
+  /** Plan code at the threshold. */
+  readonly plan: null | string;
+}
+
+/** One delivery attempt (append-only log for the delivery history and analytics). */
+export interface DeliveryAttempt {
+  /** Public evt_ id of the event delivered (shared by every task and attempt of the delivery). */
+  readonly event_id: EventId;
+  /** When the attempt started. */
+  readonly occurred_at: number;
+  /** Account the record belongs to. */
+  readonly account_id: AccountId;
+  /** Project of the event; null on account events. */
+  readonly project_id: null | ProjectId;
+  /** Number of the event, when it has one. */
+  readonly instance_id: null | InstanceId;
+  /** Unique id of the attempt. */
+  readonly attempt_id: string;
+  /** Delivery the attempt belongs to. */
+  readonly delivery_id: string;
+  /** Account or partner webhook. */
+  readonly target_kind: DeliveryTargetKind;
+  /** Webhook id or partner id; the record key. */
+  readonly target_id: string;
+  /** Event name. */
+  readonly event_type: string;
+  /** URL posted to. */
+  readonly url: string;
+  /** Attempt number, 1-based. */
+  readonly attempt: number;
+  /** Why it was delivered. */
+  readonly trigger: DeliveryTrigger;
+  /** Result. */
+  readonly outcome: DeliveryOutcome;
+  /** HTTP status, when a response came. */
+  readonly response_status: null | number;
+  /** First 1 KiB of the response body (decided here). */
+  readonly response_body_excerpt: null | string;
+  /** Transport error when no response came. */
+  readonly error: null | string;
+  /** Time from request start to answer or failure. */
+  readonly duration_ms: number;
+  /** When the next attempt is due; null when none follows. */
+  readonly next_attempt_at: null | number;
+}
+
+/** Result of one attempt. timed_out is retried like failed_retryable while attempts remain. */
+export const DeliveryOutcomeValues = ['delivered', 'failed_retryable', 'failed_final', 'timed_out'] as const;
+export type DeliveryOutcome = (typeof DeliveryOutcomeValues)[number];
+
+/** Who receives a delivery. */
+export const DeliveryTargetKindValues = ['account_webhook', 'partner_webhook'] as const;
+export type DeliveryTargetKind = (typeof DeliveryTargetKindValues)[number];
+
+/** An event waiting for redelivery (gw.deliveries.retry.<tier>) or given up (gw.deliveries.dead). The first attempt is made straight from gw.events; a failed one writes a task to the tier of its backoff. */
+export interface DeliveryTask {
+  /** Public evt_ id of the event delivered (shared by every task and attempt of the delivery). */
+  readonly event_id: EventId;
+  /** When the task was written. */
+  readonly occurred_at: number;
+  /** Account the record belongs to. */
+  readonly account_id: AccountId;
+  /** Project of the event; null on account events. */
+  readonly project_id: null | ProjectId;
+  /** Number of the event, when it has one. */
+  readonly instance_id: null | InstanceId;
+  /** One event to one target; the same across attempts. */
+  readonly delivery_id: string;
+  /** Account or partner webhook. */
+  readonly target_kind: DeliveryTargetKind;
+  /** Webhook id (account_webhook) or partner id (partner_webhook); the record key. URL and secret are read from the current config. */
+  readonly target_id: string;
+  /** Event name. */
+  readonly event_type: string;
+  /** Why it is delivered. */
+  readonly trigger: DeliveryTrigger;
+  /** Number of the next attempt, 1-based. */
+  readonly attempt: number;
+  /** Earliest time of the next attempt. */
+  readonly not_before: number;
+  /** Outcome of the previous attempt (status or transport error). */
+  readonly last_error: null | string;
+  /** Exact JSON body rendered for this target (partner bodies carry the connection block and sender.phone); signed at send time. */
+  readonly body_json: string;
+}
+
+/** Why an event is delivered: scheduled (a real event, automatic delivery and retries), manual (POST /webhooks/trigger), test (POST /webhooks/{id}/test). */
+export const DeliveryTriggerValues = ['scheduled', 'manual', 'test'] as const;
+export type DeliveryTrigger = (typeof DeliveryTriggerValues)[number];

@@ -1,0 +1,110 @@
+import avro from 'avsc';
+
+/**
+ * avsc represents a union of several records "wrapped": `{"gateway.messages.TextContent": {...}}`.
+ * Our code works with discriminated unions instead: `{kind: "text", ...}`, the kind being the
+ * record's `kind` attribute in its `.avsc` file. This module compiles, once per type, the two
+ * conversions; types without such unions convert by identity at no cost.
+ */
+export interface UnionCodec {
+  toWire(value: unknown): unknown;
+  fromWire(value: unknown): unknown;
+}
+
+type Convert = (value: unknown) => unknown;
+interface Pair {
+  to: Convert;
+  from: Convert;
+}
+
+const identity: UnionCodec = { toWire: (v) => v, fromWire: (v) => v };
+
+export function compileUnionCodec(type: avro.Type, kinds: ReadonlyMap<string, string>): UnionCodec {
+  const pair = compile(type, kinds, new Map());
+  return pair ? { toWire: pair.to, fromWire: pair.from } : identity;
+}
+
+function compile(type: avro.Type, kinds: ReadonlyMap<string, string>, seen: Map<avro.Type, Pair | null>): Pair | null {
+  if (seen.has(type)) return seen.get(type) ?? null;
+  seen.set(type, null);
+  const pair = compileUncached(type, kinds, seen);
+  seen.set(type, pair);
+  return pair;
+}
+
+function compileUncached(type: avro.Type, kinds: ReadonlyMap<string, string>, seen: Map<avro.Type, Pair | null>): Pair | null {
+  if (type instanceof avro.types.RecordType) {
+    const fields = type.fields
+      .map((field) => ({ name: field.name, pair: compile(field.type, kinds, seen) }))
+      .filter((f): f is { name: string; pair: Pair } => f.pair !== null);
+    if (fields.length === 0) return null;
+    const map = (direction: 'to' | 'from'): Convert => (value) => {
+      if (value === null || value === undefined) return value;
+      const copy: Record<string, unknown> = { ...(value as Record<string, unknown>) };
+      for (const { name, pair } of fields) {
+        if (copy[name] !== undefined) copy[name] = pair[direction](copy[name]);
+      }
+      return copy;
+    };
+    return { to: map('to'), from: map('from') };
+  }
+  if (type instanceof avro.types.ArrayType) {
+    const items = compile(type.itemsType, kinds, seen);
+    if (!items) return null;
+    return { to: (v) => (v as unknown[]).map(items.to), from: (v) => (v as unknown[]).map(items.from) };
+  }
+  if (type instanceof avro.types.MapType) {
+    const values = compile(type.valuesType, kinds, seen);
+    if (!values) return null;
+    const map = (convert: Convert): Convert => (v) =>
+      Object.fromEntries(Object.entries(v as Record<string, unknown>).map(([k, x]) => [k, convert(x)]));
+    return { to: map(values.to), from: map(values.from) };
+  }
+  if (type instanceof avro.types.UnwrappedUnionType) {
+    // Only ["null", X] unions are unwrapped by avsc here: convert the non-null branch.
+    const branches = type.types.map((branch) => compile(branch, kinds, seen));
+    const inner = branches.find((b): b is Pair => b !== null);
+    if (!inner) return null;
+    return { to: (v) => (v === null ? v : inner.to(v)), from: (v) => (v === null ? v : inner.from(v)) };
+  }
+  if (type instanceof avro.types.WrappedUnionType) return compileDiscriminated(type, kinds, seen);
+  return null;
+}
+
+function compileDiscriminated(
+  type: avro.types.WrappedUnionType,
+  kinds: ReadonlyMap<string, string>,
+  seen: Map<avro.Type, Pair | null>,
+): Pair {
+  const byName = new Map<string, { kind: string; pair: Pair | null }>();
+  const byKind = new Map<string, { name: string; pair: Pair | null }>();
+  for (const branch of type.types) {
+    const name = branch.name;
+    if (branch.typeName === 'null') continue;
+    const kind = name === undefined ? undefined : kinds.get(name);
+    if (name === undefined || kind === undefined) {
+      throw new Error(`union branch ${name ?? branch.typeName} needs a "kind" attribute to be a discriminated union`);
+    }
+    if (byKind.has(kind)) throw new Error(`two branches of one union share the kind "${kind}"`);
+    const pair = compile(branch, kinds, seen);
+    byName.set(name, { kind, pair });
+    byKind.set(kind, { name, pair });
+  }
+  return {
+    to: (value) => {
+      if (value === null) return null;
+      const { kind, ...rest } = value as { kind: string };
+      const branch = byKind.get(kind);
+      if (!branch) throw new Error(`unknown kind "${kind}"; expected one of ${[...byKind.keys()].join(', ')}`);
+      return { [branch.name]: branch.pair ? branch.pair.to(rest) : rest };
+    },
+    from: (value) => {
+      if (value === null) return null;
+      const [name, inner] = Object.entries(value as Record<string, unknown>)[0] ?? [];
+      const branch = name === undefined ? undefined : byName.get(name);
+      if (!branch) throw new Error(`unknown union branch ${String(name)}`);
+      const converted = branch.pair ? branch.pair.from(inner) : inner;
+      return { kind: branch.kind, ...(converted as Record<string, unknown>) };
+    },
+  };
+}

@@ -1,0 +1,56 @@
+import { request } from 'undici';
+import type { Clients } from './clients.js';
+
+export type DependencyName = 'kafka' | 'registry' | 'postgres' | 'clickhouse' | 's3' | 'smtp';
+export type DependencyCheck =
+  | { readonly status: 'up'; readonly latency_ms: number }
+  | { readonly status: 'down'; readonly latency_ms: number; readonly error: string };
+
+const TIMEOUT_MS = 2_000;
+
+/** Probes every dependency in parallel, each with a deadline; never throws. */
+export async function checkDependencies(clients: Clients): Promise<Record<DependencyName, DependencyCheck>> {
+  const probes: Record<DependencyName, () => Promise<unknown>> = {
+    kafka: async () => {
+      const admin = clients.kafka.admin();
+      await admin.connect();
+      try {
+        await admin.describeCluster();
+      } finally {
+        await admin.disconnect();
+      }
+    },
+    registry: async () => {
+      const { statusCode, body } = await request(`${clients.config.schemaRegistryUrl}/subjects`, { headersTimeout: TIMEOUT_MS });
+      await body.dump();
+      if (statusCode !== 200) throw new Error(`registry answered ${statusCode}`);
+    },
+    postgres: () => clients.pool.query('SELECT 1'),
+    clickhouse: () => clients.clickhouse.query('SELECT 1 AS ok'),
+    s3: () => clients.media.check(),
+    smtp: () => clients.mailer.check(),
+  };
+  const entries = await Promise.all(
+    (Object.keys(probes) as DependencyName[]).map(async (name) => [name, await timed(probes[name])] as const),
+  );
+  return Object.fromEntries(entries) as Record<DependencyName, DependencyCheck>;
+}
+
+async function timed(probe: () => Promise<unknown>): Promise<DependencyCheck> {
+  const started = performance.now();
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      probe(),
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${TIMEOUT_MS} ms`)), TIMEOUT_MS);
+      }),
+    ]);
+    return { status: 'up', latency_ms: Math.round(performance.now() - started) };
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    return { status: 'down', latency_ms: Math.round(performance.now() - started), error: message };
+  } finally {
+    clearTimeout(timer);
+  }
+}

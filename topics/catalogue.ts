@@ -1,0 +1,113 @@
+import type * as R from '../schemas/records.js';
+
+/**
+ * One topic of the log. `V` is the TypeScript shape of its values; `schema` names the Avro record
+ * in `schemas/` that encodes them (subject `<topic>-value` in the registry).
+ */
+export interface TopicSpec<V> {
+  readonly name: string;
+  /** What the record key is: it decides ordering and, for connectors, placement. */
+  readonly key: string;
+  readonly schema: string;
+  readonly partitions: number;
+  readonly cleanup: 'delete' | 'compact';
+  /** Kept for this long (delete topics); absent means forever. */
+  readonly retentionMs?: number;
+  /** Phantom: never set, only carries `V`. */
+  readonly value?: V;
+}
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+
+function topic<V>(spec: Omit<TopicSpec<V>, 'value'>): TopicSpec<V> {
+  return Object.freeze(spec);
+}
+
+export const topics = {
+  sendCommands: topic<R.SendCommand>({
+    name: 'gw.commands.send', key: 'instance id', schema: 'gateway.messages.SendCommand',
+    partitions: 12, cleanup: 'delete', retentionMs: 7 * DAY,
+  }),
+  messageStatus: topic<R.MessageStatus>({
+    name: 'gw.messages.status', key: 'instance id', schema: 'gateway.messages.MessageStatus',
+    partitions: 12, cleanup: 'delete', retentionMs: 30 * DAY,
+  }),
+  inboundMessages: topic<R.InboundMessage>({
+    name: 'gw.messages.inbound', key: 'instance id', schema: 'gateway.messages.InboundMessage',
+    partitions: 12, cleanup: 'delete', retentionMs: 30 * DAY,
+  }),
+  instances: topic<R.InstanceState>({
+    name: 'gw.instances', key: 'instance id', schema: 'gateway.instances.InstanceState',
+    partitions: 12, cleanup: 'compact',
+  }),
+  pairing: topic<R.PairingChallenge>({
+    name: 'gw.instances.pairing', key: 'instance id', schema: 'gateway.instances.PairingChallenge',
+    partitions: 12, cleanup: 'delete', retentionMs: HOUR,
+  }),
+  groups: topic<R.GroupEvent>({
+    name: 'gw.groups', key: 'instance id', schema: 'gateway.groups.GroupEvent',
+    partitions: 12, cleanup: 'delete', retentionMs: 30 * DAY,
+  }),
+  contacts: topic<R.ContactEvent>({
+    name: 'gw.contacts', key: 'account id', schema: 'gateway.contacts.ContactEvent',
+    partitions: 6, cleanup: 'delete', retentionMs: 30 * DAY,
+  }),
+  config: topic<R.ConfigRecord>({
+    name: 'gw.config', key: 'entity id', schema: 'gateway.config.ConfigRecord',
+    partitions: 6, cleanup: 'compact',
+  }),
+  connections: topic<R.ConnectionTransition>({
+    name: 'gw.connections', key: 'connection id', schema: 'gateway.connect.ConnectionTransition',
+    partitions: 6, cleanup: 'compact',
+  }),
+  events: topic<R.PublicEvent>({
+    name: 'gw.events', key: 'project id', schema: 'gateway.events.PublicEvent',
+    partitions: 12, cleanup: 'delete', retentionMs: 7 * DAY,
+  }),
+  deliveryAttempts: topic<R.DeliveryAttempt>({
+    name: 'gw.deliveries.attempts', key: 'webhook id', schema: 'gateway.webhooks.DeliveryAttempt',
+    partitions: 6, cleanup: 'delete', retentionMs: 30 * DAY,
+  }),
+  deliveryRetry10s: topic<R.DeliveryTask>({
+    name: 'gw.deliveries.retry.10s', key: 'webhook id', schema: 'gateway.webhooks.DeliveryTask',
+    partitions: 6, cleanup: 'delete', retentionMs: DAY,
+  }),
+  deliveryRetry1m: topic<R.DeliveryTask>({
+    name: 'gw.deliveries.retry.1m', key: 'webhook id', schema: 'gateway.webhooks.DeliveryTask',
+    partitions: 6, cleanup: 'delete', retentionMs: DAY,
+  }),
+  deliveryRetry10m: topic<R.DeliveryTask>({
+    name: 'gw.deliveries.retry.10m', key: 'webhook id', schema: 'gateway.webhooks.DeliveryTask',
+    partitions: 6, cleanup: 'delete', retentionMs: 2 * DAY,
+  }),
+  deliveryDead: topic<R.DeliveryTask>({
+    name: 'gw.deliveries.dead', key: 'webhook id', schema: 'gateway.webhooks.DeliveryTask',
+    partitions: 6, cleanup: 'delete', retentionMs: 30 * DAY,
+  }),
+  usage: topic<R.UsageRecord>({
+    name: 'gw.usage', key: 'account id', schema: 'gateway.usage.UsageRecord',
+    partitions: 6, cleanup: 'delete', retentionMs: 30 * DAY,
+  }),
+} as const;
+
+export type TopicCatalogue = typeof topics;
+export type AnyTopic = TopicCatalogue[keyof TopicCatalogue];
+
+/**
+ * Records a processor could not decode or apply for a reason that retrying cannot fix. The
+ * original bytes are kept as they were, with headers naming the processor and the error.
+ */
+export const deadLetterTopic = Object.freeze({
+  name: 'gw.processors.dead', key: 'original key', partitions: 3, cleanup: 'delete' as const, retentionMs: 30 * DAY,
+});
+
+/** The name a topic has on the cluster, after the configured prefix. */
+export function topicName(spec: { readonly name: string }, prefix: string): string {
+  return `${prefix}${spec.name}`;
+}
+
+/** Registry subject of a topic's values (the Confluent TopicNameStrategy). */
+export function valueSubject(spec: { readonly name: string }, prefix: string): string {
+  return `${topicName(spec, prefix)}-value`;
+}

@@ -1,0 +1,134 @@
+import type { Consumer as KafkaConsumer, EachBatchPayload, Kafka } from 'kafkajs';
+import { topicName, type TopicSpec } from './catalogue.js';
+import type { TopicSerdes } from './serdes.js';
+import { SerdeError } from '../schemas/serde.js';
+
+export type Decoded<V> =
+  | { readonly ok: true; readonly value: V | null }
+  | { readonly ok: false; readonly error: SerdeError };
+
+export interface ConsumedRecord<V> {
+  readonly topic: string;
+  readonly partition: number;
+  readonly offset: number;
+  readonly key: string | null;
+  readonly timestamp: number;
+  readonly headers: Readonly<Record<string, string>>;
+  /** The bytes as read, kept for dead-lettering. */
+  readonly raw: Buffer | null;
+  readonly decoded: Decoded<V>;
+}
+
+export interface ConsumedBatch {
+  readonly topic: string;
+  readonly partition: number;
+  /** Offset after the last record the broker had when this batch was fetched. */
+  readonly highWatermark: number;
+  readonly records: readonly ConsumedRecord<unknown>[];
+  heartbeat(): Promise<void>;
+  /** Marks records up to `offset` as processed, so the next fetch starts after it. */
+  resolve(offset: number): void;
+  /** False once the consumer is stopping or lost this partition: stop work on the batch. */
+  isRunning(): boolean;
+}
+
+export interface TopicConsumer {
+  /** Runs `eachBatch` for each fetched batch of one partition; returns once the consumer runs. */
+  run(eachBatch: (batch: ConsumedBatch) => Promise<void>): Promise<void>;
+  /** Moves the position of a partition; the next batch starts at `offset`. */
+  seek(topic: string, partition: number, offset: number): void;
+  /** Commits consumer-group offsets (the next offset to read), for lag and restarts. */
+  commit(topic: string, partition: number, nextOffset: number): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface ConsumerOptions {
+  readonly groupId: string;
+  readonly topics: readonly TopicSpec<unknown>[];
+  /** Where a group without committed offsets starts. */
+  readonly fromBeginning: boolean;
+}
+
+/** A consumer-group member that decodes through the registry; the caller owns commits. */
+export async function createConsumer(kafka: Kafka, serdes: TopicSerdes, options: ConsumerOptions): Promise<TopicConsumer> {
+  const consumer: KafkaConsumer = kafka.consumer({
+    groupId: options.groupId,
+    sessionTimeout: 30_000,
+    heartbeatInterval: 3_000,
+    maxWaitTimeInMs: 100,
+  });
+  await consumer.connect();
+  await consumer.subscribe({
+    topics: options.topics.map((spec) => topicName(spec, serdes.prefix)),
+    fromBeginning: options.fromBeginning,
+  });
+
+  return {
+    async run(eachBatch) {
+      await consumer.run({
+        autoCommit: false,
+        eachBatchAutoResolve: false,
+        eachBatch: async (payload: EachBatchPayload) => {
+          const batch = await decodeBatch(payload, serdes);
+          await eachBatch(batch);
+        },
+      });
+    },
+    seek(topic, partition, offset) {
+      consumer.seek({ topic, partition, offset: String(offset) });
+    },
+    async commit(topic, partition, nextOffset) {
+      await consumer.commitOffsets([{ topic, partition, offset: String(nextOffset) }]);
+    },
+    stop: () => consumer.disconnect(),
+  };
+}
+
+async function decodeBatch(payload: EachBatchPayload, serdes: TopicSerdes): Promise<ConsumedBatch> {
+  const { batch } = payload;
+  const serde = serdes.byTopicName(batch.topic);
+  const records = await Promise.all(
+    batch.messages.map(async (message): Promise<ConsumedRecord<unknown>> => {
+      const raw = message.value;
+      let decoded: Decoded<unknown>;
+      if (raw === null) decoded = { ok: true, value: null };
+      else if (!serde) decoded = { ok: false, error: new SerdeError(`no serde for topic ${batch.topic}`) };
+      else {
+        try {
+          decoded = { ok: true, value: await serde.decode(raw) };
+        } catch (error) {
+          if (!(error instanceof SerdeError)) throw error;
+          decoded = { ok: false, error };
+        }
+      }
+      return {
+        topic: batch.topic,
+        partition: batch.partition,
+        offset: Number(message.offset),
+        key: message.key?.toString('utf8') ?? null,
+        timestamp: Number(message.timestamp),
+        headers: headerStrings(message.headers),
+        raw,
+        decoded,
+      };
+    }),
+  );
+  return {
+    topic: batch.topic,
+    partition: batch.partition,
+    highWatermark: Number(batch.highWatermark),
+    records,
+    heartbeat: payload.heartbeat,
+    resolve: (offset) => payload.resolveOffset(String(offset)),
+    isRunning: () => payload.isRunning() && !payload.isStale(),
+  };
+}
+
+function headerStrings(headers: Record<string, unknown> | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers ?? {})) {
+    if (Buffer.isBuffer(value)) out[name] = value.toString('utf8');
+    else if (typeof value === 'string') out[name] = value;
+  }
+  return out;
+}

@@ -1,0 +1,33 @@
+import { Kafka, logLevel as KafkaLogLevel, type logCreator } from 'kafkajs';
+import type { Logger } from 'pino';
+
+export interface KafkaSettings {
+  readonly brokers: readonly string[];
+  readonly clientId: string;
+}
+
+const levels: Record<number, 'error' | 'warn' | 'info' | 'debug'> = {
+  [KafkaLogLevel.ERROR]: 'error',
+  [KafkaLogLevel.WARN]: 'warn',
+  [KafkaLogLevel.INFO]: 'info',
+  [KafkaLogLevel.DEBUG]: 'debug',
+};
+
+/** kafkajs logs through our pino logger; its chatty info lines go to debug. */
+function pinoLogCreator(logger: Logger): logCreator {
+  return () => ({ namespace, level, log }) => {
+    const { message, ...extra } = log;
+    const target = levels[level] ?? 'debug';
+    logger[target === 'info' ? 'debug' : target]({ ...extra, namespace }, message);
+  };
+}
+
+export function createKafka(settings: KafkaSettings, logger: Logger): Kafka {
+  return new Kafka({
+    clientId: settings.clientId,
+    brokers: [...settings.brokers],
+    logLevel: KafkaLogLevel.INFO,
+    logCreator: pinoLogCreator(logger.child({ component: 'kafka' })),
+    retry: { initialRetryTime: 100, retries: 8 },
+  });
+}
