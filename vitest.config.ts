@@ -2,12 +2,18 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    globalSetup: ['test/setup/stack.ts'],
-    testTimeout: 60_000,
-    hookTimeout: 180_000,
-    // Integration files share one stack but isolate themselves by database and topic prefix.
-    fileParallelism: true,
-    maxWorkers: 2,
+    projects: [
+      { test: { name: 'unit', include: ['test/unit/**/*.test.ts'] } },
+      {
+        test: {
+          name: 'integration',
+          include: ['test/integration/**/*.test.ts'],
+          // One stack for the whole run; files isolate themselves by database and topic prefix.
+          globalSetup: ['test/setup/stack.ts'],
+          testTimeout: 120_000,
+          hookTimeout: 300_000,
+        },
+      },
+    ],
   },
 });

@@ -54,7 +54,7 @@ function compileUncached(type: avro.Type, kinds: ReadonlyMap<string, string>, se
     return { to: (v) => (v as unknown[]).map(items.to), from: (v) => (v as unknown[]).map(items.from) };
   }
   if (type instanceof avro.types.MapType) {
-    const values = compile(type.valuesType, kinds, seen);
+    const values = compile(type.valuesType as avro.Type, kinds, seen);
     if (!values) return null;
     const map = (convert: Convert): Convert => (v) =>
       Object.fromEntries(Object.entries(v as Record<string, unknown>).map(([k, x]) => [k, convert(x)]));

@@ -118,7 +118,7 @@ async function decodeBatch(payload: EachBatchPayload, serdes: TopicSerdes): Prom
     partition: batch.partition,
     highWatermark: Number(batch.highWatermark),
     records,
-    heartbeat: payload.heartbeat,
+    heartbeat: () => payload.heartbeat(),
     resolve: (offset) => payload.resolveOffset(String(offset)),
     isRunning: () => payload.isRunning() && !payload.isStale(),
   };

@@ -54,7 +54,9 @@ function isFastifyClientError(error: unknown): error is Error & { code: string; 
 
 function answerFor(error: unknown): ErrorAnswer {
   if (error instanceof GatewayError) {
-    return { code: error.code, status: error.statusCode, params: error.params, headers: error.headers };
+    // instanceof narrows to GatewayError<any>; name the catalogue-wide type again.
+    const failure: GatewayError = error as GatewayError;
+    return { code: failure.code, status: failure.statusCode, params: failure.params, headers: failure.headers };
   }
   if (isValidationError(error)) {
     return { code: 'invalid_request', status: 400, params: { detail: firstValidationDetail(error) } };

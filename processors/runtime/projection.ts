@@ -29,5 +29,5 @@ export interface Projection {
 }
 
 export function on<V>(topic: TopicSpec<V>, apply: Handler<V>['apply']): Handler<unknown> {
-  return { topic, apply } as Handler<unknown>;
+  return { topic, apply };
 }

@@ -146,7 +146,7 @@ describe('message parameters', () => {
 
   it('strips control characters and caps the length of a value', () => {
     const message = errorBody('invalid_request', 'en', { detail: `a\nb\u0000c${'x'.repeat(500)}` }).message;
-    expect(message).not.toMatch(/[\n\u0000]/);
+    expect(message.includes('\n') || message.includes('\u0000')).toBe(false);
     expect(message).toContain('a b c');
     expect(message.length).toBeLessThan(300);
   });

@@ -1,0 +1,155 @@
+/**
+ * Log benchmark: send commands produced and consumed through the registry serde (Avro encode on
+ * produce, decode on consume) against raw kafkajs on byte buffers of the same sizes, on the same
+ * broker, in the same run. Prints records/s of each path and the ratio serde/raw.
+ *
+ *   npm run bench:log            (BENCH_RECORDS=50000 by default)
+ */
+import { randomBytes } from 'node:crypto';
+import { Kafka, Partitioners, logLevel } from 'kafkajs';
+import { pino } from 'pino';
+import { loadSchemaFiles } from '../schemas/load.js';
+import { AvroSerdes } from '../schemas/serde.js';
+import type { SendCommand } from '../schemas/records.js';
+import { asAccountId, asEventId, asInstanceId, asMessageId, asProjectId } from '../schemas/ids.js';
+import { loadConfig } from '../stack/config.js';
+import { stackUp } from '../stack/local/index.js';
+import { createConsumer, createKafka, createProducer, ensureTopics, topicName, topics, TopicSerdes } from '../topics/index.js';
+
+const RECORDS = Number(process.env.BENCH_RECORDS ?? 50_000);
+const BATCH = 500;
+const ROUNDS = 3;
+
+function command(n: number): SendCommand {
+  return {
+    event_id: asEventId(`evt_${n}`),
+    occurred_at: Date.now(),
+    account_id: asAccountId('acc_bench'),
+    project_id: asProjectId('prj_bench'),
+    instance_id: asInstanceId(`inst_${n % 64}`),
+    message_id: asMessageId(`msg_${n.toString(36).padStart(12, '0')}`),
+    client_reference: n % 2 === 0 ? `order-${n}` : null,
+    to: `55119${String(n).padStart(8, '0')}@s.whatsapp.net`,
+    origin: 'api',
+    campaign_id: null,
+    idempotency_key_hash: null,
+    content: { kind: 'text', body: `Hello customer ${n}, your order is on its way. Reply STOP to opt out.` },
+  };
+}
+
+interface Measured {
+  readonly seconds: number;
+  readonly rate: number;
+}
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  await stackUp({ root: config.stackRoot });
+  const logger = pino({ level: 'warn' });
+  const kafka = createKafka(config.kafka, logger);
+  const avro = new AvroSerdes(config.schemaRegistryUrl, loadSchemaFiles());
+  const base = `bench.${Date.now().toString(36)}`;
+  const values = Array.from({ length: RECORDS }, (_, n) => command(n));
+  const rawKafka = new Kafka({ brokers: [...config.kafka.brokers], logLevel: logLevel.NOTHING });
+  const rawProducer = rawKafka.producer({ idempotent: true, maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner });
+  await rawProducer.connect();
+  const created: string[] = [];
+
+  /** Each round writes to topics of its own, so every consumer reads exactly RECORDS records. */
+  const roundTopics = async (round: number) => {
+    const prefix = `${base}.${round}.`;
+    const raw = { name: 'raw', partitions: topics.sendCommands.partitions, cleanup: 'delete' as const };
+    created.push(...(await ensureTopics(kafka, [topics.sendCommands, raw], { prefix, replicationFactor: config.kafka.replicationFactor })));
+    return { prefix, serdes: await TopicSerdes.register(avro, [topics.sendCommands], prefix), rawTopic: topicName(raw, prefix) };
+  };
+
+  const first = await roundTopics(-1);
+  const sizes = values.map((v) => first.serdes.for(topics.sendCommands).encode(v).length);
+  const buffers = sizes.map((size) => randomBytes(size));
+
+  const serdeRun = async (round: number): Promise<Measured> => {
+    const { prefix, serdes } = await roundTopics(round);
+    const producer = await createProducer(kafka, serdes);
+    const consumer = await createConsumer(kafka, serdes, { groupId: `${prefix}serde`, topics: [topics.sendCommands], fromBeginning: true });
+    const started = performance.now();
+    for (let i = 0; i < RECORDS; i += BATCH) {
+      await producer.send(topics.sendCommands, values.slice(i, i + BATCH).map((value) => ({ key: value.instance_id, value })));
+    }
+    await consumeAll((onBatch) =>
+      consumer.run(async (batch) => {
+        batch.resolve(batch.records[batch.records.length - 1]!.offset);
+        onBatch(batch.records.filter((r) => r.decoded.ok).length);
+      }),
+    );
+    const result = measured(started);
+    await consumer.stop();
+    await producer.disconnect();
+    return result;
+  };
+
+  const rawRun = async (round: number): Promise<Measured> => {
+    const { prefix, rawTopic } = await roundTopics(round);
+    const consumer = rawKafka.consumer({ groupId: `${prefix}raw`, maxWaitTimeInMs: 100 });
+    await consumer.connect();
+    await consumer.subscribe({ topic: rawTopic, fromBeginning: true });
+    const started = performance.now();
+    for (let i = 0; i < RECORDS; i += BATCH) {
+      await rawProducer.send({ topic: rawTopic, messages: buffers.slice(i, i + BATCH).map((value, j) => ({ key: values[i + j]!.instance_id, value })) });
+    }
+    await consumeAll((onBatch) =>
+      consumer.run({ autoCommit: false, eachBatch: async ({ batch }) => onBatch(batch.messages.filter((m) => m.value !== null).length) }),
+    );
+    const result = measured(started);
+    await consumer.disconnect();
+    return result;
+  };
+
+  // Alternate the order so that neither path always runs on a warmer JIT or broker cache.
+  const serde: Measured[] = [];
+  const raw: Measured[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    if (round % 2 === 0) {
+      raw.push(await rawRun(round));
+      serde.push(await serdeRun(round));
+    } else {
+      serde.push(await serdeRun(round));
+      raw.push(await rawRun(round));
+    }
+  }
+  const best = (runs: Measured[]) => Math.max(...runs.map((r) => r.rate));
+  const avgSize = Math.round(sizes.reduce((a, b) => a + b, 0) / sizes.length);
+  console.log(`log benchmark: ${RECORDS} records a round, ${ROUNDS} rounds, ${avgSize} bytes a record on average`);
+  console.log(`  raw kafkajs, buffers   ${best(raw).toFixed(0).padStart(8)} records/s produced and consumed (best round)`);
+  console.log(`  registry serde, Avro   ${best(serde).toFixed(0).padStart(8)} records/s`);
+  console.log(`  ratio serde/raw        ${(best(serde) / best(raw)).toFixed(2)}   (target 0.70 or better)`);
+
+  await rawProducer.disconnect();
+  const admin = kafka.admin();
+  await admin.connect();
+  await admin.deleteTopics({ topics: created });
+  await admin.disconnect();
+}
+
+function measured(started: number): Measured {
+  const seconds = (performance.now() - started) / 1_000;
+  return { seconds, rate: RECORDS / seconds };
+}
+
+/** Starts a consumer and resolves once it has seen every record of the round. */
+async function consumeAll(start: (onBatch: (count: number) => void) => Promise<void>): Promise<void> {
+  let seen = 0;
+  await new Promise<void>((resolve, reject) => {
+    start((count) => {
+      seen += count;
+      if (seen >= RECORDS) resolve();
+    }).catch(reject);
+  });
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,77 @@
+import { describe, expect, it } from 'vitest';
+import { SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
+import { currentTopicSchemas, releasedVersions } from '../../schemas/history.js';
+import { loadSchemaFiles, type NamedSchema } from '../../schemas/load.js';
+import { AvroSerdes } from '../../schemas/serde.js';
+import type { InstanceState } from '../../schemas/records.js';
+import { asAccountId, asEventId, asInstanceId, asProjectId } from '../../schemas/ids.js';
+import { loadConfig } from '../../stack/config.js';
+
+const config = loadConfig();
+const run = `t${Date.now().toString(36)}`;
+
+describe('schemas on a fresh registry', () => {
+  const registry = new SchemaRegistry({ host: config.schemaRegistryUrl });
+  const named = loadSchemaFiles();
+
+  it('accepts every released version of every topic schema, then the current one, under BACKWARD', async () => {
+    for (const [topic, current] of currentTopicSchemas(named)) {
+      const subject = `${run}.${topic}-value`;
+      const ids: number[] = [];
+      for (const version of [...releasedVersions(topic), current]) {
+        const { id } = await registry.register({ type: SchemaType.AVRO, schema: JSON.stringify(version) }, { subject });
+        ids.push(id);
+      }
+      // The current schema is the last released one, so the registry knows it already.
+      expect(ids[ids.length - 1]).toBe(ids[ids.length - 2]);
+    }
+  });
+
+  it('rejects a change that would break readers of older records', async () => {
+    const subject = `${run}.incompatible-value`;
+    const current = currentTopicSchemas(named).get('gw.instances') as { fields: unknown[] };
+    await registry.register({ type: SchemaType.AVRO, schema: JSON.stringify(current) }, { subject });
+    const breaking = { ...current, fields: [...current.fields, { name: 'region', type: 'string' }] };
+    await expect(
+      registry.register({ type: SchemaType.AVRO, schema: JSON.stringify(breaking) }, { subject }),
+    ).rejects.toThrow(/incompatible|409|compatib/i);
+  });
+
+  describe('a record written with an older version', () => {
+    const subject = `${run}.evolution-value`;
+    const evolved = new Map<string, NamedSchema>(named);
+    const base = named.get('gateway.instances.InstanceState')!;
+    evolved.set(base.fullName, {
+      ...base,
+      json: {
+        ...base.json,
+        fields: [...(base.json.fields as unknown[]), { name: 'region', type: 'string', default: 'unknown', doc: 'test field' }],
+      },
+    });
+    const state: InstanceState = {
+      event_id: asEventId('evt_1'),
+      occurred_at: 1_767_225_600_000,
+      account_id: asAccountId('acc_1'),
+      project_id: asProjectId('prj_1'),
+      instance_id: asInstanceId('inst_1'),
+      phone: '+5511900000000',
+      nickname: 'Sales',
+      status: 'connected',
+      previous_status: 'connecting',
+      reason: null,
+      health_score: 100,
+      pool_ids: ['pool_1'],
+      connector: 'sandbox',
+      deleted: false,
+    };
+
+    it('is still read, with defaults filled in, after a compatible change', async () => {
+      const v1 = await new AvroSerdes(config.schemaRegistryUrl, named).register<InstanceState>(subject, base.fullName);
+      const bytes = v1.encode(state);
+      const v2 = await new AvroSerdes(config.schemaRegistryUrl, evolved).register<InstanceState & { region: string }>(subject, base.fullName);
+      expect(v2.schemaId).not.toBe(v1.schemaId);
+      expect(await v2.decode(bytes)).toEqual({ ...state, region: 'unknown' });
+      expect(await v1.decode(v2.encode({ ...state, region: 'eu' }))).toEqual(state);
+    });
+  });
+});

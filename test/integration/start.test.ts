@@ -1,0 +1,44 @@
+import { createServer } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { request } from 'undici';
+import { createTestEnv, waitFor, type TestEnv } from '../support/env.js';
+import { spawnGateway } from '../support/gateway.js';
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+describe('the README run command (gateway start)', () => {
+  let env: TestEnv;
+  beforeAll(async () => {
+    env = await createTestEnv();
+  });
+  afterAll(async () => {
+    await env?.dispose();
+  });
+
+  it('brings up the stack and the gateway, reports ready, stops on SIGINT, and starts again', async () => {
+    const port = await freePort();
+    for (const round of [1, 2]) {
+      const gateway = spawnGateway(['start'], { ...env.env, PORT: String(port), LOG_LEVEL: 'info' });
+      try {
+        const ready = await waitFor(`round ${round}: /ready`, async () => {
+          const response = await request(`http://127.0.0.1:${port}/ready`);
+          const body = (await response.body.json()) as { status: string; checks: Record<string, { status: string }> };
+          return response.statusCode === 200 ? body : undefined;
+        }, { timeoutMs: 120_000, intervalMs: 200 });
+        expect(Object.keys(ready.checks).sort()).toEqual(['clickhouse', 'kafka', 'postgres', 'registry', 's3', 'smtp']);
+        expect(gateway.output()).toMatch(/kafka\s+up/);
+      } finally {
+        gateway.kill('SIGINT');
+      }
+      expect(await gateway.exited, gateway.output()).toBe(0);
+    }
+  });
+});

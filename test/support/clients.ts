@@ -1,0 +1,8 @@
+import { pino } from 'pino';
+import { buildClients, type Clients } from '../../stack/clients.js';
+import type { TestEnv } from './env.js';
+
+/** The same clients a gateway process builds, on the test's slice of the stack; logs stay quiet. */
+export function testClients(env: TestEnv): Promise<Clients> {
+  return buildClients(env.config, pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }));
+}

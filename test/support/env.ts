@@ -1,0 +1,75 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { loadConfig, type Config } from '../../stack/config.js';
+
+/**
+ * A test's own slice of the shared stack: a fresh Postgres database and a topic prefix, so tests
+ * run side by side without seeing each other's records or rows.
+ */
+export interface TestEnv {
+  readonly id: string;
+  readonly config: Config;
+  /** Environment for child processes (the CLI) that must use the same slice. */
+  readonly env: Record<string, string>;
+  dispose(): Promise<void>;
+}
+
+const adminUrl = (databaseUrl: string) => {
+  const url = new URL(databaseUrl);
+  url.pathname = '/postgres';
+  return url.toString();
+};
+
+export async function createTestEnv(overrides: Record<string, string> = {}): Promise<TestEnv> {
+  const id = `t${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
+  const base = loadConfig();
+  const database = `gateway_${id}`;
+  const databaseUrl = new URL(base.databaseUrl);
+  databaseUrl.pathname = `/${database}`;
+  const admin = new pg.Client({ connectionString: adminUrl(base.databaseUrl) });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${database}`);
+  await admin.end();
+  const env = {
+    DATABASE_URL: databaseUrl.toString(),
+    KAFKA_TOPIC_PREFIX: `${id}.`,
+    KAFKA_CLIENT_ID: `gateway-${id}`,
+    CHDB_PATH: `${base.stackRoot}/test/${id}/chdb`,
+    LOG_LEVEL: 'warn',
+    ...overrides,
+  };
+  const config = loadConfig({ ...process.env, ...env });
+  return {
+    id,
+    config,
+    env,
+    async dispose() {
+      const client = new pg.Client({ connectionString: adminUrl(base.databaseUrl) });
+      await client.connect();
+      await client.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+      await client.end();
+    },
+  };
+}
+
+/** Polls `condition` until it returns a value other than undefined/false, or fails at the deadline. */
+export async function waitFor<T>(
+  what: string,
+  condition: () => Promise<T | undefined | false> | T | undefined | false,
+  { timeoutMs = 30_000, intervalMs = 50 }: { timeoutMs?: number; intervalMs?: number } = {},
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await condition();
+      if (value !== undefined && value !== false) return value;
+    } catch (error) {
+      last = error;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last instanceof Error ? `: ${last.message}` : ''}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+}
