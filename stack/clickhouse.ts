@@ -13,7 +13,7 @@ export interface ClickHouse {
   close(): Promise<void>;
 }
 
-export async function createClickHouse(config: ClickHouseConfig): Promise<ClickHouse> {
+export function createClickHouse(config: ClickHouseConfig): ClickHouse {
   return config.kind === 'server' ? serverClickHouse(createClient({ url: config.url })) : embeddedClickHouse(config.path);
 }
 
@@ -31,22 +31,33 @@ function serverClickHouse(client: ClickHouseClient): ClickHouse {
   };
 }
 
-async function embeddedClickHouse(path: string): Promise<ClickHouse> {
-  mkdirSync(path, { recursive: true });
-  const { Session } = await import('chdb');
-  const session = new Session(path);
+type ChdbSession = InstanceType<typeof import('chdb').Session>;
+
+/**
+ * chDB keeps an exclusive lock on its data folder, so one process owns it: the session opens on
+ * first use, and processes that never query (a processor-only role) never take the lock. Several
+ * gateway processes on one machine need a ClickHouse server (`CLICKHOUSE_URL`).
+ */
+function embeddedClickHouse(path: string): ClickHouse {
+  let session: Promise<ChdbSession> | undefined;
+  const open = () =>
+    (session ??= import('chdb').then(({ Session }) => {
+      mkdirSync(path, { recursive: true });
+      return new Session(path);
+    }));
   return {
     kind: 'embedded',
     async command(sql) {
-      await session.queryAsync(sql);
+      await (await open()).queryAsync(sql);
     },
     async query<T>(sql: string, params?: Record<string, unknown>) {
-      const result = params ? await session.queryBindAsync(sql, params, { format: 'JSONEachRow' }) : await session.queryAsync(sql, { format: 'JSONEachRow' });
+      const s = await open();
+      const result = params ? await s.queryBindAsync(sql, params, { format: 'JSONEachRow' }) : await s.queryAsync(sql, { format: 'JSONEachRow' });
       const text = result.text().trim();
       return text === '' ? [] : text.split('\n').map((line) => JSON.parse(line) as T);
     },
     async close() {
-      session.close();
+      if (session) (await session).close();
     },
   };
 }

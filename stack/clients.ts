@@ -46,7 +46,7 @@ export async function buildClients(config: Config, logger: Logger): Promise<Clie
   const producer = await createProducer(kafka, serdes);
   const pool = new pg.Pool({ connectionString: config.databaseUrl, max: 10 });
   pool.on('error', (err) => logger.warn({ err }, 'idle Postgres client failed'));
-  const clickhouse = await createClickHouse(config.clickhouse);
+  const clickhouse = createClickHouse(config.clickhouse);
   const media = createMediaBucket(config.s3);
   await media.ensure().catch((err: unknown) => logger.warn({ err }, 'media bucket not ready yet'));
   const mailer = createMailer(config.smtpUrl);

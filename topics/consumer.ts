@@ -53,8 +53,9 @@ export interface ConsumerOptions {
 export async function createConsumer(kafka: Kafka, serdes: TopicSerdes, options: ConsumerOptions): Promise<TopicConsumer> {
   const consumer: KafkaConsumer = kafka.consumer({
     groupId: options.groupId,
-    sessionTimeout: 30_000,
-    heartbeatInterval: 3_000,
+    // A member that dies (kill -9, lost host) hands its partitions over after 10 s.
+    sessionTimeout: 10_000,
+    heartbeatInterval: 1_000,
     maxWaitTimeInMs: 100,
   });
   await consumer.connect();

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { repoRoot } from '../config.js';
@@ -28,4 +28,10 @@ export function layout(root?: string): Layout {
 
 export function createFolders(l: Layout): void {
   for (const dir of [l.logs, l.data, l.run, l.conf, l.cache]) mkdirSync(dir, { recursive: true });
+}
+
+/** Writes a Java `.properties` file (regenerated on every start, never edited by hand). */
+export function writeProperties(file: string, entries: Readonly<Record<string, string | number>>): void {
+  mkdirSync(path.dirname(file), { recursive: true });
+  writeFileSync(file, Object.entries(entries).map(([key, value]) => `${key}=${value}\n`).join(''));
 }

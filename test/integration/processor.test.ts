@@ -54,7 +54,7 @@ async function applied(clients: Clients, schema: string): Promise<number> {
 }
 
 async function rows(clients: Clients, schema: string): Promise<unknown[]> {
-  const { rows } = await clients.pool.query(`SELECT * FROM "${schema}".numbers ORDER BY instance_id`);
+  const { rows } = await clients.pool.query<Record<string, unknown>>(`SELECT * FROM "${schema}".numbers ORDER BY instance_id`);
   return rows;
 }
 
@@ -85,6 +85,7 @@ describe('processor runtime on the real stack', () => {
     const first = spawnGateway(['processor'], env.env);
     const producing = produceRange(clients, TOTAL / 3, TOTAL);
     const atKill = await waitFor('the processor to apply part of the stream', async () => {
+      first.assertRunning();
       const n = await applied(clients, 'instances');
       return n >= 500 ? n : undefined;
     }, { timeoutMs: 60_000, intervalMs: 5 });
@@ -140,7 +141,7 @@ describe('processor runtime on the real stack', () => {
     expect(after).not.toEqual(before);
     expect(after).toEqual(await rows(clients, 'instances_reference'));
     const { rows: schemas } = await clients.pool.query<{ nspname: string }>(
-      `SELECT nspname FROM pg_namespace WHERE nspname LIKE 'instances__%'`,
+      `SELECT nspname FROM pg_namespace WHERE nspname LIKE 'instances\\_\\_%'`,
     );
     expect(schemas, 'replay and retired schemas are cleaned up').toEqual([]);
   });

@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import path from 'node:path';
 import pg from 'pg';
 import { loadConfig, type Config } from '../../stack/config.js';
 
@@ -34,11 +36,11 @@ export async function createTestEnv(overrides: Record<string, string> = {}): Pro
     DATABASE_URL: databaseUrl.toString(),
     KAFKA_TOPIC_PREFIX: `${id}.`,
     KAFKA_CLIENT_ID: `gateway-${id}`,
-    CHDB_PATH: `${base.stackRoot}/test/${id}/chdb`,
     LOG_LEVEL: 'warn',
     ...overrides,
   };
-  const config = loadConfig({ ...process.env, ...env });
+  const chdbPath = path.join(base.stackRoot, 'test', id);
+  const config = loadConfig({ ...process.env, ...env, CHDB_PATH: chdbPath });
   return {
     id,
     config,
@@ -48,8 +50,14 @@ export async function createTestEnv(overrides: Record<string, string> = {}): Pro
       await client.connect();
       await client.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
       await client.end();
+      rmSync(chdbPath, { recursive: true, force: true });
     },
   };
+}
+
+/** Thrown by a condition to stop waiting at once (the thing waited on can no longer happen). */
+export class WaitAborted extends Error {
+  override readonly name = 'WaitAborted';
 }
 
 /** Polls `condition` until it returns a value other than undefined/false, or fails at the deadline. */
@@ -65,6 +73,7 @@ export async function waitFor<T>(
       const value = await condition();
       if (value !== undefined && value !== false) return value;
     } catch (error) {
+      if (error instanceof WaitAborted) throw error;
       last = error;
     }
     if (Date.now() > deadline) {

@@ -1,6 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { repoRoot } from '../../stack/config.js';
+import { WaitAborted } from './env.js';
 
 export interface GatewayProcess {
   readonly child: ChildProcess;
@@ -8,18 +10,39 @@ export interface GatewayProcess {
   readonly exited: Promise<number | string>;
   /** Everything the process printed, for failure messages. */
   output(): string;
+  /** Throws (with the output) once the process has ended: for conditions that wait on it. */
+  assertRunning(): void;
   kill(signal: NodeJS.Signals): void;
 }
 
+let spawned = 0;
+
 /** Runs the built CLI (`dist/stack/cli.js`) as a separate process, as an operator would. */
 export function spawnGateway(args: readonly string[], env: Record<string, string>): GatewayProcess {
+  // chDB locks its folder: each process of a test gets its own.
+  const chdbPath = path.join(repoRoot, '.stack', 'test', `chdb-${process.pid}-${++spawned}`);
   const child = spawn(process.execPath, [path.join(repoRoot, 'dist', 'stack', 'cli.js'), ...args], {
-    env: { ...process.env, ...env },
+    env: { ...process.env, CHDB_PATH: chdbPath, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? -1)));
-  return { child, exited, output: () => output, kill: (signal) => child.kill(signal) };
+  const exited = new Promise<number | string>((resolve) =>
+    child.once('exit', (code, signal) => {
+      rmSync(chdbPath, { recursive: true, force: true });
+      resolve(code ?? signal ?? -1);
+    }),
+  );
+  return {
+    child,
+    exited,
+    output: () => output,
+    assertRunning() {
+      if (child.exitCode !== null || child.signalCode !== null) {
+        throw new WaitAborted(`gateway ${args.join(' ')} exited (${child.exitCode ?? child.signalCode}):\n${output}`);
+      }
+    },
+    kill: (signal) => child.kill(signal),
+  };
 }
