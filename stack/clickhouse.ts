@@ -1,5 +1,6 @@
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
 import { mkdirSync } from 'node:fs';
+import type { Session } from 'chdb';
 import type { ClickHouseConfig } from './config.js';
 
 /**
@@ -31,15 +32,13 @@ function serverClickHouse(client: ClickHouseClient): ClickHouse {
   };
 }
 
-type ChdbSession = InstanceType<typeof import('chdb').Session>;
-
 /**
  * chDB keeps an exclusive lock on its data folder, so one process owns it: the session opens on
  * first use, and processes that never query (a processor-only role) never take the lock. Several
  * gateway processes on one machine need a ClickHouse server (`CLICKHOUSE_URL`).
  */
 function embeddedClickHouse(path: string): ClickHouse {
-  let session: Promise<ChdbSession> | undefined;
+  let session: Promise<Session> | undefined;
   const open = () =>
     (session ??= import('chdb').then(({ Session }) => {
       mkdirSync(path, { recursive: true });

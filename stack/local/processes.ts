@@ -77,6 +77,11 @@ export async function ensureRunning(l: Layout, service: JvmService, log: Log): P
     return;
   }
   rmSync(pidFile(l, service.name), { force: true });
+  // A working service already at the address (another checkout's stack, the user's own server) is used as it is.
+  if (await service.probe().then(() => true, () => false)) {
+    log(`${service.name}: using the service already answering at ${service.address}`);
+    return;
+  }
   await assertPortsFree(service.name, service.ports);
   const launch = await service.prepare(l, log);
   const started = Date.now();

@@ -1,7 +1,6 @@
 import { httpOk } from './health.js';
 import type { Layout } from './layout.js';
 import { resolveFile } from './maven.js';
-import { parseMail } from './mime.js';
 import type { JvmService, Log } from './processes.js';
 
 export const GREENMAIL_VERSION = '2.1.13';
@@ -38,26 +37,4 @@ export function smtpService(): JvmService {
       };
     },
   };
-}
-
-export interface ReceivedMail {
-  subject: string;
-  from: string;
-  to: string;
-  text: string;
-}
-
-/** Mail received for `address` since GreenMail started, oldest first. */
-export async function readMailbox(address: string): Promise<ReceivedMail[]> {
-  const response = await fetch(`${MAIL_API_URL}/api/user/${encodeURIComponent(address)}/messages/INBOX`, {
-    signal: AbortSignal.timeout(5000),
-  });
-  // GreenMail creates a mailbox on its first mail, and answers 400 for one it does not know.
-  if (response.status === 400) return [];
-  if (!response.ok) throw new Error(`GreenMail answered ${response.status} for the mailbox of ${address}`);
-  const messages = (await response.json()) as Array<{ mimeMessage: string }>;
-  return messages.map(({ mimeMessage }) => {
-    const mail = parseMail(mimeMessage);
-    return { subject: mail.header('subject'), from: mail.header('from'), to: mail.header('to'), text: mail.text };
-  });
 }
