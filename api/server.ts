@@ -17,7 +17,6 @@ export interface ApiDeps extends HealthOptions {
 export async function buildServer(deps: ApiDeps) {
   const app = Fastify({
     loggerInstance: deps.logger,
-    disableRequestLogging: false,
     trustProxy: true,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', allErrors: false } },
   }).withTypeProvider<TypeBoxTypeProvider>();

@@ -11,8 +11,11 @@ export interface RecordSerde<T> {
   readonly subject: string;
   readonly schemaId: number;
   encode(value: T): Buffer;
-  /** Decodes a record written with any registered version of the schema into the current shape. */
-  decode(buffer: Buffer): Promise<T>;
+  /**
+   * Decodes a record written with any registered version of the schema into the current shape.
+   * Synchronous once the writer's schema is known; a promise only while it is fetched.
+   */
+  decode(buffer: Buffer): T | Promise<T>;
 }
 
 export class SerdeError extends Error {
@@ -45,46 +48,50 @@ export class AvroSerdes {
   private serdeFor<T>(subject: string, schemaId: number, reader: avro.Type): RecordSerde<T> {
     const unions: UnionCodec = compileUnionCodec(reader, this.kinds);
     const resolvers = new Map<number, avro.Resolver>();
-    const resolverFor = async (writerId: number): Promise<avro.Resolver> => {
-      const cached = resolvers.get(writerId);
-      if (cached) return cached;
+    const fetchResolver = async (writerId: number): Promise<void> => {
       const writer = (await this.registry.getSchema(writerId)) as unknown as avro.Type;
-      const resolver = reader.createResolver(writer);
-      resolvers.set(writerId, resolver);
-      return resolver;
+      resolvers.set(writerId, reader.createResolver(writer));
     };
+    const read = (buffer: Buffer, writerId: number): T => {
+      const body = buffer.subarray(HEADER_SIZE);
+      try {
+        const value: unknown = writerId === schemaId ? reader.fromBuffer(body) : reader.fromBuffer(body, resolvers.get(writerId));
+        return unions.fromWire(value) as T;
+      } catch (cause) {
+        throw new SerdeError(`cannot decode ${subject} written with schema ${writerId}`, { cause });
+      }
+    };
+    // Encoding goes into one growing scratch buffer, then a single copy of the bytes written.
+    let scratch = Buffer.allocUnsafe(4096);
 
     return {
       subject,
       schemaId,
       encode(value: T): Buffer {
         const wire = unions.toWire(value);
-        let body: Buffer;
+        let end: number;
         try {
-          body = reader.toBuffer(wire);
+          end = reader.encode(wire, scratch, HEADER_SIZE);
+          if (end < 0) {
+            scratch = Buffer.allocUnsafe(2 * (scratch.length - end));
+            end = reader.encode(wire, scratch, HEADER_SIZE);
+          }
         } catch (cause) {
           const paths: string[] = [];
           reader.isValid(wire, { errorHook: (path) => paths.push(path.join('.')) });
           throw new SerdeError(`cannot encode ${subject}: invalid ${paths.join(', ') || String(cause)}`, { cause });
         }
-        const out = Buffer.allocUnsafe(HEADER_SIZE + body.length);
-        out.writeUInt8(MAGIC_BYTE, 0);
-        out.writeInt32BE(schemaId, 1);
-        body.copy(out, HEADER_SIZE);
-        return out;
+        scratch.writeUInt8(MAGIC_BYTE, 0);
+        scratch.writeInt32BE(schemaId, 1);
+        return Buffer.from(scratch.subarray(0, end));
       },
-      async decode(buffer: Buffer): Promise<T> {
+      decode(buffer: Buffer): T | Promise<T> {
         if (buffer.length < HEADER_SIZE || buffer.readUInt8(0) !== MAGIC_BYTE) {
           throw new SerdeError(`${subject}: not in the registry wire format`);
         }
         const writerId = buffer.readInt32BE(1);
-        const body = buffer.subarray(HEADER_SIZE);
-        const resolver = writerId === schemaId ? undefined : await resolverFor(writerId);
-        try {
-          return unions.fromWire(reader.fromBuffer(body, resolver)) as T;
-        } catch (cause) {
-          throw new SerdeError(`cannot decode ${subject} written with schema ${writerId}`, { cause });
-        }
+        if (writerId === schemaId || resolvers.has(writerId)) return read(buffer, writerId);
+        return fetchResolver(writerId).then(() => read(buffer, writerId));
       },
     };
   }

@@ -38,15 +38,20 @@ function compileUncached(type: avro.Type, kinds: ReadonlyMap<string, string>, se
       .map((field) => ({ name: field.name, pair: compile(field.type, kinds, seen) }))
       .filter((f): f is { name: string; pair: Pair } => f.pair !== null);
     if (fields.length === 0) return null;
-    const map = (direction: 'to' | 'from'): Convert => (value) => {
+    // Outgoing values belong to the caller: copy. Decoded values are fresh from avsc: convert in place.
+    const to: Convert = (value) => {
       if (value === null || value === undefined) return value;
       const copy: Record<string, unknown> = { ...(value as Record<string, unknown>) };
-      for (const { name, pair } of fields) {
-        if (copy[name] !== undefined) copy[name] = pair[direction](copy[name]);
-      }
+      for (const { name, pair } of fields) if (copy[name] !== undefined) copy[name] = pair.to(copy[name]);
       return copy;
     };
-    return { to: map('to'), from: map('from') };
+    const from: Convert = (value) => {
+      if (value === null || value === undefined) return value;
+      const record = value as Record<string, unknown>;
+      for (const { name, pair } of fields) if (record[name] !== undefined) record[name] = pair.from(record[name]);
+      return record;
+    };
+    return { to, from };
   }
   if (type instanceof avro.types.ArrayType) {
     const items = compile(type.itemsType, kinds, seen);
@@ -103,8 +108,9 @@ function compileDiscriminated(
       const [name, inner] = Object.entries(value as Record<string, unknown>)[0] ?? [];
       const branch = name === undefined ? undefined : byName.get(name);
       if (!branch) throw new Error(`unknown union branch ${String(name)}`);
-      const converted = branch.pair ? branch.pair.from(inner) : inner;
-      return { kind: branch.kind, ...(converted as Record<string, unknown>) };
+      const converted = (branch.pair ? branch.pair.from(inner) : inner) as Record<string, unknown>;
+      converted.kind = branch.kind;
+      return converted;
     },
   };
 }

@@ -38,7 +38,7 @@ async function main(argv: string[]): Promise<number> {
 
 async function runRoles(config: Config, arg: string): Promise<number> {
   const roles = parseRoles(arg);
-  const logger = createLogger(config.logLevel);
+  const logger = createLogger(config.logLevel, config.logFormat);
   logger.info({ roles, config: redactConfig(config) }, 'starting');
   const clients = await buildClients(config, logger);
   const running = await startRoles(roles, clients);
@@ -91,7 +91,7 @@ async function replay(config: Config, name: string | undefined): Promise<number>
     console.error(`replay needs a projection: ${[...projections.keys()].join(', ')}`);
     return 1;
   }
-  const logger = createLogger(config.logLevel);
+  const logger = createLogger(config.logLevel, config.logFormat);
   const clients = await buildClients(config, logger);
   try {
     const result = await replayProjection(clients, projection);

@@ -26,6 +26,7 @@ export interface Config {
   readonly host: string;
   readonly port: number;
   readonly logLevel: string;
+  readonly logFormat: 'json' | 'pretty';
   readonly kafka: {
     readonly brokers: readonly string[];
     readonly clientId: string;
@@ -67,6 +68,7 @@ export function loadConfig(env: Env = process.env): Config {
     host: text(env, 'HOST', '0.0.0.0'),
     port: integer(env, 'PORT', 3000),
     logLevel: text(env, 'LOG_LEVEL', 'info'),
+    logFormat: text(env, 'LOG_FORMAT', process.stdout.isTTY ? 'pretty' : 'json') === 'pretty' ? 'pretty' : 'json',
     kafka: Object.freeze({
       brokers: Object.freeze(text(env, 'KAFKA_BROKERS', '127.0.0.1:9092').split(',').map((b) => b.trim())),
       clientId: text(env, 'KAFKA_CLIENT_ID', 'gateway'),

@@ -1,4 +1,5 @@
-import { pino, type Logger } from 'pino';
+import { pino, type DestinationStream, type Logger } from 'pino';
+import pretty from 'pino-pretty';
 
 /** Paths that may hold secrets: they are replaced before a line is written. */
 export const redactedPaths = [
@@ -14,7 +15,11 @@ export const redactedPaths = [
   '*.code',
 ];
 
-export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
+export type LogFormat = 'json' | 'pretty';
+
+/** JSON lines for machines; readable lines when a person watches a terminal. */
+export function createLogger(level: string, format: LogFormat, destination?: DestinationStream): Logger {
   const options = { level, redact: { paths: redactedPaths, censor: '[redacted]' } };
-  return destination ? pino(options, destination) : pino(options);
+  if (destination) return pino(options, destination);
+  return format === 'pretty' ? pino(options, pretty({ colorize: true, translateTime: 'HH:MM:ss.l', ignore: 'pid,hostname' })) : pino(options);
 }

@@ -88,32 +88,32 @@ export async function createConsumer(kafka: Kafka, serdes: TopicSerdes, options:
 async function decodeBatch(payload: EachBatchPayload, serdes: TopicSerdes): Promise<ConsumedBatch> {
   const { batch } = payload;
   const serde = serdes.byTopicName(batch.topic);
-  const records = await Promise.all(
-    batch.messages.map(async (message): Promise<ConsumedRecord<unknown>> => {
-      const raw = message.value;
-      let decoded: Decoded<unknown>;
-      if (raw === null) decoded = { ok: true, value: null };
-      else if (!serde) decoded = { ok: false, error: new SerdeError(`no serde for topic ${batch.topic}`) };
-      else {
-        try {
-          decoded = { ok: true, value: await serde.decode(raw) };
-        } catch (error) {
-          if (!(error instanceof SerdeError)) throw error;
-          decoded = { ok: false, error };
-        }
+  const records: ConsumedRecord<unknown>[] = [];
+  for (const message of batch.messages) {
+    const raw = message.value;
+    let decoded: Decoded<unknown>;
+    if (raw === null) decoded = { ok: true, value: null };
+    else if (!serde) decoded = { ok: false, error: new SerdeError(`no serde for topic ${batch.topic}`) };
+    else {
+      try {
+        const value = serde.decode(raw);
+        decoded = { ok: true, value: value instanceof Promise ? await value : value };
+      } catch (error) {
+        if (!(error instanceof SerdeError)) throw error;
+        decoded = { ok: false, error };
       }
-      return {
-        topic: batch.topic,
-        partition: batch.partition,
-        offset: Number(message.offset),
-        key: message.key?.toString('utf8') ?? null,
-        timestamp: Number(message.timestamp),
-        headers: headerStrings(message.headers),
-        raw,
-        decoded,
-      };
-    }),
-  );
+    }
+    records.push({
+      topic: batch.topic,
+      partition: batch.partition,
+      offset: Number(message.offset),
+      key: message.key?.toString('utf8') ?? null,
+      timestamp: Number(message.timestamp),
+      headers: headerStrings(message.headers),
+      raw,
+      decoded,
+    });
+  }
   return {
     topic: batch.topic,
     partition: batch.partition,
@@ -125,9 +125,12 @@ async function decodeBatch(payload: EachBatchPayload, serdes: TopicSerdes): Prom
   };
 }
 
-function headerStrings(headers: Record<string, unknown> | undefined): Record<string, string> {
+const noHeaders: Readonly<Record<string, string>> = Object.freeze({});
+
+function headerStrings(headers: Record<string, unknown> | undefined): Readonly<Record<string, string>> {
+  if (headers === undefined) return noHeaders;
   const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers ?? {})) {
+  for (const [name, value] of Object.entries(headers)) {
     if (Buffer.isBuffer(value)) out[name] = value.toString('utf8');
     else if (typeof value === 'string') out[name] = value;
   }

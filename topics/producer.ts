@@ -17,13 +17,16 @@ export interface Producer {
 }
 
 /**
- * An idempotent producer: the broker drops the duplicates a retried request would write. The
- * default partitioner hashes keys like the Java client, so every client agrees where a key lives.
+ * An idempotent producer: the broker drops the duplicates a retried request would write, which
+ * holds only while the producer keeps retrying, so it never gives up on its own; callers that
+ * answer someone (the API) put their own deadline on `send`. The default partitioner hashes keys
+ * like the Java client, so every client agrees where a key lives.
  */
 export async function createProducer(kafka: Kafka, serdes: TopicSerdes): Promise<Producer> {
   const producer: KafkaProducer = kafka.producer({
     idempotent: true,
     maxInFlightRequests: 1,
+    retry: { retries: Number.MAX_SAFE_INTEGER, maxRetryTime: 5_000 },
     createPartitioner: Partitioners.DefaultPartitioner,
   });
   await producer.connect();
