@@ -85,6 +85,10 @@ export const topics = {
     name: 'gw.deliveries.dead', key: 'webhook id', schema: 'gateway.webhooks.DeliveryTask',
     partitions: 6, cleanup: 'delete', retentionMs: 30 * DAY,
   }),
+  sandboxCommands: topic<R.SandboxCommand>({
+    name: 'gw.sandbox.commands', key: 'instance id', schema: 'gateway.sandbox.SandboxCommand',
+    partitions: 12, cleanup: 'delete', retentionMs: DAY,
+  }),
   usage: topic<R.UsageRecord>({
     name: 'gw.usage', key: 'account id', schema: 'gateway.usage.UsageRecord',
     partitions: 6, cleanup: 'delete', retentionMs: 30 * DAY,
