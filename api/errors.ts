@@ -652,3 +652,7 @@ export function gatewayError<C extends ErrorCode>(
 ): GatewayError<C> {
   return new GatewayError(code, params, options);
 }
+
+export function isLocale(value: string): value is Locale {
+  return (LOCALES as readonly string[]).includes(value);
+}

@@ -3,21 +3,41 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Logger } from 'pino';
-import { errorsPlugin } from './plugins/errors.js';
+import type { ApiContext } from './context.js';
 import { healthRoutes, type HealthOptions } from './health/routes.js';
+import { instanceRoutes } from './instances/routes.js';
+import { keyRoutes } from './keys/routes.js';
+import { messageRoutes, type MessageRouteOptions } from './messages/routes.js';
+import { authPlugin } from './plugins/auth.js';
+import { errorsPlugin } from './plugins/errors.js';
+import { createRateLimiter, type RateLimit } from './plugins/rate-limit.js';
+import { poolRoutes } from './pools/routes.js';
+import { contactRoutes, type ContactRouteOptions } from './contacts/routes.js';
+import { conversationRoutes, type ConversationRouteOptions } from './conversations/routes.js';
+import { mediaRoutes, type MediaRoutesOptions } from './media/routes.js';
+import { sandboxRoutes } from './sandbox/routes.js';
+import { usageRoutes } from './usage/routes.js';
 
 export interface ApiDeps extends HealthOptions {
   readonly logger: Logger;
+  readonly ctx: ApiContext;
+  readonly messages: Omit<MessageRouteOptions, 'ctx'>;
+  readonly rateLimitFor: (plan: string) => RateLimit;
+  readonly contacts: Omit<ContactRouteOptions, 'ctx'>;
+  readonly conversations: Omit<ConversationRouteOptions, 'ctx'>;
+  readonly media: MediaRoutesOptions;
 }
 
 /**
  * The HTTP API. Every route declares its schemas; OpenAPI is generated from them and served at
- * `/openapi.json`, with a browsable copy at `/docs`.
+ * `/openapi.json`, with a browsable copy at `/docs`. Health and docs need no key; everything
+ * else sits behind the auth plugin (key, rate limit, scope).
  */
 export async function buildServer(deps: ApiDeps) {
   const app = Fastify({
     loggerInstance: deps.logger,
     trustProxy: true,
+    bodyLimit: 96 * 1024 * 1024, // base64 media of up to 64 MiB
     ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', allErrors: false } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
@@ -32,6 +52,7 @@ export async function buildServer(deps: ApiDeps) {
       components: {
         securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', description: 'API key `svc_live_...`' } },
       },
+      security: [{ apiKey: [] }],
     },
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
@@ -39,6 +60,24 @@ export async function buildServer(deps: ApiDeps) {
 
   await app.register(healthRoutes, { checkDependencies: deps.checkDependencies });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
+  const { ctx } = deps;
+  await app.register(async (api) => {
+    await api.register(authPlugin, {
+      directory: ctx.directory,
+      takeToken: createRateLimiter(ctx.clients.pool),
+      rateLimitFor: deps.rateLimitFor,
+    });
+    await api.register(keyRoutes, { ctx });
+    await api.register(instanceRoutes, { ctx });
+    await api.register(poolRoutes, { ctx });
+    await api.register(messageRoutes, { ctx, ...deps.messages });
+    await api.register(conversationRoutes, { ctx, ...deps.conversations });
+    await api.register(contactRoutes, { ctx, ...deps.contacts });
+    await api.register(usageRoutes, { ctx });
+    await api.register(mediaRoutes, deps.media);
+    await api.register(sandboxRoutes, { ctx });
+  });
 
   return app;
 }

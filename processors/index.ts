@@ -1,9 +1,25 @@
+import type { Producer } from '../topics/index.js';
+import { contactsProjection } from './contacts/index.js';
+import { conversationsProjection } from './conversations/index.js';
 import { instancesProjection } from './instances/projection.js';
 import type { Projection } from './runtime/projection.js';
+import { usageProjection } from './usage/index.js';
 
 export { runProjection, type RunnerDeps, type RunningProjection } from './runtime/runner.js';
 export { replayProjection, waitUntilCaughtUp, type ReplayResult } from './runtime/replay.js';
 export type { Projection } from './runtime/projection.js';
+export { instancesProjection } from './instances/projection.js';
+export { conversationsProjection } from './conversations/index.js';
 
-/** Every Postgres projection the processor role runs, by name. */
-export const projections: ReadonlyMap<string, Projection> = new Map([instancesProjection].map((p) => [p.name, p]));
+/**
+ * The Postgres projections the processor role runs, by name. `replay` mode is for rebuilding:
+ * projections that announce public events do not announce them twice.
+ */
+export function projectionsFor(producer: Producer, mode: 'live' | 'replay'): ReadonlyMap<string, Projection> {
+  return new Map(
+    [instancesProjection, conversationsProjection, contactsProjection({ producer, mode }), usageProjection(producer)].map((p) => [p.name, p]),
+  );
+}
+
+/** Projections `gateway replay` rebuilds. Usage counters are left out: their inputs are kept for days, not for ever. */
+export const replayable = ['instances', 'conversations', 'contacts'] as const;

@@ -1,3 +1,5 @@
+import { randomBytes } from 'node:crypto';
+
 /**
  * Branded ids: strings at run time, distinct types at compile time, so an instance id cannot be
  * passed where a project id is expected. Record types generated from `schemas/` use them for
@@ -32,3 +34,13 @@ export const asProjectId = (id: string) => id as ProjectId;
 export const asInstanceId = (id: string) => id as InstanceId;
 export const asMessageId = (id: string) => id as MessageId;
 export const asEventId = (id: string) => id as EventId;
+
+const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567';
+
+/** A new random id with a readable prefix, e.g. `acc_4f7kq2m3x9d5hw8a`: 80 bits of randomness. */
+export function newId(prefix: string): string {
+  const bytes = randomBytes(16);
+  let id = '';
+  for (const byte of bytes) id += BASE32[byte & 31];
+  return `${prefix}_${id}`;
+}

@@ -700,6 +700,135 @@ export interface VideoContent {
   readonly caption: null | string;
 }
 
+/** A control of the sandbox network (the simulated phone, customers and network behaviour of one sandbox number), written by the API and applied by the connector that owns instance_id. Never a public event. */
+export interface SandboxCommand {
+  /** Unique id of this control. The sandbox derives the wa_message_id of a simulated message from it, so a control delivered twice gives the same message. */
+  readonly event_id: EventId;
+  /** When the control was accepted; the network time of a simulated message. */
+  readonly occurred_at: number;
+  /** Account the record belongs to. */
+  readonly account_id: AccountId;
+  /** Project the record belongs to. */
+  readonly project_id: ProjectId;
+  /** Sandbox number the control applies to. */
+  readonly instance_id: InstanceId;
+  /** What to simulate; the branch kind names it. */
+  readonly control: SandboxConnect | SandboxScan | SandboxSetStatus | SandboxCustomerMessage | SandboxPhoneMessage | SandboxSetBehaviour | SandboxMapLid | SandboxGroupUpdate;
+}
+
+/** Starts pairing: the number goes to connecting and a QR payload or an 8-character pairing code is published on gw.instances.pairing. */
+export interface SandboxConnect {
+  readonly kind: 'connect';
+  /** QR code or pairing code. */
+  readonly method: PairingMethod;
+  /** E.164 phone of the number being paired (needed by the pairing-code method on the real network; optional for QR). */
+  readonly phone: null | string;
+  /** True completes the pairing at once, as if the phone scanned the QR or typed the code. */
+  readonly auto: boolean;
+}
+
+/** A customer writes to the number (directly or in a group). Becomes an InboundMessage with origin customer; while the number is not connected it waits on the simulated network and arrives when the number connects. */
+export interface SandboxCustomerMessage {
+  readonly kind: 'customer_message';
+  /** The customer: E.164 phone, phone jid, or an @lid identity (resolved to the phone when the number knows the lid; see SandboxMapLid). */
+  readonly from: string;
+  /** Display (push) name of the customer. */
+  readonly name: null | string;
+  /** What the customer sends. A poll_vote names the chosen options; the sandbox carries them as the network does (option hashes) and resolves them against the poll known to the number, dropping names the poll does not have. */
+  readonly content: TextContent | SandboxMediaContent | LocationContent | ContactContent | ReactionContent | PollContent | PollVoteContent;
+  /** wa_message_id of the message replied to. */
+  readonly quoted_id: null | string;
+  /** Group the message is written in; null for a direct message. */
+  readonly group: null | GroupRef;
+  /** Mentioned people: E.164 phones, phone jids or @lid identities. */
+  readonly mentions: ReadonlyArray<string>;
+}
+
+/** Something happens in a group the number sees (joined, left, participants added, removed, promoted or demoted, subject or description changed). Becomes a GroupEvent. */
+export interface SandboxGroupUpdate {
+  readonly kind: 'group_update';
+  /** What happened. */
+  readonly change: GroupEventKind;
+  /** The group (name after the change). */
+  readonly group: GroupRef;
+  /** Who made the change: E.164 phone, phone jid or @lid identity. */
+  readonly author: null | string;
+  /** Participants concerned: E.164 phones, phone jids or @lid identities. */
+  readonly participants: ReadonlyArray<string>;
+  /** New subject (subject_changed). */
+  readonly subject: null | string;
+  /** New description (description_changed). */
+  readonly description: null | string;
+}
+
+/** The number learns which phone is behind a privacy identity (as Baileys lid-mapping.update does): later messages from the lid carry the phone jid, with the lid kept in sender.lid. */
+export interface SandboxMapLid {
+  readonly kind: 'map_lid';
+  /** The @lid identity. */
+  readonly lid: string;
+  /** E.164 phone behind it. */
+  readonly phone: string;
+}
+
+/** A simulated media message. The connector stores the bytes in the media store and publishes the stored Media; the inbound record never carries bytes. */
+export interface SandboxMediaContent {
+  readonly kind: 'media';
+  /** image, video, audio, document or sticker. */
+  readonly media_type: SandboxMediaType;
+  /** The file as the simulated network carries it; null has the sandbox generate a small file. A deliberate exception to bytes never travelling on Kafka, limited to the sandbox: the API caps it at 256 KiB. */
+  readonly data: null | Buffer;
+  /** MIME type; a usual one for media_type when null. */
+  readonly mime_type: null | string;
+  /** File name (documents). */
+  readonly filename: null | string;
+  /** Caption of image, video and document. */
+  readonly caption: null | string;
+  /** Audio only: a voice note. */
+  readonly ptt: boolean;
+}
+
+/** Type of a simulated media message; the InboundMessage content kind it becomes. */
+export const SandboxMediaTypeValues = ['image', 'video', 'audio', 'document', 'sticker'] as const;
+export type SandboxMediaType = (typeof SandboxMediaTypeValues)[number];
+
+/** The number's owner writes from the phone. Becomes an InboundMessage with origin external (message.sent with origin external; not counted as a send). Ignored while the number is not connected. */
+export interface SandboxPhoneMessage {
+  readonly kind: 'phone_message';
+  /** Chat written to: E.164 phone, phone jid, @lid identity or group jid. */
+  readonly to: string;
+  /** What the owner sends. */
+  readonly content: TextContent | SandboxMediaContent | LocationContent | ContactContent | ReactionContent | PollContent | PollVoteContent;
+  /** wa_message_id of the message replied to. */
+  readonly quoted_id: null | string;
+}
+
+/** The phone scans the QR or types the pairing code: a pending pairing completes and the number becomes connected. Without a pending pairing it has no effect. */
+export interface SandboxScan {
+  readonly kind: 'scan';
+  /** E.164 phone that scanned; defaults to the phone given at connect, then to the number's known phone, then to one derived from the instance id (decided here). */
+  readonly phone: null | string;
+}
+
+/** Changes how the simulated network treats the number's sends. Null fields keep their current value. Defaults: delivered after 50 ms, read after 150 ms, no failing recipients besides phones ending in 0000, which always fail (decided here, for tests). */
+export interface SandboxSetBehaviour {
+  readonly kind: 'set_behaviour';
+  /** Delay from sent to delivered. */
+  readonly delivered_after_ms: null | number;
+  /** Delay from sent to read; never before delivered. */
+  readonly read_after_ms: null | number;
+  /** E.164 phones whose sends fail (replaces the previous list). */
+  readonly fail_to: null | ReadonlyArray<string>;
+}
+
+/** The network changes the number's status (connected, warming, disconnected, logged_out, banned), as a reconnect, a drop, an unlink from the phone or a ban would. */
+export interface SandboxSetStatus {
+  readonly kind: 'set_status';
+  /** New status. */
+  readonly status: InstanceStatus;
+  /** Reason carried to the InstanceState record. */
+  readonly reason: null | string;
+}
+
 /** Plan allowance a threshold refers to (decided here: sends and stored media). */
 export const UsageAllowanceValues = ['messages', 'media_storage'] as const;
 export type UsageAllowance = (typeof UsageAllowanceValues)[number];

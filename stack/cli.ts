@@ -5,24 +5,55 @@ import { loadConfig, redactConfig, type Config } from './config.js';
 import { createLogger } from './logger.js';
 import { parseRoles, roleNames, startRoles } from './roles.js';
 import { stackDown, stackStatus, stackUp, type StackStatus } from './local/index.js';
-import { projections, replayProjection } from '../processors/index.js';
+import { projectionsFor, replayable, replayProjection } from '../processors/index.js';
+import { createAccount, type CreatedAccount } from '../api/accounts/create.js';
+import { connectSandboxNumbers } from '../api/accounts/sandbox.js';
+import { isLocale } from '../api/errors.js';
+import type { Clients } from './clients.js';
 
 const usage = `Usage: gateway <command>
 
   start                      bring up the local stack, then run every role (the README's run command)
   all | <role>[,<role>...]   run roles against the configured services; roles: ${roleNames.join(', ')}
-  replay <projection>        rebuild a projection from offset zero and swap it in; projections: ${[...projections.keys()].join(', ')}
+  replay <projection>        rebuild a projection from offset zero and swap it in; projections: ${replayable.join(', ')}
+  accounts create --name N --email E [--sandbox-numbers K] [--plan free|pro] [--locale pt|en|es|it|de|fr] [--json]
+                             create an account, its default project and an owner API key (printed once)
   stack up | down | status   manage the local stack (Kafka, schema registry, Postgres databases, S3, SMTP)
 `;
 
 async function main(argv: string[]): Promise<number> {
-  const { positionals } = parseArgs({ args: argv, allowPositionals: true, strict: true });
+  const { positionals, values } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    strict: true,
+    options: {
+      name: { type: 'string' },
+      email: { type: 'string' },
+      'sandbox-numbers': { type: 'string' },
+      plan: { type: 'string' },
+      locale: { type: 'string' },
+      json: { type: 'boolean' },
+    },
+  });
   const [command, arg] = positionals;
   const config = loadConfig();
   switch (command) {
     case 'start':
       printStatus(await stackUp({ root: config.stackRoot, log: (line) => console.log(line) }));
-      return runRoles(config, 'all');
+      return runRoles(config, 'all', { firstAccount: true });
+    case 'accounts':
+      if (arg !== 'create' || !values.name || !values.email) {
+        console.error(usage);
+        return 1;
+      }
+      return createAccountCommand(config, {
+        name: values.name,
+        email: values.email,
+        sandboxNumbers: Number(values['sandbox-numbers'] ?? 0),
+        plan: values.plan ?? 'free',
+        locale: values.locale,
+        json: values.json ?? false,
+      });
     case 'stack':
       return stackCommand(config, arg);
     case 'replay':
@@ -36,7 +67,7 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-async function runRoles(config: Config, arg: string): Promise<number> {
+async function runRoles(config: Config, arg: string, options: { firstAccount?: boolean } = {}): Promise<number> {
   const roles = parseRoles(arg);
   const logger = createLogger(config.logLevel, config.logFormat);
   logger.info({ roles, config: redactConfig(config) }, 'starting');
@@ -44,6 +75,10 @@ async function runRoles(config: Config, arg: string): Promise<number> {
   const running = await startRoles(roles, clients);
   if (roles.includes('api')) {
     logger.info(`gateway ready: http://localhost:${config.port} (API docs at /docs, readiness at /ready)`);
+  }
+  if (options.firstAccount && running.api?.directory.accounts.size === 0) {
+    const account = await newAccount(clients, { name: 'Sandbox', email: 'sandbox@gateway.local', sandboxNumbers: 1, plan: 'free' });
+    printFirstAccount(account, config.port);
   }
   await new Promise<void>((resolve) => {
     const shutdown = (signal: string) => {
@@ -57,6 +92,49 @@ async function runRoles(config: Config, arg: string): Promise<number> {
   await running.stop();
   await clients.close();
   return 0;
+}
+
+interface AccountInput {
+  readonly name: string;
+  readonly email: string;
+  readonly sandboxNumbers: number;
+  readonly plan: string;
+  readonly locale?: string;
+}
+
+async function newAccount(clients: Clients, input: AccountInput): Promise<CreatedAccount> {
+  if (!Number.isInteger(input.sandboxNumbers) || input.sandboxNumbers < 0) throw new Error('--sandbox-numbers takes a whole number');
+  if (input.locale !== undefined && !isLocale(input.locale)) throw new Error('--locale is one of pt, en, es, it, de, fr');
+  return createAccount(
+    clients.producer,
+    { name: input.name, email: input.email, plan: input.plan, locale: input.locale, sandboxNumbers: input.sandboxNumbers },
+    connectSandboxNumbers(clients.producer),
+  );
+}
+
+async function createAccountCommand(config: Config, input: AccountInput & { json: boolean }): Promise<number> {
+  const clients = await buildClients(config, createLogger('warn', config.logFormat));
+  try {
+    const account = await newAccount(clients, input);
+    console.log(input.json ? JSON.stringify(account) : `account ${account.account_id}\nproject ${account.project_id}\napi key ${account.api_key} (shown once)`);
+    return 0;
+  } finally {
+    await clients.close();
+  }
+}
+
+/** The key goes to the terminal only, never to the log. */
+function printFirstAccount(account: CreatedAccount, port: number): void {
+  console.log(
+    [
+      '',
+      'A sandbox account was created with one connected sandbox number. Its API key (shown once):',
+      `  ${account.api_key}`,
+      `Try: curl -s -X POST localhost:${port}/messages/text -H 'authorization: Bearer ${account.api_key}' \\`,
+      `       -H 'content-type: application/json' -d '{"to":"+5511999998888","body":"Hello"}'`,
+      '',
+    ].join('\n'),
+  );
 }
 
 async function stackCommand(config: Config, action: string | undefined): Promise<number> {
@@ -86,14 +164,14 @@ function printStatus(status: StackStatus): void {
 }
 
 async function replay(config: Config, name: string | undefined): Promise<number> {
-  const projection = name === undefined ? undefined : projections.get(name);
-  if (!projection) {
-    console.error(`replay needs a projection: ${[...projections.keys()].join(', ')}`);
+  if (name === undefined || !(replayable as readonly string[]).includes(name)) {
+    console.error(`replay needs a projection: ${replayable.join(', ')}`);
     return 1;
   }
   const logger = createLogger(config.logLevel, config.logFormat);
   const clients = await buildClients(config, logger);
   try {
+    const projection = projectionsFor(clients.producer, 'replay').get(name)!;
     const result = await replayProjection(clients, projection);
     console.log(JSON.stringify(result));
     return 0;

@@ -13,7 +13,8 @@ import {
   type Producer,
   type TopicSpec,
 } from '../topics/index.js';
-import { createMediaBucket, type MediaBucket } from '../connectors/media/s3.js';
+import { createHttpFetcher, type HttpFetcher } from '../connectors/http/index.js';
+import { createMediaLinks, createMediaStore, usageProducer, type MediaLinks, type MediaStore } from '../connectors/media/index.js';
 import { createMailer, type Mailer } from '../connectors/email/smtp.js';
 import { createClickHouse, type ClickHouse } from './clickhouse.js';
 import type { Config } from './config.js';
@@ -27,7 +28,10 @@ export interface Clients {
   readonly producer: Producer;
   readonly pool: pg.Pool;
   readonly clickhouse: ClickHouse;
-  readonly media: MediaBucket;
+  readonly media: MediaStore;
+  readonly mediaLinks: MediaLinks;
+  /** Outbound HTTP with timeouts, size caps and the private-address guard. */
+  readonly http: HttpFetcher;
   readonly mailer: Mailer;
   close(): Promise<void>;
 }
@@ -47,8 +51,18 @@ export async function buildClients(config: Config, logger: Logger): Promise<Clie
   const pool = new pg.Pool({ connectionString: config.databaseUrl, max: 10 });
   pool.on('error', (err) => logger.warn({ err }, 'idle Postgres client failed'));
   const clickhouse = createClickHouse(config.clickhouse);
-  const media = createMediaBucket(config.s3);
-  await media.ensure().catch((err: unknown) => logger.warn({ err }, 'media bucket not ready yet'));
+  const mediaLinks = createMediaLinks({
+    secret: config.media.signingSecret,
+    publicBaseUrl: config.media.publicBaseUrl,
+    ttlSeconds: config.media.urlTtlSeconds,
+  });
+  const recordUsage = usageProducer(producer);
+  const media =
+    config.media.store === 's3'
+      ? createMediaStore({ kind: 's3', s3: config.s3, recordUsage })
+      : createMediaStore({ kind: 'filesystem', dir: config.media.dir, links: mediaLinks, recordUsage });
+  await media.ensure().catch((err: unknown) => logger.warn({ err }, 'media store not ready yet'));
+  const http = createHttpFetcher({ allowPrivateNetwork: config.outbound.allowPrivateNetwork, allowRanges: config.outbound.allowCidrs });
   const mailer = createMailer(config.smtpUrl);
   return {
     config,
@@ -59,12 +73,15 @@ export async function buildClients(config: Config, logger: Logger): Promise<Clie
     pool,
     clickhouse,
     media,
+    mediaLinks,
+    http,
     mailer,
     async close() {
       await producer.disconnect().catch(() => undefined);
       await pool.end().catch(() => undefined);
       await clickhouse.close().catch(() => undefined);
       media.close();
+      await http.close().catch(() => undefined);
       mailer.close();
     },
   };

@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 
@@ -39,6 +40,24 @@ export interface Config {
   readonly clickhouse: ClickHouseConfig;
   readonly s3: S3Config;
   readonly smtpUrl: string;
+  readonly media: {
+    /** `s3` (the bucket above) or `filesystem` (a local folder served through signed links). */
+    readonly store: 's3' | 'filesystem';
+    readonly dir: string;
+    readonly signingSecret: string;
+    readonly urlTtlSeconds: number;
+    /** Absolute base of the API as its users reach it, for links in payloads. */
+    readonly publicBaseUrl: string;
+  };
+  readonly outbound: {
+    /** Lets outbound HTTP (media URLs, webhooks) reach private and loopback addresses: local development only. */
+    readonly allowPrivateNetwork: boolean;
+    readonly allowCidrs: readonly string[];
+  };
+  /** Seals secrets that must be read back (OTP codes, webhook secrets). Set a long random value in production. */
+  readonly secretsKey: string;
+  /** How long a rotated API key keeps working. */
+  readonly keyRotationGraceMs: number;
   /** Folder of the local stack's data and logs (git-ignored). */
   readonly stackRoot: string;
 }
@@ -64,9 +83,11 @@ function integer(env: Env, name: string, fallback: number): number {
 export function loadConfig(env: Env = process.env): Config {
   const stackRoot = text(env, 'GATEWAY_STACK_DIR', path.join(repoRoot, '.stack'));
   const clickhouseUrl = env.CLICKHOUSE_URL?.trim();
+  const secretsKey = text(env, 'SECRETS_KEY', 'local-development-secrets-key');
+  const port = integer(env, 'PORT', 3000);
   return Object.freeze({
     host: text(env, 'HOST', '0.0.0.0'),
-    port: integer(env, 'PORT', 3000),
+    port,
     logLevel: text(env, 'LOG_LEVEL', 'info'),
     logFormat: text(env, 'LOG_FORMAT', process.stdout.isTTY ? 'pretty' : 'json') === 'pretty' ? 'pretty' : 'json',
     kafka: Object.freeze({
@@ -91,6 +112,19 @@ export function loadConfig(env: Env = process.env): Config {
       forcePathStyle: text(env, 'S3_FORCE_PATH_STYLE', 'true') === 'true',
     }),
     smtpUrl: text(env, 'SMTP_URL', 'smtp://127.0.0.1:1025'),
+    secretsKey,
+    media: Object.freeze({
+      store: text(env, 'MEDIA_STORE', 's3') === 'filesystem' ? ('filesystem' as const) : ('s3' as const),
+      dir: text(env, 'MEDIA_DIR', path.join(stackRoot, 'data', 'media')),
+      signingSecret: text(env, 'MEDIA_SIGNING_SECRET', createHmac('sha256', secretsKey).update('media-links').digest('hex')),
+      urlTtlSeconds: integer(env, 'MEDIA_URL_TTL_SECONDS', 86_400),
+      publicBaseUrl: text(env, 'PUBLIC_BASE_URL', `http://localhost:${port}`),
+    }),
+    outbound: Object.freeze({
+      allowPrivateNetwork: text(env, 'ALLOW_PRIVATE_NETWORK', 'false') === 'true',
+      allowCidrs: Object.freeze(text(env, 'OUTBOUND_ALLOW_CIDRS', '').split(',').map((c) => c.trim()).filter(Boolean)),
+    }),
+    keyRotationGraceMs: integer(env, 'KEY_ROTATION_GRACE_HOURS', 24) * 3_600_000,
     stackRoot,
   });
 }
@@ -104,5 +138,7 @@ export function redactConfig(config: Config): unknown {
     smtpUrl: mask(config.smtpUrl),
     clickhouse: config.clickhouse.kind === 'server' ? { kind: 'server', url: mask(config.clickhouse.url) } : config.clickhouse,
     s3: { ...config.s3, secretAccessKey: '***' },
+    secretsKey: '***',
+    media: { ...config.media, signingSecret: '***' },
   };
 }

@@ -1,7 +1,9 @@
-import { buildServer } from '../api/server.js';
-import { projections, runProjection } from '../processors/index.js';
+import { startConnectorRole } from '../connectors/network/index.js';
+import { projectionsFor, runProjection } from '../processors/index.js';
+import { startUsageWriter } from '../processors/usage/index.js';
+import { startApi, type RunningApi } from './api-role.js';
 import type { Clients } from './clients.js';
-import { checkDependencies } from './readiness.js';
+import { mediaSink } from './media-sink.js';
 
 export const roleNames = ['api', 'processor', 'connector', 'dispatcher', 'sweeper'] as const;
 export type Role = (typeof roleNames)[number];
@@ -19,22 +21,30 @@ interface Running {
   stop(): Promise<void>;
 }
 
-/** Roles with nothing to run in this version; they start so that deployments can name them already. */
-const idleRoles: ReadonlySet<Role> = new Set(['connector', 'dispatcher', 'sweeper']);
+export interface RunningRoles extends Running {
+  /** The API of this process, when it runs the api role. */
+  readonly api: RunningApi | undefined;
+}
 
-export async function startRoles(roles: readonly Role[], clients: Clients): Promise<Running> {
+/** Roles with nothing to run in this version; they start so that deployments can name them already. */
+const idleRoles: ReadonlySet<Role> = new Set(['dispatcher', 'sweeper']);
+
+export async function startRoles(roles: readonly Role[], clients: Clients): Promise<RunningRoles> {
   const running: Running[] = [];
   const { logger } = clients;
   if (roles.includes('processor')) {
-    for (const projection of projections.values()) running.push(await runProjection(clients, projection));
+    for (const projection of projectionsFor(clients.producer, 'live').values()) running.push(await runProjection(clients, projection));
+    running.push(await startUsageWriter(clients));
   }
+  if (roles.includes('connector')) running.push(await startConnectorRole(clients, { media: mediaSink(clients.media) }));
   for (const role of roles.filter((r) => idleRoles.has(r))) logger.info({ role }, 'role has no work in this version');
+  let api: RunningApi | undefined;
   if (roles.includes('api')) {
-    const app = await buildServer({ logger, checkDependencies: () => checkDependencies(clients) });
-    await app.listen({ host: clients.config.host, port: clients.config.port });
-    running.unshift({ stop: () => app.close() });
+    api = await startApi(clients, { listen: true });
+    running.unshift(api);
   }
   return {
+    api,
     async stop() {
       for (const part of running) await part.stop().catch((err: unknown) => logger.warn({ err }, 'stop failed'));
     },

@@ -1,5 +1,10 @@
+import { createHash } from 'node:crypto';
+import fp from 'fastify-plugin';
+import type { FastifyInstance } from 'fastify';
 import type { AccountId, ProjectId } from '../../schemas/ids.js';
-import type { Locale } from '../errors.js';
+import type { Directory } from '../directory.js';
+import { gatewayError, resolveLocale, type Locale } from '../errors.js';
+import { defaultRateLimit, type RateLimit, type RateLimiter } from './rate-limit.js';
 
 /** Scopes a key may hold. Owner and admin keys hold `*`. */
 export const scopes = [
@@ -50,3 +55,64 @@ declare module 'fastify' {
     public?: boolean;
   }
 }
+
+/** The SHA-256 of a key as stored: keys themselves are never kept. */
+export function hashKey(key: string): string {
+  return createHash('sha256').update(key).digest('hex');
+}
+
+export interface AuthOptions {
+  readonly directory: Directory;
+  readonly takeToken: RateLimiter;
+  /** The rate limit of an account's plan (spec 8.1: the plan's ceiling). */
+  readonly rateLimitFor: (plan: string) => RateLimit;
+}
+
+const BEARER = /^Bearer\s+(\S+)$/i;
+
+/**
+ * Authenticates every route that is not marked public, then applies the rate limit of the key
+ * (per IP on public routes), the route's scope and the partner-key reach. Runs before body
+ * parsing, so a refused request costs no more than its headers.
+ */
+async function authenticate(app: FastifyInstance, options: AuthOptions): Promise<void> {
+  app.decorateRequest('auth', undefined as unknown as AuthContext);
+
+  app.addHook('onRequest', async (request) => {
+    const config = request.routeOptions.config;
+    if (request.routeOptions.url === undefined || config.public === true) {
+      if (!(await options.takeToken(`ip:${request.ip}`, defaultRateLimit))) throw gatewayError('rate_limited');
+      return;
+    }
+    const match = BEARER.exec(request.headers.authorization ?? '');
+    const key = match?.[1] ? options.directory.keyByHash(hashKey(match[1])) : undefined;
+    const now = Date.now();
+    if (!key || key.revoked_at !== null || (key.expires_at !== null && key.expires_at <= now)) {
+      // Guessing keys draws from the caller's IP bucket.
+      if (!(await options.takeToken(`ip:${request.ip}`, defaultRateLimit))) throw gatewayError('rate_limited');
+      throw gatewayError('unauthorized');
+    }
+    const account = options.directory.accounts.get(key.account_id);
+    if (!account) throw gatewayError('unauthorized');
+    request.accountLocale = account.locale;
+    if (!(await options.takeToken(`key:${key.id}`, options.rateLimitFor(account.plan)))) throw gatewayError('rate_limited');
+
+    const auth: AuthContext = {
+      accountId: key.account_id,
+      projectId: key.project_id,
+      keyId: key.id,
+      role: (roles as readonly string[]).includes(key.role) ? (key.role as Role) : 'agent',
+      scopes: key.scopes as readonly (Scope | '*')[],
+      locale: resolveLocale(account.locale, undefined),
+      plan: account.plan,
+      partnerKey: key.connection_id !== null,
+    };
+    if (auth.partnerKey && config.partnerKeys === false) throw gatewayError('forbidden');
+    if (config.scope !== undefined && !auth.scopes.includes('*') && !auth.scopes.includes(config.scope)) {
+      throw gatewayError('forbidden');
+    }
+    request.auth = auth;
+  });
+}
+
+export const authPlugin = fp(authenticate, { name: 'gateway-auth', dependencies: ['gateway-errors'] });

@@ -19,6 +19,9 @@ export function createMediaBucket(config: S3Config): MediaBucket {
     forcePathStyle: config.forcePathStyle,
     credentials: { accessKeyId: config.accessKeyId, secretAccessKey: config.secretAccessKey },
     maxAttempts: 2,
+    // Uploads go as one plain body with its length: the default (aws-chunked with a trailing
+    // checksum) leaves s3proxy connections broken for the next request now and then.
+    requestChecksumCalculation: 'WHEN_REQUIRED',
   });
   const head = () => client.send(new HeadBucketCommand({ Bucket: config.bucket }));
   return {

@@ -1,35 +1,35 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildServer, type ApiServer } from '../../api/server.js';
+import { startApi, type RunningApi } from '../../stack/api-role.js';
 import type { Clients } from '../../stack/clients.js';
-import { checkDependencies } from '../../stack/readiness.js';
 import { testClients } from '../support/clients.js';
 import { createTestEnv, type TestEnv } from '../support/env.js';
 
 describe('API health, readiness and docs', () => {
   let env: TestEnv;
   let clients: Clients;
-  let app: ApiServer;
+  let api: RunningApi;
+  const app = () => api.app;
 
   beforeAll(async () => {
     env = await createTestEnv();
     clients = await testClients(env);
-    app = await buildServer({ logger: clients.logger, checkDependencies: () => checkDependencies(clients) });
+    api = await startApi(clients, { listen: false });
   });
 
   afterAll(async () => {
-    await app?.close();
+    await api?.stop();
     await clients?.close();
     await env?.dispose();
   });
 
   it('answers /health while the process lives', async () => {
-    const response = await app.inject({ method: 'GET', url: '/health' });
+    const response = await app().inject({ method: 'GET', url: '/health' });
     expect(response.statusCode).toBe(200);
     expect(response.json()).toEqual({ status: 'ok' });
   });
 
   it('reports every dependency up on /ready', async () => {
-    const response = await app.inject({ method: 'GET', url: '/ready' });
+    const response = await app().inject({ method: 'GET', url: '/ready' });
     const body = response.json<{ status: string; checks: Record<string, { status: string }> }>();
     expect(body.checks, JSON.stringify(body)).toMatchObject({
       kafka: { status: 'up' },
@@ -45,9 +45,9 @@ describe('API health, readiness and docs', () => {
 
   it('answers 503 naming the dependency that is down', async () => {
     const broken = { ...clients, config: { ...clients.config, schemaRegistryUrl: 'http://127.0.0.1:9/apis/ccompat/v7' } };
-    const server = await buildServer({ logger: clients.logger, checkDependencies: () => checkDependencies(broken) });
+    const server = await startApi(broken, { listen: false });
     try {
-      const response = await server.inject({ method: 'GET', url: '/ready' });
+      const response = await server.app.inject({ method: 'GET', url: '/ready' });
       expect(response.statusCode).toBe(503);
       const body = response.json<{ status: string; checks: Record<string, { status: string; error?: string }> }>();
       expect(body.status).toBe('not_ready');
@@ -55,22 +55,22 @@ describe('API health, readiness and docs', () => {
       expect(body.checks.registry?.error).toBeTruthy();
       expect(body.checks.postgres?.status).toBe('up');
     } finally {
-      await server.close();
+      await server.stop();
     }
   });
 
   it('serves OpenAPI generated from the route schemas', async () => {
-    const response = await app.inject({ method: 'GET', url: '/openapi.json' });
+    const response = await app().inject({ method: 'GET', url: '/openapi.json' });
     expect(response.statusCode).toBe(200);
     const doc = response.json<{ openapi: string; paths: Record<string, unknown> }>();
     expect(doc.openapi).toMatch(/^3\./);
     expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/health', '/ready']));
-    const docs = await app.inject({ method: 'GET', url: '/docs' });
+    const docs = await app().inject({ method: 'GET', url: '/docs' });
     expect(docs.statusCode).toBeLessThan(400);
   });
 
   it('answers unknown routes with the error object in the caller language', async () => {
-    const response = await app.inject({ method: 'GET', url: '/nope', headers: { 'accept-language': 'pt-BR,pt;q=0.9' } });
+    const response = await app().inject({ method: 'GET', url: '/nope', headers: { 'accept-language': 'pt-BR,pt;q=0.9' } });
     expect(response.statusCode).toBe(404);
     expect(response.json()).toMatchObject({ code: 'not_found', locale: 'pt' });
   });

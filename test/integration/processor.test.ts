@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Kafka } from 'kafkajs';
-import { projections, runProjection, waitUntilCaughtUp, type RunningProjection } from '../../processors/index.js';
+import { instancesProjection, runProjection, waitUntilCaughtUp, type RunningProjection } from '../../processors/index.js';
 import { storedOffsets } from '../../processors/runtime/store.js';
 import { InstanceStatusValues, type InstanceState } from '../../schemas/records.js';
 import { asAccountId, asEventId, asInstanceId, asProjectId } from '../../schemas/ids.js';
@@ -10,7 +10,7 @@ import { testClients } from '../support/clients.js';
 import { createTestEnv, waitFor, type TestEnv } from '../support/env.js';
 import { spawnGateway, type GatewayProcess } from '../support/gateway.js';
 
-const instances = projections.get('instances')!;
+const instances = instancesProjection;
 const TOTAL = 6_000;
 const CHUNK = 100;
 

@@ -1,0 +1,64 @@
+import { contactId, normalizePhone } from '../../processors/contacts/index.js';
+
+/** A contact's own values, as `ContactEvent` records carry them. */
+export interface ContactValues {
+  readonly id: string;
+  readonly phone: string;
+  readonly name: string | null;
+  readonly tags: readonly string[];
+}
+
+export interface ImportRow {
+  readonly phone: string;
+  readonly name?: string;
+  readonly tags?: readonly string[];
+}
+
+export interface ImportPlan {
+  readonly created: number;
+  readonly updated: number;
+  readonly unchanged: number;
+  readonly invalidRows: { index: number; phone: string; reason: 'invalid_phone' }[];
+  /** The new values of every created or changed contact, in row order. */
+  readonly upserts: ContactValues[];
+}
+
+/**
+ * What an import does, row by row against the contacts there (`existing`, by phone): a row
+ * creates the contact of its phone or replaces the fields it gives (an empty name clears it).
+ * A phone repeated in the import is applied again over its previous row.
+ */
+export function planImport(accountId: string, rows: readonly ImportRow[], existing: ReadonlyMap<string, ContactValues>): ImportPlan {
+  const current = new Map(existing);
+  const plan = { created: 0, updated: 0, unchanged: 0, invalidRows: [] as ImportPlan['invalidRows'], upserts: [] as ContactValues[] };
+  rows.forEach((row, index) => {
+    const phone = normalizePhone(row.phone);
+    if (phone === undefined) {
+      plan.invalidRows.push({ index, phone: row.phone, reason: 'invalid_phone' });
+      return;
+    }
+    const before = current.get(phone);
+    const after: ContactValues = {
+      id: before?.id ?? contactId(accountId, phone),
+      phone,
+      name: row.name === undefined ? (before?.name ?? null) : row.name.trim() || null,
+      tags: row.tags === undefined ? (before?.tags ?? []) : normalizeTags(row.tags),
+    };
+    if (before === undefined) plan.created += 1;
+    else if (sameValues(before, after)) {
+      plan.unchanged += 1;
+      return;
+    } else plan.updated += 1;
+    current.set(phone, after);
+    plan.upserts.push(after);
+  });
+  return plan;
+}
+
+function normalizeTags(tags: readonly string[]): string[] {
+  return [...new Set(tags.map((tag) => tag.trim()).filter((tag) => tag !== ''))];
+}
+
+function sameValues(a: ContactValues, b: ContactValues): boolean {
+  return a.name === b.name && a.tags.length === b.tags.length && a.tags.every((tag, i) => tag === b.tags[i]);
+}

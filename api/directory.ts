@@ -1,0 +1,176 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { Logger } from 'pino';
+import type { AccountId, ProjectId } from '../schemas/ids.js';
+import type { Account, ApiKey, ConfigRecord, Pool, Project } from '../schemas/records.js';
+import { createConsumer, endOffsets, topicName, topics, type Kafka, type TopicConsumer, type TopicSerdes } from '../topics/index.js';
+
+export interface AccountEntry extends Omit<Account, 'kind'> {
+  readonly id: AccountId;
+}
+export interface ProjectEntry extends Omit<Project, 'kind'> {
+  readonly id: ProjectId;
+  readonly account_id: AccountId;
+}
+export interface KeyEntry extends Omit<ApiKey, 'kind'> {
+  readonly id: string;
+  readonly account_id: AccountId;
+  readonly project_id: ProjectId;
+  readonly created_at: number;
+}
+export interface PoolEntry extends Omit<Pool, 'kind'> {
+  readonly id: string;
+  readonly project_id: ProjectId;
+}
+
+/**
+ * The accounts, projects, API keys and pools every request needs, held in memory and kept fresh
+ * from the compacted `gw.config` topic: each API process reads it whole at start (its own
+ * consumer group, nothing committed), then follows it, so a revoked key stops working in every
+ * process within moments of the record being written.
+ */
+export class Directory {
+  readonly accounts = new Map<string, AccountEntry>();
+  readonly projects = new Map<string, ProjectEntry>();
+  readonly pools = new Map<string, PoolEntry>();
+  private readonly keys = new Map<string, KeyEntry>();
+  private readonly keysByHash = new Map<string, KeyEntry>();
+  private readonly waiters = new Set<() => void>();
+  private readonly lastWrite = new Map<string, string>();
+
+  keyByHash(hash: string): KeyEntry | undefined {
+    return this.keysByHash.get(hash);
+  }
+
+  key(id: string): KeyEntry | undefined {
+    return this.keys.get(id);
+  }
+
+  keysOf(accountId: string): KeyEntry[] {
+    return [...this.keys.values()].filter((k) => k.account_id === accountId);
+  }
+
+  poolsOf(projectId: string): PoolEntry[] {
+    return [...this.pools.values()].filter((p) => p.project_id === projectId);
+  }
+
+  /** Applies one record of `gw.config`; a null value (tombstone) removes the entity with that key. */
+  apply(entityId: string, record: ConfigRecord | null): void {
+    const createdAt = this.keys.get(entityId)?.created_at;
+    this.remove(entityId);
+    if (record !== null) this.add(record, createdAt);
+    this.lastWrite.set(entityId, record?.event_id ?? 'deleted');
+  }
+
+  /** Resolves once this process has applied the given write (`null` for a tombstone) of an entity. */
+  async applied(entityId: string, eventId: string | null): Promise<void> {
+    await this.until(() => this.lastWrite.get(entityId) === (eventId ?? 'deleted'));
+  }
+
+  /** Wakes those waiting in `until`: called after each applied batch. */
+  settled(): void {
+    for (const wake of [...this.waiters]) wake();
+  }
+
+  /** Resolves once `ready()` holds: lets a write answer only after this process sees it. */
+  async until(ready: () => boolean, timeoutMs = 5_000): Promise<void> {
+    if (ready()) return;
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.waiters.delete(check);
+        reject(new Error('the directory did not see the write in time'));
+      }, timeoutMs);
+      const check = () => {
+        if (!ready()) return;
+        clearTimeout(timer);
+        this.waiters.delete(check);
+        resolve();
+      };
+      this.waiters.add(check);
+    });
+  }
+
+  private add(record: ConfigRecord, keyCreatedAt: number | undefined): void {
+    const { entity, entity_id: id } = record;
+    const account_id = record.account_id as AccountId;
+    const project_id = record.project_id as ProjectId;
+    switch (entity.kind) {
+      case 'account': {
+        const { kind: _, ...rest } = entity;
+        this.accounts.set(id, { ...rest, id: id as AccountId });
+        return;
+      }
+      case 'project': {
+        const { kind: _, ...rest } = entity;
+        this.projects.set(id, { ...rest, id: id as ProjectId, account_id });
+        return;
+      }
+      case 'api_key': {
+        const { kind: _, ...rest } = entity;
+        const key: KeyEntry = { ...rest, id, account_id, project_id, created_at: keyCreatedAt ?? record.occurred_at };
+        this.keys.set(id, key);
+        this.keysByHash.set(key.key_hash, key);
+        return;
+      }
+      case 'pool': {
+        const { kind: _, ...rest } = entity;
+        this.pools.set(id, { ...rest, id, project_id });
+        return;
+      }
+      default:
+        // Webhooks and partners are cached by their own surfaces.
+        return;
+    }
+  }
+
+  private remove(id: string): void {
+    this.accounts.delete(id);
+    this.projects.delete(id);
+    this.pools.delete(id);
+    const key = this.keys.get(id);
+    if (key) {
+      this.keys.delete(id);
+      this.keysByHash.delete(key.key_hash);
+    }
+  }
+}
+
+export interface RunningDirectory {
+  readonly directory: Directory;
+  stop(): Promise<void>;
+}
+
+/** Reads `gw.config` from the beginning and resolves once everything written before the start is applied. */
+export async function startDirectory(deps: { kafka: Kafka; serdes: TopicSerdes; logger: Logger }): Promise<RunningDirectory> {
+  const directory = new Directory();
+  const topic = topicName(topics.config, deps.serdes.prefix);
+  const groupId = `${deps.serdes.prefix}directory.${hostname()}.${process.pid}.${randomUUID().slice(0, 8)}`;
+  const targets = await endOffsets(deps.kafka, topic);
+  const applied = new Map<number, number>();
+  const caughtUp = () => [...targets].every(([partition, end]) => end === 0 || (applied.get(partition) ?? 0) >= end);
+
+  const consumer: TopicConsumer = await createConsumer(deps.kafka, deps.serdes, { groupId, topics: [topics.config], fromBeginning: true });
+  await consumer.run(async (batch) => {
+    for (const record of batch.records) {
+      if (!record.decoded.ok) {
+        deps.logger.error({ err: record.decoded.error, offset: record.offset }, 'undecodable config record skipped');
+      } else if (record.key !== null) {
+        directory.apply(record.key, record.decoded.value as ConfigRecord | null);
+      }
+      applied.set(batch.partition, record.offset + 1);
+    }
+    directory.settled();
+    batch.resolve(batch.records[batch.records.length - 1]!.offset);
+  });
+  await directory.until(caughtUp, 60_000);
+  return {
+    directory,
+    async stop() {
+      await consumer.stop();
+      const admin = deps.kafka.admin();
+      await admin.connect();
+      await admin.deleteGroups([groupId]).catch(() => undefined);
+      await admin.disconnect();
+    },
+  };
+}

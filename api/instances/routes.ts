@@ -1,0 +1,116 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { asEventId, asInstanceId, newId } from '../../schemas/ids.js';
+import { topics } from '../../topics/index.js';
+import type { RouteOptions } from '../context.js';
+import { gatewayError } from '../errors.js';
+import { createInstance } from './create.js';
+import { projectInstance, projectInstances, type InstanceRow } from './queries.js';
+
+/** Spec 2.3, with the fields the spec leaves open. */
+export const InstanceOut = Type.Object({
+  id: Type.String({ description: 'Value used as instance_id in targeted sends' }),
+  phone: Type.Union([Type.String(), Type.Null()], { description: 'E.164 phone of the number, once paired' }),
+  nickname: Type.Union([Type.String(), Type.Null()]),
+  status: Type.String({ description: 'pending, connecting, connected, warming, disconnected, logged_out or banned' }),
+  health_score: Type.Integer({ minimum: 0, maximum: 100 }),
+  pool_ids: Type.Array(Type.String()),
+  connector: Type.String({ description: 'sandbox or baileys' }),
+  status_changed_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  updated_at: Type.String({ format: 'date-time' }),
+});
+
+export function instanceOut(row: InstanceRow) {
+  return {
+    id: row.instance_id,
+    phone: row.phone,
+    nickname: row.nickname,
+    status: row.status,
+    health_score: row.health_score,
+    pool_ids: row.pool_ids,
+    connector: row.connector,
+    status_changed_at: row.status_changed_at?.toISOString() ?? null,
+    updated_at: row.updated_at.toISOString(),
+  };
+}
+
+const Params = Type.Object({ id: Type.String() });
+
+/** The project's numbers (spec 4.3 `GET /instances`), and adding or removing one. */
+export const instanceRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { ctx }) => {
+  const { pool, producer } = ctx.clients;
+
+  app.get(
+    '/instances',
+    {
+      config: { scope: 'instances:read' },
+      schema: {
+        tags: ['instances'],
+        summary: "List the project's numbers",
+        // Partner keys may pass project_id=all: they still see only their connection's project.
+        querystring: Type.Object({ project_id: Type.Optional(Type.String()) }),
+        response: { 200: Type.Object({ data: Type.Array(InstanceOut) }) },
+      },
+    },
+    async (request) => ({ data: (await projectInstances(pool, request.auth.projectId)).map(instanceOut) }),
+  );
+
+  app.post(
+    '/instances',
+    {
+      config: { scope: 'instances:write' },
+      schema: {
+        tags: ['instances'],
+        summary: 'Add a number; it is pending until paired',
+        body: Type.Object({
+          nickname: Type.Optional(Type.String({ maxLength: 100 })),
+          connector: Type.Optional(Type.Union([Type.Literal('sandbox'), Type.Literal('baileys')])),
+        }),
+        response: { 202: Type.Object({ id: Type.String(), status: Type.Literal('pending') }) },
+      },
+    },
+    async (request, reply) => {
+      const state = await createInstance(producer, {
+        accountId: request.auth.accountId,
+        projectId: request.auth.projectId,
+        nickname: request.body.nickname ?? null,
+        connector: request.body.connector ?? 'sandbox',
+      });
+      return reply.code(202).send({ id: state.instance_id, status: 'pending' as const });
+    },
+  );
+
+  app.delete(
+    '/instances/:id',
+    {
+      config: { scope: 'instances:write' },
+      schema: { tags: ['instances'], summary: 'Remove a number: its session is closed', params: Params, response: { 202: Type.Object({ id: Type.String(), deleted: Type.Literal(true) }) } },
+    },
+    async (request, reply) => {
+      const row = await projectInstance(pool, request.auth.projectId, request.params.id);
+      if (!row) throw gatewayError('not_found');
+      await producer.send(topics.instances, [
+        {
+          key: row.instance_id,
+          value: {
+            event_id: asEventId(newId('evt')),
+            occurred_at: Date.now(),
+            account_id: request.auth.accountId,
+            project_id: request.auth.projectId,
+            instance_id: asInstanceId(row.instance_id),
+            phone: row.phone,
+            nickname: row.nickname,
+            status: row.status,
+            previous_status: null,
+            reason: 'deleted',
+            health_score: row.health_score,
+            pool_ids: row.pool_ids,
+            connector: row.connector === 'baileys' ? 'baileys' : 'sandbox',
+            deleted: true,
+          },
+        },
+      ]);
+      return reply.code(202).send({ id: row.instance_id, deleted: true as const });
+    },
+  );
+};

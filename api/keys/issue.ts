@@ -1,0 +1,55 @@
+import { randomBytes } from 'node:crypto';
+import { asEventId, newId, type AccountId, type ConnectionId, type ProjectId } from '../../schemas/ids.js';
+import type { ConfigRecord } from '../../schemas/records.js';
+import { hashKey, type Role, type Scope } from '../plugins/auth.js';
+
+const BASE62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+
+/** A customer API key: `svc_live_` and 32 base62 characters (190 bits). */
+export function generateKey(): string {
+  const bytes = randomBytes(32);
+  let secret = '';
+  for (const byte of bytes) secret += BASE62[byte % 62];
+  return `svc_live_${secret}`;
+}
+
+export interface IssuedKey {
+  readonly id: string;
+  /** Shown once, never stored. */
+  readonly apiKey: string;
+  readonly record: ConfigRecord;
+}
+
+/** The `gw.config` record of a new key: its hash and a display prefix, never the key. */
+export function issueKey(input: {
+  accountId: AccountId;
+  projectId: ProjectId;
+  role: Role;
+  scopes: readonly (Scope | '*')[];
+  connectionId?: ConnectionId;
+}): IssuedKey {
+  const apiKey = generateKey();
+  const id = newId('key');
+  return {
+    id,
+    apiKey,
+    record: {
+      event_id: asEventId(newId('cfg')),
+      occurred_at: Date.now(),
+      account_id: input.accountId,
+      project_id: input.projectId,
+      instance_id: null,
+      entity_id: id,
+      entity: {
+        kind: 'api_key',
+        key_hash: hashKey(apiKey),
+        prefix: apiKey.slice(0, 13),
+        role: input.role,
+        scopes: [...input.scopes],
+        expires_at: null,
+        revoked_at: null,
+        connection_id: input.connectionId ?? null,
+      },
+    },
+  };
+}

@@ -1,0 +1,113 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { asEventId, newId } from '../../schemas/ids.js';
+import type { ConfigRecord } from '../../schemas/records.js';
+import { topics } from '../../topics/index.js';
+import type { RouteOptions } from '../context.js';
+import type { KeyEntry } from '../directory.js';
+import { gatewayError } from '../errors.js';
+import { roles, scopes, type Role, type Scope } from '../plugins/auth.js';
+import { issueKey } from './issue.js';
+
+const KeyOut = Type.Object({
+  id: Type.String(),
+  prefix: Type.String({ description: 'First characters of the key, to recognise it' }),
+  role: Type.String(),
+  scopes: Type.Array(Type.String()),
+  project_id: Type.String(),
+  created_at: Type.String({ format: 'date-time' }),
+  expires_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  revoked_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+});
+const IssuedOut = Type.Intersect([KeyOut, Type.Object({ api_key: Type.String({ description: 'Shown once' }) })]);
+const Params = Type.Object({ id: Type.String() });
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+function keyOut(key: KeyEntry) {
+  return {
+    id: key.id,
+    prefix: key.prefix,
+    role: key.role,
+    scopes: [...key.scopes],
+    project_id: key.project_id,
+    created_at: new Date(key.created_at).toISOString(),
+    expires_at: iso(key.expires_at),
+    revoked_at: iso(key.revoked_at),
+  };
+}
+
+/** API keys of the account: list, create, rotate (the old key lives on for a grace period), revoke. */
+export const keyRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { ctx }) => {
+  const { directory, clients } = ctx;
+  const config = { scope: 'keys:write' as const, partnerKeys: false };
+  const ownKey = (accountId: string, id: string) => {
+    const key = directory.key(id);
+    if (!key || key.account_id !== accountId) throw gatewayError('not_found');
+    return key;
+  };
+  const write = async (record: ConfigRecord) => {
+    await clients.producer.send(topics.config, [{ key: record.entity_id, value: record }]);
+    await directory.applied(record.entity_id, record.event_id);
+  };
+
+  app.get('/keys', { config, schema: { tags: ['keys'], summary: 'List the API keys of the account', response: { 200: Type.Object({ data: Type.Array(KeyOut) }) } } },
+    async (request) => ({ data: directory.keysOf(request.auth.accountId).map(keyOut) }));
+
+  app.post(
+    '/keys',
+    {
+      config,
+      schema: {
+        tags: ['keys'],
+        summary: 'Create an API key (shown once)',
+        body: Type.Object({
+          role: Type.Optional(Type.Union(roles.map((r) => Type.Literal(r)))),
+          scopes: Type.Optional(Type.Array(Type.Union([...scopes.map((s) => Type.Literal(s)), Type.Literal('*')]), { minItems: 1 })),
+        }),
+        response: { 201: IssuedOut },
+      },
+    },
+    async (request, reply) => {
+      const role = (request.body.role ?? 'agent') as Role;
+      const wanted: (Scope | '*')[] = request.body.scopes ?? (role === 'agent' ? ['instances:read', 'messages:send'] : ['*']);
+      if (role === 'owner' && request.auth.role !== 'owner') throw gatewayError('forbidden');
+      const issued = issueKey({ accountId: request.auth.accountId, projectId: request.auth.projectId, role, scopes: wanted });
+      await write(issued.record);
+      return reply.code(201).send({ ...keyOut(directory.key(issued.id)!), api_key: issued.apiKey });
+    },
+  );
+
+  app.post(
+    '/keys/:id/rotate',
+    { config, schema: { tags: ['keys'], summary: 'Rotate a key: a new key now, the old one keeps working for the grace period', params: Params, response: { 201: Type.Intersect([IssuedOut, Type.Object({ rotated_from: KeyOut })]) } } },
+    async (request, reply) => {
+      const old = ownKey(request.auth.accountId, request.params.id);
+      if (old.revoked_at !== null) throw gatewayError('not_found');
+      const issued = issueKey({ accountId: old.account_id, projectId: old.project_id, role: old.role as Role, scopes: old.scopes as (Scope | '*')[] });
+      const graceEnds = Math.min(old.expires_at ?? Infinity, Date.now() + clients.config.keyRotationGraceMs);
+      const { id, created_at: _, account_id, project_id, ...entity } = old;
+      const expiring: ConfigRecord = {
+        event_id: asEventId(newId('cfg')), occurred_at: Date.now(), account_id, project_id, instance_id: null, entity_id: id,
+        entity: { kind: 'api_key', ...entity, expires_at: graceEnds },
+      };
+      await write(expiring);
+      await write(issued.record);
+      return reply.code(201).send({ ...keyOut(directory.key(issued.id)!), api_key: issued.apiKey, rotated_from: keyOut(directory.key(id)!) });
+    },
+  );
+
+  app.delete(
+    '/keys/:id',
+    { config, schema: { tags: ['keys'], summary: 'Revoke a key at once', params: Params, response: { 200: KeyOut } } },
+    async (request) => {
+      const key = ownKey(request.auth.accountId, request.params.id);
+      const { id, created_at: _, account_id, project_id, ...entity } = key;
+      const revoked: ConfigRecord = {
+        event_id: asEventId(newId('cfg')), occurred_at: Date.now(), account_id, project_id, instance_id: null, entity_id: id,
+        entity: { kind: 'api_key', ...entity, revoked_at: Date.now() },
+      };
+      await write(revoked);
+      return keyOut(directory.key(id)!);
+    },
+  );
+};

@@ -1,0 +1,96 @@
+import type { MediaSource, SendCommand } from '../../schemas/records.js';
+import type { Cipher } from '../../stack/cipher.js';
+import type { Locale } from '../errors.js';
+import { maskCode, otpContext } from './otp-text.js';
+import type { AnySendBody, SendBody, SendType } from './schemas.js';
+
+export type SendContent = SendCommand['content'];
+
+export interface MediaOwner {
+  readonly accountId: string;
+  readonly projectId: string;
+  readonly instanceId: string;
+}
+
+/** Turns a media object of a request into a stored source (fetching a URL, decoding base64), counted against its owner. */
+export type MediaIngest = (media: { url?: string; base64?: string; mimetype?: string; filename?: string }, owner: MediaOwner) => Promise<MediaSource>;
+
+export interface ContentDeps {
+  readonly ingestMedia: MediaIngest;
+  readonly owner: MediaOwner;
+  readonly cipher: Cipher;
+  readonly locale: Locale;
+}
+
+/** The content record of a send: what the connector needs, with secrets sealed and media stored. */
+export async function buildContent(type: SendType, body: AnySendBody, deps: ContentDeps): Promise<SendContent> {
+  switch (type) {
+    case 'text': {
+      const b = body as SendBody<'text'>;
+      return { kind: 'text', body: b.body };
+    }
+    case 'image':
+    case 'video':
+    case 'document': {
+      const b = body as SendBody<'image'>;
+      const { caption, ...media } = b.media;
+      return { kind: type, media: await deps.ingestMedia(media, deps.owner), caption: caption ?? null };
+    }
+    case 'audio': {
+      const b = body as SendBody<'audio'>;
+      const { ptt, ...media } = b.media;
+      return { kind: 'audio', media: await deps.ingestMedia(media, deps.owner), ptt: ptt ?? false };
+    }
+    case 'sticker': {
+      const b = body as SendBody<'sticker'>;
+      return { kind: 'sticker', media: await deps.ingestMedia(b.media, deps.owner) };
+    }
+    case 'location': {
+      const b = body as SendBody<'location'>;
+      return { kind: 'location', latitude: b.latitude, longitude: b.longitude, name: b.name ?? null, address: b.address ?? null };
+    }
+    case 'contact': {
+      const b = body as SendBody<'contact'>;
+      return { kind: 'contact', contact_name: b.contact_name, contact_vcard: b.contact_vcard ?? vcard(b.contact_name, b.contact_phone) };
+    }
+    case 'reaction': {
+      const b = body as SendBody<'reaction'>;
+      return { kind: 'reaction', quoted_message_id: b.quoted_message_id, emoji: b.emoji };
+    }
+    case 'poll': {
+      const b = body as SendBody<'poll'>;
+      return { kind: 'poll', name: b.name, options: b.options, selectable_count: b.selectable_count ?? 1, message_secret: null };
+    }
+    case 'buttons': {
+      const b = body as SendBody<'buttons'>;
+      return { kind: 'buttons', body: b.body, buttons: b.buttons };
+    }
+    case 'list': {
+      const b = body as SendBody<'list'>;
+      return {
+        kind: 'list',
+        body: b.body,
+        sections: b.sections.map((s) => ({ title: s.title ?? null, rows: s.rows.map((r) => ({ id: r.id, title: r.title, description: r.description ?? null })) })),
+      };
+    }
+    case 'otp': {
+      const b = body as SendBody<'otp'>;
+      return {
+        kind: 'otp',
+        code_masked: maskCode(b.code),
+        code_ciphertext: deps.cipher.seal(b.code),
+        expiry_minutes: b.expiry_minutes ?? null,
+        body: b.body ?? otpContext(deps.locale, b.expiry_minutes),
+      };
+    }
+  }
+}
+
+/** A vCard 3.0 from a name and, when given, a phone. */
+export function vcard(name: string, phone: string | undefined): string {
+  const escaped = name.replace(/([\\,;])/g, '\\$1').replace(/\n/g, '\\n');
+  const lines = ['BEGIN:VCARD', 'VERSION:3.0', `FN:${escaped}`, `N:${escaped};;;;`];
+  if (phone) lines.push(`TEL;type=CELL;waid=${phone.slice(1)}:${phone}`);
+  lines.push('END:VCARD');
+  return lines.join('\n');
+}

@@ -1,0 +1,58 @@
+import type { Pool } from 'pg';
+import type { Directory } from '../directory.js';
+import { gatewayError } from '../errors.js';
+import { projectInstances, type InstanceRow } from '../instances/queries.js';
+
+/** Statuses in which a number sends. A warming number sends too, at the pace its connector sets. */
+const SENDING = new Set(['connected', 'warming']);
+
+export interface NumberChoice {
+  readonly instanceId?: string;
+  readonly poolId?: string;
+  readonly projectId: string;
+  /** The customer's jid: a conversation stays on the number it is on while that number is connected. */
+  readonly to: string;
+}
+
+export interface NumberChooserDeps {
+  readonly pool: Pool;
+  readonly directory: Directory;
+  /** The number that last talked with this customer in the project (conversation affinity). */
+  readonly lastInstanceFor: (projectId: string, jid: string) => Promise<string | null>;
+}
+
+/**
+ * Picks the number of a send (spec 4.1): `instance_id` forces one; `pool_id` narrows the choice to
+ * a pool; otherwise any sending number of the project. Among candidates, the conversation's number
+ * wins; else the project's sends rotate across them.
+ */
+export function createNumberChooser(deps: NumberChooserDeps) {
+  const turns = new Map<string, number>();
+
+  return async function choose(choice: NumberChoice): Promise<InstanceRow> {
+    const numbers = await projectInstances(deps.pool, choice.projectId);
+    if (choice.instanceId !== undefined) {
+      const forced = numbers.find((n) => n.instance_id === choice.instanceId);
+      if (!forced) throw gatewayError('not_found');
+      if (!SENDING.has(forced.status)) throw gatewayError('not_connected');
+      return forced;
+    }
+    let candidates = numbers.filter((n) => SENDING.has(n.status));
+    if (choice.poolId !== undefined) {
+      const pool = deps.directory.pools.get(choice.poolId);
+      if (!pool || pool.project_id !== choice.projectId) throw gatewayError('not_found');
+      const members = new Set(pool.instance_ids);
+      candidates = candidates.filter((n) => members.has(n.instance_id));
+    }
+    if (candidates.length === 0) throw gatewayError('no_number_available');
+    const sticky = await deps.lastInstanceFor(choice.projectId, choice.to);
+    const kept = candidates.find((n) => n.instance_id === sticky);
+    if (kept) return kept;
+    const rotation = `${choice.projectId}:${choice.poolId ?? '*'}`;
+    const turn = turns.get(rotation) ?? 0;
+    turns.set(rotation, turn + 1);
+    return candidates[turn % candidates.length]!;
+  };
+}
+
+export type NumberChooser = ReturnType<typeof createNumberChooser>;

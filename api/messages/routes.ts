@@ -1,0 +1,116 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { createHash } from 'node:crypto';
+import { asEventId, asInstanceId, asMessageId, newId } from '../../schemas/ids.js';
+import type { SendCommand } from '../../schemas/records.js';
+import type { Cipher } from '../../stack/cipher.js';
+import { topics } from '../../topics/index.js';
+import type { RouteOptions } from '../context.js';
+import { gatewayError } from '../errors.js';
+import type { AuthContext } from '../plugins/auth.js';
+import { buildContent, type MediaIngest } from './content.js';
+import { IdempotencyKeys, idempotentMessageId } from './idempotency.js';
+import { createNumberChooser } from './number-choice.js';
+import { SendAccepted, sendBodies, sendTypes, type AnySendBody, type SendType } from './schemas.js';
+
+export interface MessageRouteOptions extends RouteOptions {
+  readonly ingestMedia: MediaIngest;
+  readonly cipher: Cipher;
+  /** Whether the account's contact with this E.164 phone opted out. */
+  readonly optedOut: (accountId: string, phone: string) => Promise<boolean>;
+  readonly lastInstanceFor: (projectId: string, jid: string) => Promise<string | null>;
+}
+
+/** How long a send waits for the log to take its command before answering 503. */
+const WRITE_DEADLINE_MS = 10_000;
+
+/** `+5511999998888` → `5511999998888@s.whatsapp.net`; jids pass as they are. */
+export function toJid(to: string): string {
+  return to.startsWith('+') ? `${to.slice(1)}@s.whatsapp.net` : to;
+}
+
+/**
+ * The send routes of spec 4.2: `POST /messages/{type}` validates, picks the number, writes one
+ * `SendCommand` to the log and answers 202 `queued`. The connector that owns the number sends it.
+ */
+export const messageRoutes: FastifyPluginAsyncTypebox<MessageRouteOptions> = async (app, options) => {
+  const { clients, directory } = options.ctx;
+  const idempotency = new IdempotencyKeys(clients.pool);
+  const choose = createNumberChooser({ pool: clients.pool, directory, lastInstanceFor: options.lastInstanceFor });
+
+  const accept = async (type: SendType, body: AnySendBody, auth: AuthContext, key: string | undefined): Promise<SendAccepted> => {
+    const to = toJid(body.to);
+    // An OTP answers the customer's own request, so it goes out even to a contact who opted out of messages.
+    if (type !== 'otp' && body.to.startsWith('+') && (await options.optedOut(auth.accountId, body.to))) {
+      throw gatewayError('contact_opted_out');
+    }
+    const number = await choose({ projectId: auth.projectId, instanceId: body.instance_id, poolId: body.pool_id, to });
+    const owner = { accountId: auth.accountId, projectId: auth.projectId, instanceId: number.instance_id };
+    const content = await buildContent(type, body, { ingestMedia: options.ingestMedia, owner, cipher: options.cipher, locale: auth.locale });
+    const messageId = asMessageId(key === undefined ? newId('msg') : idempotentMessageId(auth.accountId, key));
+    const command: SendCommand = {
+      event_id: asEventId(newId('evt')),
+      occurred_at: Date.now(),
+      account_id: auth.accountId,
+      project_id: auth.projectId,
+      instance_id: asInstanceId(number.instance_id),
+      message_id: messageId,
+      client_reference: body.client_reference ?? null,
+      to,
+      origin: 'api',
+      campaign_id: null,
+      idempotency_key_hash: key === undefined ? null : createHash('sha256').update(key).digest('hex'),
+      content,
+    };
+    await withDeadline(clients.producer.send(topics.sendCommands, [{ key: number.instance_id, value: command }]), WRITE_DEADLINE_MS);
+    return { message_id: messageId, status: 'queued', client_reference: body.client_reference ?? null };
+  };
+
+  for (const type of sendTypes) {
+    app.post(
+      `/messages/${type}`,
+      {
+        config: { scope: 'messages:send' },
+        schema: {
+          tags: ['messages'],
+          summary: `Send a ${type} message`,
+          headers: Type.Object({ 'idempotency-key': Type.Optional(Type.String({ description: 'Up to 255 characters; 24 h per account' })) }),
+          body: sendBodies[type],
+          response: { 202: SendAccepted },
+        },
+      },
+      async (request, reply) => {
+        const key = IdempotencyKeys.validate(request.headers['idempotency-key']);
+        const body = request.body;
+        if (key === undefined) return reply.code(202).send(await accept(type, body, request.auth, undefined));
+
+        const claim = await idempotency.claim(request.auth.accountId, key, IdempotencyKeys.requestHash(type, body));
+        if (claim.kind === 'replay') {
+          return reply.code(claim.statusCode as 202).header('idempotent-replayed', 'true').send(claim.response as SendAccepted);
+        }
+        try {
+          const accepted = await accept(type, body, request.auth, key);
+          await idempotency.complete(request.auth.accountId, key, 202, accepted);
+          return reply.code(202).send(accepted);
+        } catch (error) {
+          await idempotency.release(request.auth.accountId, key);
+          throw error;
+        }
+      },
+    );
+  }
+};
+
+async function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      work,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(gatewayError('service_unavailable')), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

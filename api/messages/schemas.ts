@@ -1,0 +1,106 @@
+import { Type, type Static, type TObject, type TProperties } from '@sinclair/typebox';
+
+/** E.164 with a leading plus, or a network jid (a phone, a `@lid` identity or a `@g.us` group). */
+const To = Type.String({
+  pattern: '^(\\+[1-9][0-9]{6,14}|[0-9]{6,20}@s\\.whatsapp\\.net|[0-9]{6,25}@lid|[0-9-]{6,40}@g\\.us)$',
+  description: 'Recipient: E.164 phone (+5511999998888) or a jid',
+});
+
+/** Fields every send takes (spec 4.1). */
+const common = {
+  to: To,
+  client_reference: Type.Optional(Type.String({ maxLength: 255, description: 'Echoed back; not a uniqueness key' })),
+  instance_id: Type.Optional(Type.String({ description: 'Forces this number' })),
+  pool_id: Type.Optional(Type.String({ description: 'Chooses among the numbers of this pool' })),
+};
+
+function send<P extends TProperties>(properties: P): TObject<typeof common & P> {
+  return Type.Object({ ...common, ...properties }, { additionalProperties: false });
+}
+
+const mediaSource = {
+  url: Type.Optional(Type.String({ format: 'uri', maxLength: 2048, description: 'Fetched by the gateway; 64 MiB at most' })),
+  base64: Type.Optional(Type.String({ description: 'The file itself, base64; 64 MiB at most once decoded' })),
+  mimetype: Type.Optional(Type.String({ maxLength: 255 })),
+  filename: Type.Optional(Type.String({ maxLength: 255 })),
+};
+
+function Media<P extends TProperties>(extra: P): TObject<typeof mediaSource & P> {
+  return Type.Object({ ...mediaSource, ...extra }, { additionalProperties: false, description: 'Exactly one of url or base64' });
+}
+
+export const sendBodies = {
+  text: send({ body: Type.String({ minLength: 1, maxLength: 65_536 }) }),
+  image: send({ media: Media({ caption: Type.Optional(Type.String({ maxLength: 4096 })) }) }),
+  video: send({ media: Media({ caption: Type.Optional(Type.String({ maxLength: 4096 })) }) }),
+  document: send({ media: Media({ caption: Type.Optional(Type.String({ maxLength: 4096 })) }) }),
+  audio: send({ media: Media({ ptt: Type.Optional(Type.Boolean({ description: 'Send as a voice note' })) }) }),
+  sticker: send({ media: Media({}) }),
+  location: send({
+    latitude: Type.Number({ minimum: -90, maximum: 90 }),
+    longitude: Type.Number({ minimum: -180, maximum: 180 }),
+    name: Type.Optional(Type.String({ maxLength: 1000 })),
+    address: Type.Optional(Type.String({ maxLength: 1000 })),
+  }),
+  contact: send({
+    contact_name: Type.String({ minLength: 1, maxLength: 255 }),
+    contact_phone: Type.Optional(Type.String({ pattern: '^\\+[1-9][0-9]{6,14}$', description: 'Used in the generated vCard' })),
+    contact_vcard: Type.Optional(Type.String({ maxLength: 10_000, pattern: '^BEGIN:VCARD' })),
+  }),
+  reaction: send({
+    quoted_message_id: Type.String({ minLength: 1, maxLength: 255, description: 'wa_message_id of the message reacted to' }),
+    emoji: Type.String({ maxLength: 32, description: 'Empty removes the reaction' }),
+  }),
+  poll: send({
+    name: Type.String({ minLength: 1, maxLength: 255 }),
+    options: Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { minItems: 2, maxItems: 12, uniqueItems: true }),
+    selectable_count: Type.Optional(Type.Integer({ minimum: 0, maximum: 12, description: '0 = any number of options' })),
+  }),
+  buttons: send({
+    body: Type.String({ minLength: 1, maxLength: 4096 }),
+    buttons: Type.Array(Type.Object({ id: Type.String({ minLength: 1, maxLength: 256 }), title: Type.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false }), {
+      minItems: 1,
+      maxItems: 10,
+    }),
+  }),
+  list: send({
+    body: Type.String({ minLength: 1, maxLength: 4096 }),
+    sections: Type.Array(
+      Type.Object(
+        {
+          title: Type.Optional(Type.String({ maxLength: 100 })),
+          rows: Type.Array(
+            Type.Object(
+              {
+                id: Type.String({ minLength: 1, maxLength: 200 }),
+                title: Type.String({ minLength: 1, maxLength: 100 }),
+                description: Type.Optional(Type.String({ maxLength: 200 })),
+              },
+              { additionalProperties: false },
+            ),
+            { minItems: 1, maxItems: 10 },
+          ),
+        },
+        { additionalProperties: false },
+      ),
+      { minItems: 1, maxItems: 10 },
+    ),
+  }),
+  otp: send({
+    code: Type.String({ pattern: '^[A-Za-z0-9]{4,12}$', description: 'Never stored in clear; only a masked form is kept' }),
+    expiry_minutes: Type.Optional(Type.Integer({ minimum: 1, maximum: 1440 })),
+    body: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: 'Context text; generated in the account language when absent' })),
+  }),
+} as const;
+
+export type SendType = keyof typeof sendBodies;
+export const sendTypes = Object.keys(sendBodies) as SendType[];
+export type SendBody<T extends SendType> = Static<(typeof sendBodies)[T]>;
+export type AnySendBody = { [T in SendType]: SendBody<T> }[SendType];
+
+export const SendAccepted = Type.Object({
+  message_id: Type.String(),
+  status: Type.Literal('queued'),
+  client_reference: Type.Union([Type.String(), Type.Null()]),
+});
+export type SendAccepted = Static<typeof SendAccepted>;

@@ -1,0 +1,37 @@
+import type { Pool } from 'pg';
+
+/**
+ * Tables the API itself keeps (not projections of the log): rate-limit buckets shared by every
+ * API process, and idempotency keys. They live in the `api` schema and are created at start.
+ */
+const ddl = [
+  `CREATE SCHEMA IF NOT EXISTS api`,
+  // UNLOGGED: losing buckets in a crash only forgives a second of traffic.
+  `CREATE UNLOGGED TABLE IF NOT EXISTS api.rate_buckets (
+    bucket text PRIMARY KEY,
+    tokens double precision NOT NULL,
+    refreshed_at timestamptz NOT NULL
+  )`,
+  `CREATE TABLE IF NOT EXISTS api.idempotency_keys (
+    account_id text NOT NULL,
+    key text NOT NULL,
+    request_hash text NOT NULL,
+    state text NOT NULL,
+    status_code integer,
+    response jsonb,
+    created_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (account_id, key)
+  )`,
+  `CREATE INDEX IF NOT EXISTS idempotency_keys_by_age ON api.idempotency_keys (created_at)`,
+];
+
+export async function ensureApiTables(pool: Pool): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await client.query('SELECT pg_advisory_lock(hashtext($1))', ['ddl:api']);
+    for (const statement of ddl) await client.query(statement);
+  } finally {
+    await client.query('SELECT pg_advisory_unlock(hashtext($1))', ['ddl:api']).catch(() => undefined);
+    client.release();
+  }
+}

@@ -1,0 +1,55 @@
+import { Type } from '@sinclair/typebox';
+
+const Day = (description: string) => Type.String({ format: 'date', description });
+const Instant = (description: string) => Type.String({ format: 'date-time', description });
+
+export const UsageQuery = Type.Object({
+  from: Type.Optional(Day('First day counted (UTC), inclusive; default: the first day of the current month')),
+  to: Type.Optional(Day('Last day counted (UTC), inclusive; default: today')),
+  granularity: Type.Optional(Type.Union([Type.Literal('day'), Type.Literal('month')], { description: 'Length of each period; default: day' })),
+  project_id: Type.Optional(
+    Type.String({ description: 'Only this project; omitted or `all`: the whole account (a partner-issued key always sees its own project only)' }),
+  ),
+});
+
+export const UsageOut = Type.Object({
+  from: Day('First day counted'),
+  to: Day('Last day counted'),
+  granularity: Type.Union([Type.Literal('day'), Type.Literal('month')]),
+  project_id: Type.Union([Type.String(), Type.Null()], { description: 'Project counted; null for the whole account' }),
+  data: Type.Array(
+    Type.Object({
+      period_start: Day('First day of the period (a month starts on its first day, even when `from` is later)'),
+      messages: Type.Integer({ description: 'Accepted sends; an OTP counts one' }),
+      media_bytes: Type.Integer({ description: 'Net bytes of media stored in the period (removals subtract)' }),
+    }),
+    { description: 'Every period from `from` to `to`, oldest first, zero where nothing was counted' },
+  ),
+});
+
+export const EntitlementsOut = Type.Object({
+  plan: Type.String({ description: 'free or pro' }),
+  limits: Type.Object({
+    numbers: Type.Integer({ description: 'Numbers the account may have' }),
+    messages_per_month: Type.Integer({ description: 'Sends included per calendar month (UTC)' }),
+    media_storage_bytes: Type.Integer({ description: 'Stored media included' }),
+    media_storage_per_addon_bytes: Type.Integer({ description: 'Stored media each add-on adds; 0 where the plan takes none' }),
+    rate_limit: Type.Object({
+      requests_per_second: Type.Integer({ description: 'Token bucket refill per API key' }),
+      burst: Type.Integer({ description: 'Most requests at once' }),
+    }),
+  }),
+  usage: Type.Object({
+    period_start: Instant('Start of the current period (calendar month, UTC)'),
+    period_end: Instant('End of the current period, exclusive'),
+    messages: Type.Integer({ description: 'Sends in the current period' }),
+    media_storage_bytes: Type.Integer({ description: 'Media stored now' }),
+  }),
+});
+
+export const SubscriptionOut = Type.Object({
+  plan: Type.String({ description: 'free or pro' }),
+  status: Type.Literal('active'),
+  current_period_start: Instant('Start of the current period (calendar month, UTC)'),
+  current_period_end: Instant('End of the current period, exclusive'),
+});

@@ -1,0 +1,95 @@
+import type {
+  ConnectorKind,
+  GroupEvent,
+  InboundMessage,
+  InstanceState,
+  InstanceStatus,
+  PairingMethod,
+  SendCommand,
+  SendStatus,
+} from '../../schemas/records.js';
+
+/**
+ * One implementation of the messaging network (the sandbox now, Baileys next). The connector role
+ * opens a session for each number it owns and closes it when the number's partition moves away.
+ */
+export interface NetworkConnector {
+  readonly kind: ConnectorKind;
+  /**
+   * Opens the session of a number from its current state (a connected number resumes from its
+   * stored auth state). Resolves once the session exists; connecting goes on in the background
+   * and is reported as state facts.
+   */
+  open(instance: InstanceState, events: SessionEvents): Promise<NumberSession>;
+}
+
+/** The live network session of one number. */
+export interface NumberSession {
+  /** Executes a send; a session that is not connected answers `failed` with `not_connected`. */
+  send(command: SendCommand): Promise<SendResult>;
+  /** Starts pairing: the session reports `connecting` and a pairing challenge. */
+  pair(method: PairingMethod, phone?: string): Promise<void>;
+  /** Stops the session and keeps its auth state (the number moves to another worker, or the worker stops). */
+  close(): Promise<void>;
+  /** Unlinks the number from the network and drops its auth state. */
+  logout(): Promise<void>;
+}
+
+export type SendResult =
+  | { readonly kind: 'accepted'; readonly wa_message_id: string }
+  | { readonly kind: 'failed'; readonly error_code: string; readonly error_reason: string };
+
+/** Where a session reports what happens on the network; `emit` resolves once the fact is on the log. */
+export interface SessionEvents {
+  emit(fact: SessionFact): Promise<void>;
+}
+
+/** What a session observes. The connector role turns each fact into a record of the log. */
+export type SessionFact =
+  | StateFact
+  | PairingFact
+  | StatusFact
+  | { readonly kind: 'inbound'; readonly message: InboundFact }
+  | { readonly kind: 'group'; readonly event: GroupFact };
+
+export interface StateFact {
+  readonly kind: 'state';
+  readonly status: InstanceStatus;
+  readonly reason: string | null;
+  /** E.164 phone of the number once paired; null keeps the known one. */
+  readonly phone: string | null;
+}
+
+export interface PairingFact {
+  readonly kind: 'pairing';
+  readonly method: PairingMethod;
+  /** QR payload, or the pairing code to type on the phone. */
+  readonly value: string;
+  readonly expires_at: number;
+}
+
+/** A receipt for one of our sends, by the network id the send was accepted with. */
+export interface StatusFact {
+  readonly kind: 'status';
+  readonly wa_message_id: string;
+  readonly status: SendStatus;
+  readonly error_code: string | null;
+  readonly error_reason: string | null;
+  readonly occurred_at: number;
+}
+
+type Envelope = 'event_id' | 'account_id' | 'project_id' | 'instance_id';
+
+/**
+ * A received message (or the owner's own from the phone) as the network gave it, with lids resolved
+ * where the session knows the phone and poll votes resolved to option names. The role adds the ids.
+ */
+export type InboundFact = Omit<InboundMessage, Envelope | 'message_id'>;
+
+/** A group fact as the network gave it; the role adds the ids. */
+export type GroupFact = Omit<GroupEvent, Envelope>;
+
+/** Opens the sealed OTP code of a send (`OtpContent.code_ciphertext`), only to put it in the code bubble. */
+export interface OtpOpener {
+  open(sealed: string): string;
+}

@@ -1,0 +1,125 @@
+import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
+import type { Logger } from 'pino';
+import { SerdeError } from '../../schemas/serde.js';
+import { topicName, type ConsumedBatch, type ConsumedRecord, type Decoded, type TopicSerdes, type TopicSpec } from '../../topics/index.js';
+import { coPartitionedAssigner } from './assigner.js';
+
+export interface PartitionOwnerOptions {
+  readonly groupId: string;
+  readonly topics: readonly TopicSpec<unknown>[];
+  /**
+   * Called after every group join with the partition numbers this member owns (the same for every
+   * topic), and with none when it stops or crashes. Batches wait until it has settled.
+   */
+  readonly onAssignment: (partitions: readonly number[]) => Promise<void>;
+  readonly logger: Logger;
+}
+
+/** A consumer-group member that owns partition p of all its topics at once; the caller owns commits. */
+export interface PartitionOwner {
+  run(eachBatch: (batch: ConsumedBatch) => Promise<void>): Promise<void>;
+  pause(topic: string, partition: number): void;
+  resume(topic: string, partition: number): void;
+  seek(topic: string, partition: number, offset: number): void;
+  commit(topic: string, partition: number, nextOffset: number): Promise<void>;
+  /** First and next offset of each partition of a topic, as the brokers have them now. */
+  watermarks(topic: string): Promise<Map<number, { low: number; high: number }>>;
+  stop(): Promise<void>;
+}
+
+export async function createPartitionOwner(kafka: Kafka, serdes: TopicSerdes, options: PartitionOwnerOptions): Promise<PartitionOwner> {
+  let owned: readonly number[] = [];
+  let settled = Promise.resolve();
+  const assign = (partitions: readonly number[]) => {
+    owned = partitions;
+    settled = settled
+      .then(() => options.onAssignment(partitions))
+      .catch((err: unknown) => options.logger.error({ err, partitions }, 'assignment failed'));
+  };
+
+  const consumer: Consumer = kafka.consumer({
+    groupId: options.groupId,
+    partitionAssigners: [coPartitionedAssigner(() => owned)],
+    sessionTimeout: 10_000,
+    heartbeatInterval: 1_000,
+    maxWaitTimeInMs: 100,
+  });
+  consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
+    assign([...new Set(Object.values(payload.memberAssignment).flat())].sort((a, b) => a - b));
+  });
+  // A crashed member may be out of the group before it rejoins: its sessions close rather than
+  // run beside the new owner's, and reopen when the next join gives the partitions back.
+  consumer.on(consumer.events.CRASH, ({ payload }) => {
+    options.logger.error({ err: payload.error, restart: payload.restart }, 'connector consumer crashed');
+    assign([]);
+  });
+  const admin = kafka.admin();
+  await admin.connect();
+  await consumer.connect();
+  await consumer.subscribe({ topics: options.topics.map((spec) => topicName(spec, serdes.prefix)), fromBeginning: true });
+
+  return {
+    async run(eachBatch) {
+      await consumer.run({
+        autoCommit: false,
+        eachBatchAutoResolve: false,
+        eachBatch: async (payload) => {
+          await settled;
+          await eachBatch(await decodeBatch(payload, serdes));
+        },
+      });
+    },
+    pause: (topic, partition) => consumer.pause([{ topic, partitions: [partition] }]),
+    resume: (topic, partition) => consumer.resume([{ topic, partitions: [partition] }]),
+    seek: (topic, partition, offset) => consumer.seek({ topic, partition, offset: String(offset) }),
+    async commit(topic, partition, nextOffset) {
+      await consumer.commitOffsets([{ topic, partition, offset: String(nextOffset) }]);
+    },
+    async watermarks(topic) {
+      const offsets = await admin.fetchTopicOffsets(topic);
+      return new Map(offsets.map((o) => [o.partition, { low: Number(o.low), high: Number(o.high) }]));
+    },
+    async stop() {
+      await consumer.disconnect();
+      assign([]);
+      await settled;
+      await admin.disconnect();
+    },
+  };
+}
+
+async function decodeBatch(payload: EachBatchPayload, serdes: TopicSerdes): Promise<ConsumedBatch> {
+  const { batch } = payload;
+  const serde = serdes.byTopicName(batch.topic);
+  if (!serde) throw new Error(`no serde for topic ${batch.topic}`);
+  const records: ConsumedRecord<unknown>[] = [];
+  for (const message of batch.messages) {
+    const raw = message.value;
+    let decoded: Decoded<unknown>;
+    try {
+      decoded = { ok: true, value: raw === null ? null : await serde.decode(raw) };
+    } catch (error) {
+      if (!(error instanceof SerdeError)) throw error;
+      decoded = { ok: false, error };
+    }
+    records.push({
+      topic: batch.topic,
+      partition: batch.partition,
+      offset: Number(message.offset),
+      key: message.key?.toString('utf8') ?? null,
+      timestamp: Number(message.timestamp),
+      headers: {},
+      raw,
+      decoded,
+    });
+  }
+  return {
+    topic: batch.topic,
+    partition: batch.partition,
+    highWatermark: Number(batch.highWatermark),
+    records,
+    heartbeat: () => payload.heartbeat(),
+    resolve: (offset) => payload.resolveOffset(String(offset)),
+    isRunning: () => payload.isRunning() && !payload.isStale(),
+  };
+}

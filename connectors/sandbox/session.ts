@@ -1,0 +1,293 @@
+import type { Logger } from 'pino';
+import type { MessageId } from '../../schemas/ids.js';
+import type {
+  InstanceState,
+  InstanceStatus,
+  PairingMethod,
+  SandboxCommand,
+  SandboxCustomerMessage,
+  SandboxGroupUpdate,
+  SandboxPhoneMessage,
+  SendCommand,
+  SendStatus,
+  TextContent,
+} from '../../schemas/records.js';
+import type { NumberSession, OtpOpener, SendResult, SessionEvents, SessionFact } from '../network/connector.js';
+import { phoneJid } from '../network/jids.js';
+import type { MediaSink } from '../network/media-sink.js';
+import { buttonsAsText, listAsText, otpBubbles } from '../network/outgoing-text.js';
+import { changeBehaviour, defaultBehaviour, sendFails } from './behaviour.js';
+import { receivedContent, type ReceivedContent } from './content.js';
+import { derivedPhone, pairingChallenge, sentWaId, simulatedWaId } from './ids.js';
+import { People } from './people.js';
+import { Recent } from './recent.js';
+
+export interface SessionDeps {
+  readonly logger: Logger;
+  readonly media?: MediaSink;
+  /** Opens OTP codes for the code bubble; absent, the bubble holds the masked code. */
+  readonly otp?: OtpOpener;
+}
+
+/** One message as the simulated network delivered it to a recipient (for tests; never logged). */
+export interface Delivered {
+  readonly message_id: MessageId;
+  readonly wa_message_id: string;
+  readonly to: string;
+  readonly content: SendCommand['content'] | TextContent;
+}
+
+/** What the simulated network shows of one number (tests read it; nothing logs it). */
+export interface SandboxView {
+  readonly status: InstanceStatus;
+  readonly phone: string | null;
+  /** Messages delivered from the number, oldest first; buttons and lists as text, an OTP as two bubbles. */
+  readonly delivered: readonly Delivered[];
+}
+
+/** How much each session remembers: delivered messages, polls, authors, messages waiting to arrive. */
+const MEMORY = 1_000;
+
+const canSend = (status: InstanceStatus) => status === 'connected' || status === 'warming';
+
+/** The simulated network session of one sandbox number. */
+export class SandboxSession implements NumberSession {
+  private status: InstanceStatus;
+  private phone: string | null;
+  /** A pairing started by `pair` and not yet completed by a scan, with the phone given for it. */
+  private pairing?: { readonly phone: string | null };
+  private behaviour = defaultBehaviour;
+  private readonly people = new People();
+  private readonly polls = new Recent<string, readonly string[]>(MEMORY);
+  /** Author jid of each message the number has seen, for quoted_participant. */
+  private readonly authors = new Recent<string, string>(MEMORY);
+  private readonly delivered: Delivered[] = [];
+  /** Customer messages and group facts sent while the number was offline: they arrive when it connects. */
+  private readonly waiting: SessionFact[] = [];
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private closed = false;
+
+  constructor(
+    private readonly instance: InstanceState,
+    private readonly events: SessionEvents,
+    private readonly deps: SessionDeps,
+    private readonly onClose: () => void,
+  ) {
+    this.status = instance.status;
+    this.phone = instance.phone;
+  }
+
+  async send(command: SendCommand): Promise<SendResult> {
+    if (!canSend(this.status)) return { kind: 'failed', error_code: 'not_connected', error_reason: `the number is ${this.status}` };
+    if (sendFails(this.behaviour, command.to)) {
+      return { kind: 'failed', error_code: 'delivery_failed', error_reason: 'sandbox: the recipient is marked failing' };
+    }
+    let waId = '';
+    for (const content of this.bubbles(command.content)) {
+      waId = sentWaId();
+      this.remember({ message_id: command.message_id, wa_message_id: waId, to: command.to, content });
+      if (this.phone) this.authors.set(waId, phoneJid(this.phone));
+    }
+    if (command.content.kind === 'poll') this.polls.set(waId, command.content.options);
+    const { deliveredAfterMs, readAfterMs } = this.behaviour;
+    this.later(deliveredAfterMs, () => this.receipt(waId, 'delivered'));
+    this.later(Math.max(deliveredAfterMs, readAfterMs), () => this.receipt(waId, 'read'));
+    return { kind: 'accepted', wa_message_id: waId };
+  }
+
+  async pair(method: PairingMethod, phone?: string): Promise<void> {
+    if (canSend(this.status)) return;
+    this.pairing = { phone: phone ?? null };
+    await this.setStatus('connecting', null);
+    await this.events.emit(pairingChallenge(method, Date.now()));
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers.clear();
+    this.onClose();
+  }
+
+  async logout(): Promise<void> {
+    this.pairing = undefined;
+    await this.close();
+  }
+
+  async control(command: SandboxCommand): Promise<void> {
+    const { control } = command;
+    switch (control.kind) {
+      case 'connect':
+        await this.pair(control.method, control.phone ?? undefined);
+        if (control.auto) await this.scan(null);
+        return;
+      case 'scan':
+        return this.scan(control.phone);
+      case 'set_status':
+        return this.setStatus(control.status, control.reason);
+      case 'customer_message':
+        return this.fromCustomer(command, control);
+      case 'phone_message':
+        return this.fromPhone(command, control);
+      case 'set_behaviour':
+        this.behaviour = changeBehaviour(this.behaviour, control);
+        return;
+      case 'map_lid':
+        this.people.map(control.lid, control.phone);
+        return;
+      case 'group_update':
+        return this.groupUpdate(command, control);
+    }
+  }
+
+  view(): SandboxView {
+    return { status: this.status, phone: this.phone, delivered: [...this.delivered] };
+  }
+
+  private async scan(phone: string | null): Promise<void> {
+    if (!this.pairing) {
+      this.deps.logger.info({ instanceId: this.instance.instance_id }, 'sandbox scan without a pending pairing; ignored');
+      return;
+    }
+    const paired = phone ?? this.pairing.phone ?? undefined;
+    this.pairing = undefined;
+    await this.setStatus('connected', null, paired);
+  }
+
+  private async setStatus(status: InstanceStatus, reason: string | null, phone?: string): Promise<void> {
+    // A connected number always has a phone, even one connected by a status control alone.
+    if (canSend(status) && !phone && !this.phone) phone = derivedPhone(this.instance.instance_id);
+    this.status = status;
+    if (phone) this.phone = phone;
+    if (status === 'logged_out' || status === 'banned') this.pairing = undefined;
+    await this.events.emit({ kind: 'state', status, reason, phone: phone ?? null });
+    if (canSend(status)) for (const fact of this.waiting.splice(0)) await this.events.emit(fact);
+  }
+
+  private async fromCustomer(command: SandboxCommand, message: SandboxCustomerMessage): Promise<void> {
+    const content = await this.receive(message.content);
+    if (!content) return;
+    const sender = this.people.person(message.from, message.name);
+    const waId = simulatedWaId(command.event_id);
+    const chat = message.group?.jid ?? sender.jid;
+    const quotedId = content.kind === 'reaction' ? content.quoted_message_id : message.quoted_id;
+    await this.arrive({
+      kind: 'inbound',
+      message: {
+        occurred_at: command.occurred_at,
+        origin: 'customer',
+        wa_message_id: waId,
+        chat_jid: chat,
+        sender,
+        from: chat,
+        to: null,
+        quoted_id: quotedId,
+        quoted_participant: quotedId === null ? null : (this.authors.get(quotedId) ?? null),
+        group: message.group,
+        mentions: message.mentions.map((ref) => this.people.person(ref).jid),
+        content,
+      },
+    });
+    this.seen(waId, sender.jid, content);
+  }
+
+  private async fromPhone(command: SandboxCommand, message: SandboxPhoneMessage): Promise<void> {
+    if (!canSend(this.status) || !this.phone) {
+      this.deps.logger.info({ instanceId: this.instance.instance_id }, 'sandbox phone message while the number is not connected; ignored');
+      return;
+    }
+    const content = await this.receive(message.content);
+    if (!content) return;
+    const own = { jid: phoneJid(this.phone), lid: null, name: this.instance.nickname, phone: this.phone };
+    const chat = this.people.person(message.to).jid;
+    const waId = simulatedWaId(command.event_id);
+    const quotedId = content.kind === 'reaction' ? content.quoted_message_id : message.quoted_id;
+    await this.events.emit({
+      kind: 'inbound',
+      message: {
+        occurred_at: command.occurred_at,
+        origin: 'external',
+        wa_message_id: waId,
+        chat_jid: chat,
+        sender: own,
+        from: own.jid,
+        to: chat,
+        quoted_id: quotedId,
+        quoted_participant: quotedId === null ? null : (this.authors.get(quotedId) ?? null),
+        group: chat.endsWith('@g.us') ? { jid: chat, name: null } : null,
+        mentions: [],
+        content,
+      },
+    });
+    this.seen(waId, own.jid, content);
+  }
+
+  private async groupUpdate(command: SandboxCommand, update: SandboxGroupUpdate): Promise<void> {
+    await this.arrive({
+      kind: 'group',
+      event: {
+        occurred_at: command.occurred_at,
+        kind: update.change,
+        group: update.group,
+        author: update.author === null ? null : this.people.person(update.author).jid,
+        participants: update.participants.map((ref) => this.people.person(ref)),
+        subject: update.subject,
+        description: update.description,
+      },
+    });
+  }
+
+  private async receive(content: SandboxCustomerMessage['content']): Promise<ReceivedContent | undefined> {
+    const { account_id: accountId, project_id: projectId, instance_id: instanceId } = this.instance;
+    const owner = { accountId, projectId, instanceId };
+    const received = await receivedContent(content, { media: this.deps.media, owner, polls: this.polls, logger: this.deps.logger });
+    if (!received) this.deps.logger.warn({ instanceId: this.instance.instance_id }, 'sandbox vote on a poll the number does not know; dropped');
+    return received;
+  }
+
+  /** A fact from the network reaches the number now, or when it next connects. */
+  private async arrive(fact: SessionFact): Promise<void> {
+    if (canSend(this.status)) return this.events.emit(fact);
+    this.waiting.push(fact);
+    if (this.waiting.length > MEMORY) this.waiting.shift();
+  }
+
+  private seen(waId: string, author: string, content: ReceivedContent): void {
+    this.authors.set(waId, author);
+    if (content.kind === 'poll') this.polls.set(waId, content.options);
+  }
+
+  /** Buttons and lists become numbered text menus (a non-official sender); an OTP becomes two bubbles. */
+  private bubbles(content: SendCommand['content']): ReadonlyArray<SendCommand['content'] | TextContent> {
+    const text = (body: string): TextContent => ({ kind: 'text', body });
+    switch (content.kind) {
+      case 'buttons':
+        return [text(buttonsAsText(content))];
+      case 'list':
+        return [text(listAsText(content))];
+      case 'otp':
+        return otpBubbles(content, this.deps.otp ?? { open: () => content.code_masked }).map(text);
+      default:
+        return [content];
+    }
+  }
+
+  private remember(delivered: Delivered): void {
+    this.delivered.push(delivered);
+    if (this.delivered.length > MEMORY) this.delivered.shift();
+  }
+
+  private receipt(waId: string, status: SendStatus): void {
+    this.events
+      .emit({ kind: 'status', wa_message_id: waId, status, error_code: null, error_reason: null, occurred_at: Date.now() })
+      .catch((err: unknown) => this.deps.logger.warn({ err, waId, status }, 'sandbox receipt not written'));
+  }
+
+  private later(ms: number, run: () => void): void {
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      if (!this.closed) run();
+    }, ms);
+    this.timers.add(timer);
+  }
+}

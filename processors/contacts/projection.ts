@@ -1,0 +1,97 @@
+import type { PoolClient } from 'pg';
+import type { ContactEvent, InboundMessage } from '../../schemas/records.js';
+import { topics, type Producer } from '../../topics/index.js';
+import { on, type Projection, type RecordMeta } from '../runtime/projection.js';
+import { contactId, keywordOptOutEventId } from './ids.js';
+import { KEYWORD_SOURCE, keywordOptOutPhone, optedOutEvent } from './keyword-optout.js';
+import { applyOptChange, ensureContact, upsertContact } from './store.js';
+
+const NAME = 'contacts';
+
+export interface ContactsProjectionOptions {
+  /** Where `contact.opted_out` events go. */
+  readonly producer: Producer;
+  /**
+   * `live` emits the event of every keyword opt-out it applies. `replay` emits only those of
+   * records the live projection has not applied yet: nothing is announced twice, and a record
+   * that arrives while the replay swaps in (which the live runner then skips) is not lost.
+   */
+  readonly mode: 'live' | 'replay';
+}
+
+/**
+ * The account-wide contact base (spec 5): contacts written by the API on `gw.contacts`, and
+ * customers who opt out by sending a keyword (`gw.messages.inbound`), which also emits the
+ * public `contact.opted_out` event.
+ */
+export function contactsProjection(options: ContactsProjectionOptions): Projection {
+  return {
+    name: NAME,
+    ddl: [
+      `CREATE TABLE IF NOT EXISTS contacts (
+        contact_id text PRIMARY KEY,
+        account_id text NOT NULL,
+        phone text NOT NULL,
+        name text,
+        tags text[] NOT NULL,
+        opted_out boolean NOT NULL DEFAULT false,
+        opted_out_at timestamptz,
+        opt_out_source text,
+        opt_changed_at timestamptz,
+        opt_event_id text,
+        created_at timestamptz NOT NULL,
+        updated_at timestamptz NOT NULL,
+        UNIQUE (account_id, phone)
+      )`,
+      `CREATE INDEX IF NOT EXISTS contacts_newest ON contacts (account_id, created_at DESC, contact_id DESC)`,
+      `CREATE INDEX IF NOT EXISTS contacts_tags ON contacts USING gin (tags)`,
+    ],
+    handlers: [on(topics.contacts, applyContactEvent), on(topics.inboundMessages, keywordOptOut(options))],
+  };
+}
+
+async function applyContactEvent(tx: PoolClient, event: ContactEvent | null): Promise<void> {
+  if (event === null) return;
+  await upsertContact(tx, {
+    contactId: event.contact_id,
+    accountId: event.account_id,
+    phone: event.phone,
+    name: event.name,
+    tags: event.tags,
+    at: event.occurred_at,
+  });
+  if (event.kind === 'upserted') return;
+  await applyOptChange(tx, event.contact_id, {
+    optedOut: event.kind === 'opted_out',
+    at: event.occurred_at,
+    source: event.source,
+    eventId: event.event_id,
+  });
+}
+
+function keywordOptOut(options: ContactsProjectionOptions) {
+  return async (tx: PoolClient, message: InboundMessage | null, meta: RecordMeta): Promise<void> => {
+    const phone = message === null ? undefined : keywordOptOutPhone(message);
+    if (message === null || phone === undefined) return;
+    const id = contactId(message.account_id, phone);
+    const eventId = keywordOptOutEventId(message.event_id);
+    await ensureContact(tx, { contactId: id, accountId: message.account_id, phone, name: null, tags: [], at: message.occurred_at });
+    const optedOut = await applyOptChange(tx, id, { optedOut: true, at: message.occurred_at, source: KEYWORD_SOURCE, eventId });
+    if (!optedOut || (options.mode === 'replay' && (await liveHasApplied(tx, meta)))) return;
+    // Sent before the batch commits: a batch retried after a failure sends it again with the
+    // same event id, which receivers de-duplicate on (spec 6.3, at least once).
+    await options.producer.send(topics.events, [{ key: message.project_id, value: optedOutEvent(message, { id, phone }, eventId) }]);
+  };
+}
+
+/** Whether the live projection (the schema a replay will replace) has applied this record. */
+async function liveHasApplied(tx: PoolClient, meta: RecordMeta): Promise<boolean> {
+  const { rows } = await tx.query<{ present: boolean }>(`SELECT to_regclass('${NAME}._offsets') IS NOT NULL AS present`);
+  // Without a live projection there is nothing to take over from: the past is not announced again.
+  if (rows[0]?.present !== true) return true;
+  const { rows: offsets } = await tx.query<{ next_offset: string }>(
+    `SELECT next_offset FROM ${NAME}._offsets WHERE topic = $1 AND partition = $2`,
+    [meta.topic, meta.partition],
+  );
+  return offsets[0] !== undefined && Number(offsets[0].next_offset) > meta.offset;
+}

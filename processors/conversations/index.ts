@@ -1,0 +1,2 @@
+export { conversationsProjection } from './projection.js';
+export { lastInstanceFor, listConversations, listMessages, conversationExists, type ConversationRow, type StoredMessage } from './queries.js';

@@ -1,0 +1,56 @@
+import type { AccountId, InstanceId, ProjectId } from '../schemas/ids.js';
+import { sandboxNetworkDirectory } from '../api/contacts/network.js';
+import { startDirectory, type Directory } from '../api/directory.js';
+import { ingestSendMedia } from '../api/media/ingest.js';
+import { planNamed } from '../api/plans.js';
+import { buildServer, type ApiServer } from '../api/server.js';
+import { ensureApiTables } from '../api/storage.js';
+import { lastInstanceFor } from '../processors/conversations/index.js';
+import { optedOut } from '../processors/contacts/index.js';
+import { createCipher, type Cipher } from './cipher.js';
+import type { Clients } from './clients.js';
+import { checkDependencies } from './readiness.js';
+
+export interface RunningApi {
+  readonly app: ApiServer;
+  readonly directory: Directory;
+  readonly cipher: Cipher;
+  stop(): Promise<void>;
+}
+
+/** Builds the API of this process: its tables, the in-memory directory, the server; listens unless told not to. */
+export async function startApi(clients: Clients, options: { listen: boolean }): Promise<RunningApi> {
+  await ensureApiTables(clients.pool);
+  const directory = await startDirectory(clients);
+  const cipher = createCipher(clients.config.secretsKey);
+  const app = await buildServer({
+    logger: clients.logger,
+    checkDependencies: () => checkDependencies(clients),
+    ctx: { clients, directory: directory.directory },
+    rateLimitFor: (plan) => planNamed(plan).rateLimit,
+    messages: {
+      cipher,
+      ingestMedia: (media, owner) =>
+        ingestSendMedia({ store: clients.media, http: clients.http }, media, {
+          accountId: owner.accountId as AccountId,
+          projectId: owner.projectId as ProjectId,
+          instanceId: owner.instanceId as InstanceId,
+        }).then((stored) => stored.source),
+      optedOut: (accountId, phone) => optedOut(clients.pool, accountId, phone),
+      lastInstanceFor: (projectId, jid) => lastInstanceFor(clients.pool, projectId, jid),
+    },
+    contacts: { network: sandboxNetworkDirectory },
+    conversations: { signMediaUrl: (mediaId) => clients.mediaLinks.mediaUrl(mediaId) },
+    media: { store: clients.media, links: clients.mediaLinks },
+  });
+  if (options.listen) await app.listen({ host: clients.config.host, port: clients.config.port });
+  return {
+    app,
+    directory: directory.directory,
+    cipher,
+    async stop() {
+      await app.close();
+      await directory.stop();
+    },
+  };
+}

@@ -1,0 +1,267 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAccount } from '../../api/accounts/create.js';
+import { instancesProjection, runProjection, waitUntilCaughtUp, type RunningProjection } from '../../processors/index.js';
+import { asAccountId, asEventId, asInstanceId, asProjectId, newId } from '../../schemas/ids.js';
+import type { InstanceState, InstanceStatus, SendCommand } from '../../schemas/records.js';
+import { startApi, type RunningApi } from '../../stack/api-role.js';
+import type { Clients } from '../../stack/clients.js';
+import { createConsumer, topicName, topics, type TopicConsumer } from '../../topics/index.js';
+import { testClients } from '../support/clients.js';
+import { createTestEnv, waitFor, type TestEnv } from '../support/env.js';
+
+/**
+ * The public send API on the real stack: keys, scopes, the rate limit, idempotency, number choice
+ * and the command each send writes to the log. Numbers are made connected by writing their state
+ * to the log as a connector would.
+ */
+describe('sending through the API', () => {
+  let env: TestEnv;
+  let clients: Clients;
+  let api: RunningApi;
+  let instances: RunningProjection;
+  let commandReader: TopicConsumer;
+  const commands = new Map<string, SendCommand>();
+  let account: { account_id: string; project_id: string; api_key: string };
+
+  const auth = (key = account.api_key) => ({ authorization: `Bearer ${key}` });
+  const post = (url: string, body: unknown, headers: Record<string, string> = {}) =>
+    api.app.inject({ method: 'POST', url, payload: body as object, headers: { ...auth(), ...headers } });
+
+  async function number(status: InstanceStatus, projectId = account.project_id, accountId = account.account_id): Promise<string> {
+    const id = newId('inst');
+    const state: InstanceState = {
+      event_id: asEventId(newId('evt')), occurred_at: Date.now(), account_id: asAccountId(accountId), project_id: asProjectId(projectId),
+      instance_id: asInstanceId(id), phone: '+5511900000000', nickname: null, status, previous_status: null, reason: null,
+      health_score: 100, pool_ids: [], connector: 'sandbox', deleted: false,
+    };
+    await clients.producer.send(topics.instances, [{ key: id, value: state }]);
+    await waitUntilCaughtUp(clients, 'instances', [topicName(topics.instances, clients.serdes.prefix)], Date.now() + 20_000);
+    return id;
+  }
+
+  const command = (messageId: string) => waitFor(`the command of ${messageId}`, () => commands.get(messageId));
+
+  beforeAll(async () => {
+    env = await createTestEnv();
+    clients = await testClients(env);
+    instances = await runProjection(clients, instancesProjection);
+    api = await startApi(clients, { listen: false });
+    account = await createAccount(clients.producer, { name: 'Acme', email: 'ops@acme.test' }, async () => undefined);
+    await api.directory.until(() => api.directory.accounts.has(account.account_id));
+    commandReader = await createConsumer(clients.kafka, clients.serdes, { groupId: `${env.id}.commands`, topics: [topics.sendCommands], fromBeginning: true });
+    await commandReader.run(async (batch) => {
+      for (const r of batch.records) if (r.decoded.ok && r.decoded.value) commands.set((r.decoded.value as SendCommand).message_id, r.decoded.value as SendCommand);
+      batch.resolve(batch.records[batch.records.length - 1]!.offset);
+    });
+  });
+
+  afterAll(async () => {
+    await commandReader?.stop();
+    await api?.stop();
+    await instances?.stop();
+    await clients?.close();
+    await env?.dispose();
+  });
+
+  describe('authentication and reach', () => {
+    it('answers 401 unauthorized without a key, with an unknown key, and with a revoked one', async () => {
+      const none = await api.app.inject({ method: 'GET', url: '/instances' });
+      expect(none.statusCode).toBe(401);
+      expect(none.json()).toMatchObject({ code: 'unauthorized' });
+      const unknown = await api.app.inject({ method: 'GET', url: '/instances', headers: auth('svc_live_doesnotexist') });
+      expect(unknown.statusCode).toBe(401);
+
+      const created = await post('/keys', { role: 'agent', scopes: ['instances:read'] });
+      expect(created.statusCode).toBe(201);
+      const { id, api_key } = created.json<{ id: string; api_key: string }>();
+      expect((await api.app.inject({ method: 'GET', url: '/instances', headers: auth(api_key) })).statusCode).toBe(200);
+      expect((await api.app.inject({ method: 'DELETE', url: `/keys/${id}`, headers: auth() })).statusCode).toBe(200);
+      expect((await api.app.inject({ method: 'GET', url: '/instances', headers: auth(api_key) })).statusCode).toBe(401);
+    });
+
+    it('answers 403 forbidden for a route outside the key scopes', async () => {
+      const { api_key } = (await post('/keys', { role: 'agent', scopes: ['instances:read'] })).json<{ api_key: string }>();
+      const response = await api.app.inject({ method: 'POST', url: '/messages/text', payload: { to: '+5511988887777', body: 'hi' }, headers: auth(api_key) });
+      expect(response.statusCode).toBe(403);
+      expect(response.json()).toMatchObject({ code: 'forbidden' });
+    });
+
+    it('answers 404 for a number of another project', async () => {
+      const other = await createAccount(clients.producer, { name: 'Other', email: 'x@other.test' }, async () => undefined);
+      const theirs = await number('connected', other.project_id, other.account_id);
+      const response = await post('/messages/text', { to: '+5511988887777', body: 'hi', instance_id: theirs });
+      expect(response.statusCode).toBe(404);
+      expect(response.json()).toMatchObject({ code: 'not_found' });
+    });
+
+    it('keeps a rotated key working for the grace period, next to the new one', async () => {
+      const { id, api_key: old } = (await post('/keys', { role: 'agent', scopes: ['instances:read'] })).json<{ id: string; api_key: string }>();
+      const rotated = await post(`/keys/${id}/rotate`, {});
+      expect(rotated.statusCode).toBe(201);
+      const body = rotated.json<{ api_key: string; rotated_from: { expires_at: string } }>();
+      expect(new Date(body.rotated_from.expires_at).getTime()).toBeGreaterThan(Date.now() + 23 * 3_600_000);
+      for (const key of [old, body.api_key]) {
+        expect((await api.app.inject({ method: 'GET', url: '/instances', headers: auth(key) })).statusCode).toBe(200);
+      }
+    });
+  });
+
+  describe('rate limit', () => {
+    it('gives 429 rate_limited with Retry-After: 1 and no X-RateLimit headers once the bucket of 40 is empty', async () => {
+      const { api_key } = (await post('/keys', { role: 'agent', scopes: ['instances:read'] })).json<{ api_key: string }>();
+      const answers = await Promise.all(
+        Array.from({ length: 60 }, () => api.app.inject({ method: 'GET', url: '/instances', headers: auth(api_key) })),
+      );
+      const limited = answers.filter((a) => a.statusCode === 429);
+      expect(answers.filter((a) => a.statusCode === 200).length).toBeGreaterThanOrEqual(40);
+      expect(answers.filter((a) => a.statusCode === 200).length).toBeLessThan(46);
+      expect(limited.length).toBeGreaterThan(0);
+      expect(limited[0]!.headers['retry-after']).toBe('1');
+      expect(limited[0]!.json()).toMatchObject({ code: 'rate_limited' });
+      expect(Object.keys(limited[0]!.headers).filter((h) => h.startsWith('x-ratelimit'))).toEqual([]);
+    });
+
+    it('shares one bucket between API processes', async () => {
+      const second = await startApi(clients, { listen: false });
+      try {
+        const { api_key } = (await post('/keys', { role: 'agent', scopes: ['instances:read'] })).json<{ api_key: string }>();
+        await second.directory.until(() => second.directory.keysOf(account.account_id).length > 0);
+        const answers = await Promise.all(
+          Array.from({ length: 60 }, (_, i) => (i % 2 === 0 ? api : second).app.inject({ method: 'GET', url: '/instances', headers: auth(api_key) })),
+        );
+        const ok = answers.filter((a) => a.statusCode === 200).length;
+        expect(ok).toBeGreaterThanOrEqual(40);
+        expect(ok).toBeLessThan(46);
+      } finally {
+        await second.stop();
+      }
+    });
+  });
+
+  describe('number choice', () => {
+    it('refuses a forced number that is not connected, and a project with no sending number', async () => {
+      const down = await number('disconnected');
+      const forced = await post('/messages/text', { to: '+5511988887777', body: 'hi', instance_id: down });
+      expect(forced.statusCode).toBe(409);
+      expect(forced.json()).toMatchObject({ code: 'not_connected' });
+      const any = await post('/messages/text', { to: '+5511988887777', body: 'hi' });
+      expect(any.statusCode).toBe(409);
+      expect(any.json()).toMatchObject({ code: 'no_number_available' });
+    });
+
+    it('spreads new conversations across connected numbers and narrows to a pool', async () => {
+      const a = await number('connected');
+      const b = await number('connected');
+      const used = new Set<string>();
+      for (let i = 0; i < 6; i++) {
+        const response = await post('/messages/text', { to: `+55119${String(1000000 + i)}`, body: 'hello' });
+        expect(response.statusCode, response.body).toBe(202);
+        used.add((await command(response.json<{ message_id: string }>().message_id)).instance_id);
+      }
+      expect(used).toEqual(new Set([a, b]));
+
+      const created = await post('/pools', { name: 'only-b', instance_ids: [b] });
+      expect(created.statusCode).toBe(201);
+      const poolId = created.json<{ id: string }>().id;
+      for (let i = 0; i < 3; i++) {
+        const response = await post('/messages/text', { to: `+55118${String(1000000 + i)}`, body: 'hi', pool_id: poolId });
+        expect((await command(response.json<{ message_id: string }>().message_id)).instance_id).toBe(b);
+      }
+    });
+  });
+
+  describe('idempotency', () => {
+    it('answers the same message_id with Idempotent-Replayed: true and writes one command', async () => {
+      await number('connected');
+      const body = { to: '+5511977776666', body: 'once', client_reference: 'order-1' };
+      const first = await post('/messages/text', body, { 'idempotency-key': 'order-1-confirmation' });
+      expect(first.statusCode, first.body).toBe(202);
+      const again = await post('/messages/text', body, { 'idempotency-key': 'order-1-confirmation' });
+      expect(again.statusCode).toBe(202);
+      expect(again.headers['idempotent-replayed']).toBe('true');
+      expect(again.json()).toEqual(first.json());
+      const id = first.json<{ message_id: string }>().message_id;
+      await command(id);
+      expect([...commands.values()].filter((c) => c.message_id === id)).toHaveLength(1);
+    });
+
+    it('gives 422 for the same key with another body and 400 for a key over 255 characters', async () => {
+      await post('/messages/text', { to: '+5511977776666', body: 'a' }, { 'idempotency-key': 'k-reused' });
+      const reused = await post('/messages/text', { to: '+5511977776666', body: 'b' }, { 'idempotency-key': 'k-reused' });
+      expect(reused.statusCode).toBe(422);
+      expect(reused.json()).toMatchObject({ code: 'idempotency_key_reused' });
+      const long = await post('/messages/text', { to: '+5511977776666', body: 'a' }, { 'idempotency-key': 'x'.repeat(256) });
+      expect(long.statusCode).toBe(400);
+      expect(long.json()).toMatchObject({ code: 'idempotency_key_invalid' });
+    });
+
+    it('lets concurrent identical requests through once: the others get 409 or the replay', async () => {
+      const body = { to: '+5511966665555', body: 'race' };
+      const answers = await Promise.all(Array.from({ length: 8 }, () => post('/messages/text', body, { 'idempotency-key': 'k-race' })));
+      const accepted = answers.filter((a) => a.statusCode === 202);
+      const busy = answers.filter((a) => a.statusCode === 409);
+      expect(accepted.length + busy.length).toBe(8);
+      expect(new Set(accepted.map((a) => a.json<{ message_id: string }>().message_id)).size).toBe(1);
+      expect(accepted.filter((a) => a.headers['idempotent-replayed'] === undefined)).toHaveLength(1);
+      for (const b of busy) expect(b.json()).toMatchObject({ code: 'idempotency_in_progress' });
+    });
+
+    it('releases the key when the first answer was not 2xx', async () => {
+      const bad = await post('/messages/text', { to: '+5511955554444', body: 'x', instance_id: 'inst_missing' }, { 'idempotency-key': 'k-release' });
+      expect(bad.statusCode).toBe(404);
+      const good = await post('/messages/text', { to: '+5511955554444', body: 'x' }, { 'idempotency-key': 'k-release' });
+      expect(good.statusCode).toBe(202);
+      expect(good.headers['idempotent-replayed']).toBeUndefined();
+    });
+  });
+
+  describe('every send type', () => {
+    const cases: Array<[string, Record<string, unknown>, (c: SendCommand['content']) => void]> = [
+      ['text', { body: 'Olá' }, (c) => expect(c).toEqual({ kind: 'text', body: 'Olá' })],
+      ['location', { latitude: -23.5, longitude: -46.6, name: 'Sé' }, (c) => expect(c).toMatchObject({ kind: 'location', latitude: -23.5, name: 'Sé', address: null })],
+      ['contact', { contact_name: 'Ana', contact_phone: '+5511944443333' }, (c) => expect(c).toMatchObject({ kind: 'contact', contact_vcard: expect.stringContaining('TEL;type=CELL;waid=5511944443333') as unknown })],
+      ['reaction', { quoted_message_id: 'WA123', emoji: '👍' }, (c) => expect(c).toEqual({ kind: 'reaction', quoted_message_id: 'WA123', emoji: '👍' })],
+      ['poll', { name: 'Lunch?', options: ['Yes', 'No'], selectable_count: 1 }, (c) => expect(c).toMatchObject({ kind: 'poll', options: ['Yes', 'No'] })],
+      ['buttons', { body: 'Pick', buttons: [{ id: 'a', title: 'A' }, { id: 'b', title: 'B' }] }, (c) => expect(c).toMatchObject({ kind: 'buttons' })],
+      ['list', { body: 'Menu', sections: [{ title: 'Food', rows: [{ id: 'p', title: 'Pizza' }] }] }, (c) => expect(c).toMatchObject({ kind: 'list', sections: [{ title: 'Food', rows: [{ id: 'p', title: 'Pizza', description: null }] }] })],
+    ];
+
+    it.each(cases)('%s: 202 queued and a command with the content', async (type, fields, check) => {
+      await number('connected');
+      const response = await post(`/messages/${type}`, { to: '+5511933332222', client_reference: `ref-${type}`, ...fields });
+      expect(response.statusCode, response.body).toBe(202);
+      const body = response.json<{ message_id: string; status: string; client_reference: string }>();
+      expect(body).toMatchObject({ status: 'queued', client_reference: `ref-${type}` });
+      const sent = await command(body.message_id);
+      expect(sent.to).toBe('5511933332222@s.whatsapp.net');
+      check(sent.content);
+    });
+
+    it('otp: the code is sealed and masked on the log, never in clear', async () => {
+      await number('connected');
+      const response = await post('/messages/otp', { to: '+5511922221111', code: '482913', expiry_minutes: 10 });
+      expect(response.statusCode, response.body).toBe(202);
+      const sent = await command(response.json<{ message_id: string }>().message_id);
+      expect(sent.content).toMatchObject({ kind: 'otp', code_masked: '••••13', expiry_minutes: 10 });
+      expect(JSON.stringify(sent)).not.toContain('482913');
+      expect(api.cipher.open((sent.content as { code_ciphertext: string }).code_ciphertext)).toBe('482913');
+      expect((sent.content as { body: string }).body).toMatch(/10 minutes/);
+    });
+
+    it('answers 400 invalid_request for bad input and writes nothing', async () => {
+      const before = commands.size;
+      for (const [type, body] of [
+        ['text', { to: '5511', body: 'x' }],
+        ['text', { to: '+5511933332222' }],
+        ['location', { to: '+5511933332222', latitude: 91, longitude: 0 }],
+        ['poll', { to: '+5511933332222', name: 'x', options: ['only'] }],
+        ['otp', { to: '+5511933332222', code: '12' }],
+      ] as const) {
+        const response = await post(`/messages/${type}`, body);
+        expect(response.statusCode, `${type} ${JSON.stringify(body)}`).toBe(400);
+        expect(response.json()).toMatchObject({ code: 'invalid_request' });
+      }
+      expect(commands.size).toBe(before);
+    });
+  });
+});

@@ -1,0 +1,157 @@
+import { describe, expect, it } from 'vitest';
+import { planImport, type ContactValues } from '../../api/contacts/import.js';
+import { CSV_HEADER, csvLine } from '../../api/contacts/csv.js';
+import { sandboxNetworkDirectory } from '../../api/contacts/network.js';
+import { contactId, isOptOutKeyword, normalizePhone, phoneJid, phoneOfJid } from '../../processors/contacts/index.js';
+import { keywordOptOutEventId } from '../../processors/contacts/ids.js';
+import { keywordOptOutPhone } from '../../processors/contacts/keyword-optout.js';
+import type { ContactRow } from '../../processors/contacts/index.js';
+import { asAccountId, asEventId, asInstanceId, asMessageId, asProjectId } from '../../schemas/ids.js';
+import type { InboundMessage } from '../../schemas/records.js';
+
+describe('opt-out keywords', () => {
+  it.each(['STOP', 'stop', ' Stop! ', 'Arrêt', 'ARRET.', 'sair', 'Parar', 'cancelar', 'BAJA', 'alto', 'Stopp', 'disiscrivi', 'Opt-out', 'désinscrire'])(
+    'opts out on %j',
+    (body) => expect(isOptOutKeyword(body)).toBe(true),
+  );
+
+  it.each(['stop sending me this', 'please stop', 'STOP STOP', 'Oi', '', '🛑', 'non'])('does not opt out on %j', (body) => {
+    expect(isOptOutKeyword(body)).toBe(false);
+  });
+});
+
+describe('phones', () => {
+  it('normalises what people write into E.164', () => {
+    expect(normalizePhone('+55 (11) 99999-0000')).toBe('+5511999990000');
+    expect(normalizePhone('+1.415.555.0100')).toBe('+14155550100');
+    expect(normalizePhone('5511999990000')).toBeUndefined();
+    expect(normalizePhone('+0511999990000')).toBeUndefined();
+    expect(normalizePhone('+1234')).toBeUndefined();
+    expect(normalizePhone('+1234567890123456')).toBeUndefined();
+  });
+
+  it('turns E.164 into a phone jid and back, and nothing else into a phone', () => {
+    expect(phoneJid('+5511999990000')).toBe('5511999990000@s.whatsapp.net');
+    expect(phoneOfJid('5511999990000@s.whatsapp.net')).toBe('+5511999990000');
+    expect(phoneOfJid('120363025246125486@g.us')).toBeUndefined();
+    expect(phoneOfJid('98765432101234@lid')).toBeUndefined();
+  });
+
+  it('derives the same contact id for the same account and phone only', () => {
+    expect(contactId('acc_1', '+5511999990000')).toBe(contactId('acc_1', '+5511999990000'));
+    expect(contactId('acc_1', '+5511999990000')).not.toBe(contactId('acc_2', '+5511999990000'));
+    expect(contactId('acc_1', '+5511999990000')).toMatch(/^ct_[a-z2-7]{16}$/);
+  });
+
+  it('derives the opt-out event id from the inbound record', () => {
+    expect(keywordOptOutEventId('evt_a')).toBe(keywordOptOutEventId('evt_a'));
+    expect(keywordOptOutEventId('evt_a')).not.toBe(keywordOptOutEventId('evt_b'));
+    expect(keywordOptOutEventId('evt_a')).toMatch(/^evt_/);
+  });
+});
+
+function inbound(overrides: Partial<InboundMessage>): InboundMessage {
+  return {
+    event_id: asEventId('evt_1'),
+    occurred_at: 0,
+    account_id: asAccountId('acc_1'),
+    project_id: asProjectId('prj_1'),
+    instance_id: asInstanceId('inst_1'),
+    origin: 'customer',
+    message_id: asMessageId('msg_1'),
+    wa_message_id: 'WA1',
+    chat_jid: '5511988887777@s.whatsapp.net',
+    sender: { jid: '5511988887777@s.whatsapp.net', lid: null, name: 'Ana', phone: null },
+    from: '5511988887777@s.whatsapp.net',
+    to: null,
+    quoted_id: null,
+    quoted_participant: null,
+    group: null,
+    mentions: [],
+    content: { kind: 'text', body: 'STOP' },
+    ...overrides,
+  };
+}
+
+describe('keyword opt-out of a received message', () => {
+  it("takes the customer's phone from the sender, else from the chat jid", () => {
+    expect(keywordOptOutPhone(inbound({}))).toBe('+5511988887777');
+    const resolved = inbound({ chat_jid: '777@lid', sender: { jid: '777@lid', lid: '777@lid', name: null, phone: '+5511900001111' } });
+    expect(keywordOptOutPhone(resolved)).toBe('+5511900001111');
+  });
+
+  it('ignores groups, the owner, other types and unresolved lids', () => {
+    expect(keywordOptOutPhone(inbound({ group: { jid: '1203@g.us', name: 'G' } }))).toBeUndefined();
+    expect(keywordOptOutPhone(inbound({ origin: 'external' }))).toBeUndefined();
+    expect(keywordOptOutPhone(inbound({ content: { kind: 'reaction', quoted_message_id: 'X', emoji: 'STOP' } }))).toBeUndefined();
+    expect(keywordOptOutPhone(inbound({ chat_jid: '777@lid', sender: { jid: '777@lid', lid: '777@lid', name: null, phone: null } }))).toBeUndefined();
+  });
+});
+
+describe('import plan', () => {
+  const existing = new Map<string, ContactValues>([
+    ['+5511900000001', { id: 'ct_one', phone: '+5511900000001', name: 'One', tags: ['vip'] }],
+    ['+5511900000002', { id: 'ct_two', phone: '+5511900000002', name: 'Two', tags: [] }],
+  ]);
+
+  it('counts created, updated, unchanged and invalid rows, and lists the invalid ones', () => {
+    const plan = planImport('acc_1', [
+      { phone: '+55 11 90000-0001', name: 'One' },
+      { phone: '+5511900000002', name: 'Deux' },
+      { phone: '+5511900000003', tags: [' new ', 'new', ''] },
+      { phone: 'not a phone' },
+    ], existing);
+    expect(plan).toMatchObject({ created: 1, updated: 1, unchanged: 1, invalidRows: [{ index: 3, phone: 'not a phone', reason: 'invalid_phone' }] });
+    expect(plan.upserts).toEqual([
+      { id: 'ct_two', phone: '+5511900000002', name: 'Deux', tags: [] },
+      { id: contactId('acc_1', '+5511900000003'), phone: '+5511900000003', name: null, tags: ['new'] },
+    ]);
+  });
+
+  it('keeps fields a row leaves out, and clears a name given empty', () => {
+    const plan = planImport('acc_1', [{ phone: '+5511900000001', name: ' ' }], existing);
+    expect(plan.upserts).toEqual([{ id: 'ct_one', phone: '+5511900000001', name: null, tags: ['vip'] }]);
+  });
+
+  it('applies a phone repeated in one import over its earlier row', () => {
+    const plan = planImport('acc_1', [{ phone: '+5511900000009', name: 'A' }, { phone: '+5511900000009', name: 'B' }, { phone: '+5511900000009', name: 'B' }], new Map());
+    expect(plan).toMatchObject({ created: 1, updated: 1, unchanged: 1 });
+    expect(plan.upserts.map((c) => c.name)).toEqual(['A', 'B']);
+  });
+});
+
+describe('CSV export', () => {
+  const row: ContactRow = {
+    contact_id: 'ct_x',
+    account_id: 'acc_1',
+    phone: '+5511900000001',
+    name: 'Silva, "Ana"',
+    tags: ['vip', 'sp'],
+    opted_out: true,
+    opted_out_at: new Date('2026-01-02T03:04:05.000Z'),
+    opt_out_source: 'api',
+    created_at: new Date('2026-01-01T00:00:00.000Z'),
+    updated_at: new Date('2026-01-02T03:04:05.000Z'),
+  };
+
+  it('quotes fields that need it, and leaves phones as they are', () => {
+    expect(CSV_HEADER).toBe('id,phone,name,tags,opted_out,opted_out_at,opt_out_source,created_at,updated_at\r\n');
+    expect(csvLine(row)).toBe(
+      'ct_x,+5511900000001,"Silva, ""Ana""",vip;sp,true,2026-01-02T03:04:05.000Z,api,2026-01-01T00:00:00.000Z,2026-01-02T03:04:05.000Z\r\n',
+    );
+  });
+
+  it('keeps spreadsheets from running names as formulas', () => {
+    expect(csvLine({ ...row, name: '=HYPERLINK("x")', tags: [] })).toContain(`,"'=HYPERLINK(""x"")",,`);
+  });
+});
+
+describe('sandbox network', () => {
+  it('puts phones ending 9999 off the network and keeps lids', async () => {
+    expect(await sandboxNetworkDirectory.check(['+5511988887777', '+5511900009999', '123456@lid'])).toEqual([
+      { phone: '+5511988887777', on_network: true, jid: '5511988887777@s.whatsapp.net' },
+      { phone: '+5511900009999', on_network: false, jid: null },
+      { phone: '123456@lid', on_network: true, jid: '123456@lid', lid: '123456@lid' },
+    ]);
+  });
+});
