@@ -6,6 +6,8 @@ import { planNamed } from '../api/plans.js';
 import { buildServer, type ApiServer } from '../api/server.js';
 import { ensureApiTables } from '../api/storage.js';
 import { lastInstanceFor } from '../processors/conversations/index.js';
+import { projectionsFor } from '../processors/index.js';
+import { ensureProjectionSchema } from '../processors/runtime/store.js';
 import { optedOut } from '../processors/contacts/index.js';
 import { createCipher, type Cipher } from './cipher.js';
 import type { Clients } from './clients.js';
@@ -21,6 +23,10 @@ export interface RunningApi {
 /** Builds the API of this process: its tables, the in-memory directory, the server; listens unless told not to. */
 export async function startApi(clients: Clients, options: { listen: boolean }): Promise<RunningApi> {
   await ensureApiTables(clients.pool);
+  // The API reads these projections; their (empty) tables exist before any processor has run.
+  for (const projection of projectionsFor(clients.producer, 'live').values()) {
+    await ensureProjectionSchema(clients.pool, projection, projection.name);
+  }
   const directory = await startDirectory(clients);
   const cipher = createCipher(clients.config.secretsKey);
   const app = await buildServer({

@@ -124,8 +124,8 @@ describe('sending through the API', () => {
     it('shares one bucket between API processes', async () => {
       const second = await startApi(clients, { listen: false });
       try {
-        const { api_key } = (await post('/keys', { role: 'agent', scopes: ['instances:read'] })).json<{ api_key: string }>();
-        await second.directory.until(() => second.directory.keysOf(account.account_id).length > 0);
+        const { id, api_key } = (await post('/keys', { role: 'agent', scopes: ['instances:read'] })).json<{ id: string; api_key: string }>();
+        await second.directory.until(() => second.directory.key(id) !== undefined);
         const answers = await Promise.all(
           Array.from({ length: 60 }, (_, i) => (i % 2 === 0 ? api : second).app.inject({ method: 'GET', url: '/instances', headers: auth(api_key) })),
         );
