@@ -6,6 +6,14 @@ import { projectInstances, type InstanceRow } from '../instances/queries.js';
 /** Statuses in which a number sends. A warming number sends too, at the pace its connector sets. */
 const SENDING = new Set(['connected', 'warming']);
 
+/**
+ * How long this process trusts its own last choice for a conversation over the inbox projection,
+ * which learns of a send a moment after it is accepted: a burst of sends to a new customer stays on
+ * one number. After that the projection, which also sees the customer's own messages, decides.
+ */
+const RECENT_CHOICE_MS = 60_000;
+const RECENT_CHOICES_KEPT = 100_000;
+
 export interface NumberChoice {
   readonly instanceId?: string;
   readonly poolId?: string;
@@ -28,8 +36,25 @@ export interface NumberChooserDeps {
  */
 export function createNumberChooser(deps: NumberChooserDeps) {
   const turns = new Map<string, number>();
+  const recent = new Map<string, { instanceId: string; at: number }>();
+  const remember = (conversation: string, instanceId: string) => {
+    recent.delete(conversation);
+    recent.set(conversation, { instanceId, at: Date.now() });
+    if (recent.size > RECENT_CHOICES_KEPT) recent.delete(recent.keys().next().value!);
+  };
+  const stickyNumber = async (projectId: string, jid: string, conversation: string) => {
+    const mine = recent.get(conversation);
+    if (mine && Date.now() - mine.at < RECENT_CHOICE_MS) return mine.instanceId;
+    return deps.lastInstanceFor(projectId, jid);
+  };
 
   return async function choose(choice: NumberChoice): Promise<InstanceRow> {
+    const chosen = await pick(choice);
+    remember(`${choice.projectId}\n${choice.to}`, chosen.instance_id);
+    return chosen;
+  };
+
+  async function pick(choice: NumberChoice): Promise<InstanceRow> {
     const numbers = await projectInstances(deps.pool, choice.projectId);
     if (choice.instanceId !== undefined) {
       const forced = numbers.find((n) => n.instance_id === choice.instanceId);
@@ -45,14 +70,14 @@ export function createNumberChooser(deps: NumberChooserDeps) {
       candidates = candidates.filter((n) => members.has(n.instance_id));
     }
     if (candidates.length === 0) throw gatewayError('no_number_available');
-    const sticky = await deps.lastInstanceFor(choice.projectId, choice.to);
+    const sticky = await stickyNumber(choice.projectId, choice.to, `${choice.projectId}\n${choice.to}`);
     const kept = candidates.find((n) => n.instance_id === sticky);
     if (kept) return kept;
     const rotation = `${choice.projectId}:${choice.poolId ?? '*'}`;
     const turn = turns.get(rotation) ?? 0;
     turns.set(rotation, turn + 1);
     return candidates[turn % candidates.length]!;
-  };
+  }
 }
 
 export type NumberChooser = ReturnType<typeof createNumberChooser>;
