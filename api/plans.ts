@@ -23,6 +23,7 @@ const GB = 1_000 * MB;
  * | --- | --- | --- | --- | --- |
  * | `free` | 1 | 1,000 | 100 MB | 20 requests/s, burst 40 |
  * | `pro` | 10 | 100,000 | 1 GB, plus 1 GB per add-on | 50 requests/s, burst 100 |
+ * | `scale` | 100 | 10,000,000 | 10 GB, plus 1 GB per add-on | 1,000 requests/s, burst 2,000 |
  *
  * Stored media (spec 8.3) and the default rate limit (spec 8.1) come from the spec; the numbers
  * and messages are our choice. Usage thresholds (`usage.threshold`) fire at 80, 90 and 100 percent
@@ -44,6 +45,14 @@ export const plans = {
     mediaStorageBytes: GB,
     mediaStoragePerAddonBytes: GB,
     rateLimit: { rate: 50, burst: 100 },
+  },
+  scale: {
+    name: 'scale',
+    numbers: 100,
+    messagesPerMonth: 10_000_000,
+    mediaStorageBytes: 10 * GB,
+    mediaStoragePerAddonBytes: GB,
+    rateLimit: { rate: 1_000, burst: 2_000 },
   },
 } as const satisfies Record<string, Plan>;
 

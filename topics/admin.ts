@@ -38,14 +38,29 @@ export async function ensureTopics(
   }
 }
 
-/** The next offset to be written on each partition of a topic (its high watermark). */
+/**
+ * The next offset to be written on each partition of a topic (its high watermark). Right after a
+ * topic is created its leaders may still be moving: retriable broker errors are retried.
+ */
 export async function endOffsets(kafka: Kafka, topic: string): Promise<Map<number, number>> {
   const admin = kafka.admin();
   await admin.connect();
   try {
-    const offsets = await admin.fetchTopicOffsets(topic);
-    return new Map(offsets.map((o) => [o.partition, Number(o.high)]));
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const offsets = await admin.fetchTopicOffsets(topic);
+        return new Map(offsets.map((o) => [o.partition, Number(o.high)]));
+      } catch (error) {
+        if (!isRetriable(error) || attempt >= 8) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 50 * 2 ** attempt));
+      }
+    }
   } finally {
     await admin.disconnect();
   }
+}
+
+/** kafkajs marks its errors `retriable`; its error classes are not importable from ESM. */
+function isRetriable(error: unknown): boolean {
+  return error instanceof Error && 'retriable' in error && error.retriable === true;
 }

@@ -28,7 +28,7 @@ export const UsageOut = Type.Object({
 });
 
 export const EntitlementsOut = Type.Object({
-  plan: Type.String({ description: 'free or pro' }),
+  plan: Type.String({ description: 'free, pro or scale' }),
   limits: Type.Object({
     numbers: Type.Integer({ description: 'Numbers the account may have' }),
     messages_per_month: Type.Integer({ description: 'Sends included per calendar month (UTC)' }),
@@ -48,7 +48,7 @@ export const EntitlementsOut = Type.Object({
 });
 
 export const SubscriptionOut = Type.Object({
-  plan: Type.String({ description: 'free or pro' }),
+  plan: Type.String({ description: 'free, pro or scale' }),
   status: Type.Literal('active'),
   current_period_start: Instant('Start of the current period (calendar month, UTC)'),
   current_period_end: Instant('End of the current period, exclusive'),

@@ -1,0 +1,243 @@
+/**
+ * Send benchmark, in one run on this machine:
+ * 1. saturation: accepted `POST /messages/text` per second and p50/p99 latency, the gateway (all
+ *    roles in one process, sandbox numbers) against a bare Fastify route writing the same bytes to
+ *    Kafka with the same producer settings; prints the ratio;
+ * 2. end to end: at a steady 1,000 sends/s, the time from the 202 to the `delivered` fact of each
+ *    message on the log (sandbox receipts set to answer at once).
+ *
+ *   npm run bench:send      (BENCH_SECONDS=10, BENCH_CONNECTIONS=64, BENCH_RATE=1000)
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import path from 'node:path';
+import { tmpdir } from 'node:os';
+import pg from 'pg';
+import { pino } from 'pino';
+import { Pool, request } from 'undici';
+import { loadSchemaFiles } from '../schemas/load.js';
+import { AvroSerdes } from '../schemas/serde.js';
+import type { MessageStatus } from '../schemas/records.js';
+import { loadConfig, repoRoot } from '../stack/config.js';
+import { stackUp } from '../stack/local/index.js';
+import { createConsumer, createKafka, ensureTopics, topics, TopicSerdes } from '../topics/index.js';
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64);
+const RATE = Number(process.env.BENCH_RATE ?? 1_000);
+const cli = path.join(repoRoot, 'dist', 'stack', 'cli.js');
+
+interface Load {
+  readonly accepted: number;
+  readonly refused: number;
+  readonly perSecond: number;
+  readonly p50: number;
+  readonly p99: number;
+}
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  await stackUp({ root: config.stackRoot });
+  const id = `bench${Date.now().toString(36)}`;
+  const database = new URL(config.databaseUrl);
+  database.pathname = `/gateway_${id}`;
+  const admin = new URL(config.databaseUrl);
+  admin.pathname = '/postgres';
+  await withPg(admin.toString(), (c) => c.query(`CREATE DATABASE gateway_${id}`));
+  const env = {
+    DATABASE_URL: database.toString(),
+    KAFKA_TOPIC_PREFIX: `${id}.`,
+    CHDB_PATH: path.join(tmpdir(), `${id}-chdb`),
+    LOG_LEVEL: 'warn',
+    LOG_FORMAT: 'json',
+  };
+  const children: ChildProcess[] = [];
+  try {
+    const account = JSON.parse(
+      await run([cli, 'accounts', 'create', '--name', 'Bench', '--email', 'bench@gateway.local', '--sandbox-numbers', '4', '--plan', 'scale', '--json'], env),
+    ) as { api_key: string; instance_ids: string[] };
+    const gatewayPort = 3900 + Math.floor(Math.random() * 90);
+    children.push(start([cli, 'all'], { ...env, PORT: String(gatewayPort) }));
+    const gateway = `http://127.0.0.1:${gatewayPort}`;
+    const auth = { authorization: `Bearer ${account.api_key}`, 'content-type': 'application/json' };
+    await until('the gateway and its 4 numbers', async () => {
+      const response = await request(`${gateway}/instances`, { headers: auth }).catch(() => undefined);
+      if (!response || response.statusCode !== 200) return false;
+      const { data } = (await response.body.json()) as { data: Array<{ status: string }> };
+      return data.length === 4 && data.every((n) => n.status === 'connected');
+    });
+    for (const number of account.instance_ids) {
+      const response = await request(`${gateway}/sandbox/instances/${number}/behaviour`, {
+        method: 'POST', headers: auth, body: JSON.stringify({ delivered_after_ms: 0, read_after_ms: 0 }),
+      });
+      await response.body.dump();
+    }
+
+    const kafka = createKafka(config.kafka, pino({ level: 'silent' }));
+    const [bareTopic] = await ensureTopics(kafka, [{ name: 'bare', partitions: 12, cleanup: 'delete' }], { prefix: `${id}.`, replicationFactor: 1 });
+    const bare = start([path.join(repoRoot, 'dist', 'bench', 'bare-server.js')], { ...env, PORT: '0', BENCH_TOPIC: bareTopic!, BENCH_RECORD_BYTES: '320' });
+    children.push(bare);
+    const barePort = (JSON.parse(await firstLine(bare)) as { port: number }).port;
+    const baseline = `http://127.0.0.1:${barePort}`;
+
+    const customers = Array.from({ length: 1_000 }, (_, i) => `+55119${String(10_000_000 + i)}`);
+    let n = 0;
+    const body = () => JSON.stringify({ to: customers[n++ % customers.length], body: `Your order ${n} is on its way.`, client_reference: `order-${n}` });
+
+    await saturate(baseline, {}, body, 2); // warm-up of both
+    await saturate(gateway, auth, body, 2);
+    const bareRuns: Load[] = [];
+    const gatewayRuns: Load[] = [];
+    for (let round = 0; round < 2; round++) {
+      bareRuns.push(await saturate(baseline, {}, body, SECONDS));
+      gatewayRuns.push(await saturate(gateway, auth, body, SECONDS));
+    }
+    const best = (runs: Load[]) => runs.reduce((a, b) => (b.perSecond > a.perSecond ? b : a));
+    const b = best(bareRuns);
+    const g = best(gatewayRuns);
+    console.log(`send benchmark: ${CONNECTIONS} connections, ${SECONDS} s a run, best of 2 runs each`);
+    console.log(`  bare Fastify + Kafka   ${b.perSecond.toFixed(0).padStart(6)} accepted/s  p50 ${b.p50.toFixed(1)} ms  p99 ${b.p99.toFixed(1)} ms`);
+    console.log(`  gateway /messages/text ${g.perSecond.toFixed(0).padStart(6)} accepted/s  p50 ${g.p50.toFixed(1)} ms  p99 ${g.p99.toFixed(1)} ms  (refused: ${g.refused})`);
+    console.log(`  ratio gateway/bare     ${(g.perSecond / b.perSecond).toFixed(2)}   (target 0.60 or better)`);
+
+    const e2e = await steady(kafka, id, gateway, auth, body);
+    console.log(`end to end at ${RATE} sends/s for ${SECONDS} s: ${e2e.sent} accepted, ${e2e.delivered} delivered`);
+    console.log(`  202 -> delivered fact   p50 ${e2e.p50.toFixed(1)} ms  p99 ${e2e.p99.toFixed(1)} ms  (target p99 under 250 ms)`);
+  } finally {
+    for (const child of children) child.kill('SIGTERM');
+    await Promise.all(children.map((c) => new Promise((resolve) => (c.exitCode !== null ? resolve(null) : c.once('exit', resolve)))));
+    await withPg(admin.toString(), (c) => c.query(`DROP DATABASE IF EXISTS gateway_${id} WITH (FORCE)`));
+  }
+}
+
+/** As many requests as `CONNECTIONS` keep in flight, for `seconds`. */
+async function saturate(base: string, headers: Record<string, string>, body: () => string, seconds: number): Promise<Load> {
+  const pool = new Pool(base, { connections: CONNECTIONS, pipelining: 1 });
+  const latencies: number[] = [];
+  let refused = 0;
+  const started = performance.now();
+  const deadline = started + seconds * 1_000;
+  await Promise.all(
+    Array.from({ length: CONNECTIONS }, async () => {
+      while (performance.now() < deadline) {
+        const t = performance.now();
+        const response = await pool.request({ method: 'POST', path: '/messages/text', headers: { 'content-type': 'application/json', ...headers }, body: body() });
+        await response.body.dump();
+        if (response.statusCode === 202) latencies.push(performance.now() - t);
+        else refused++;
+      }
+    }),
+  );
+  const elapsed = (performance.now() - started) / 1_000;
+  await pool.close();
+  return { accepted: latencies.length, refused, perSecond: latencies.length / elapsed, ...percentiles(latencies) };
+}
+
+/** `RATE` sends a second for `SECONDS`, each timed from its 202 to its `delivered` fact on the log. */
+async function steady(kafka: ReturnType<typeof createKafka>, id: string, base: string, headers: Record<string, string>, body: () => string) {
+  const serdes = await TopicSerdes.register(new AvroSerdes(loadConfig().schemaRegistryUrl, loadSchemaFiles()), [topics.messageStatus], `${id}.`);
+  const acceptedAt = new Map<string, number>();
+  const deliveredAfter: number[] = [];
+  const consumer = await createConsumer(kafka, serdes, { groupId: `${id}.bench-delivered`, topics: [topics.messageStatus], fromBeginning: false });
+  let joined = false;
+  await consumer.run(async (batch) => {
+    joined = true;
+    const now = performance.now();
+    for (const record of batch.records) {
+      const status = record.decoded.ok ? (record.decoded.value as MessageStatus | null) : null;
+      const at = status?.status === 'delivered' ? acceptedAt.get(status.message_id) : undefined;
+      if (at !== undefined) {
+        deliveredAfter.push(now - at);
+        acceptedAt.delete(status!.message_id);
+      }
+    }
+    batch.resolve(batch.records[batch.records.length - 1]!.offset);
+  });
+  const pool = new Pool(base, { connections: CONNECTIONS });
+  // The group joins on the first fetch: send until it has (these are not measured), then measure.
+  await until('the status reader', async () => {
+    const response = await pool.request({ method: 'POST', path: '/messages/text', headers: { 'content-type': 'application/json', ...headers }, body: body() });
+    await response.body.dump();
+    return joined;
+  });
+  deliveredAfter.length = 0;
+  acceptedAt.clear();
+  let sent = 0;
+  const inFlight: Promise<void>[] = [];
+  const tickMs = 10;
+  const perTick = RATE / (1_000 / tickMs);
+  const started = performance.now();
+  for (let tick = 0; performance.now() - started < SECONDS * 1_000; tick++) {
+    const due = started + tick * tickMs;
+    const wait = due - performance.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    for (let i = 0; i < perTick; i++) {
+      inFlight.push(
+        pool.request({ method: 'POST', path: '/messages/text', headers: { 'content-type': 'application/json', ...headers }, body: body() }).then(async (response) => {
+          const answer = (await response.body.json()) as { message_id?: string };
+          if (response.statusCode === 202 && answer.message_id) {
+            acceptedAt.set(answer.message_id, performance.now());
+            sent++;
+          }
+        }),
+      );
+    }
+  }
+  await Promise.all(inFlight);
+  await until('the last delivered facts', async () => deliveredAfter.length >= sent, 30_000).catch(() => undefined);
+  await consumer.stop();
+  await pool.close();
+  return { sent, delivered: deliveredAfter.length, ...percentiles(deliveredAfter) };
+}
+
+function percentiles(values: number[]): { p50: number; p99: number } {
+  const sorted = [...values].sort((a, b) => a - b);
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
+  return { p50: at(0.5), p99: at(0.99) };
+}
+
+function start(args: string[], env: Record<string, string>): ChildProcess {
+  const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  return child;
+}
+
+async function run(args: string[], env: Record<string, string>): Promise<string> {
+  const child = start(args, env);
+  let out = '';
+  child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  const code = await new Promise((resolve) => child.once('exit', resolve));
+  if (code !== 0) throw new Error(`${args.join(' ')} exited ${String(code)}`);
+  return out.trim().split('\n').pop()!;
+}
+
+async function firstLine(child: ChildProcess): Promise<string> {
+  const lines = createInterface({ input: child.stdout! });
+  for await (const line of lines) return line;
+  throw new Error('the process printed nothing');
+}
+
+async function until(what: string, condition: () => Promise<boolean>, timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition().catch(() => false))) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+async function withPg(url: string, work: (client: pg.Client) => Promise<unknown>): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);
