@@ -1,4 +1,4 @@
-import { CompressionTypes, Partitioners, type Kafka, type Producer as KafkaProducer } from 'kafkajs';
+import { CompressionTypes, Partitioners, type Kafka, type Message, type Producer as KafkaProducer } from 'kafkajs';
 import { topicName, type TopicSpec } from './catalogue.js';
 import type { TopicSerdes } from './serdes.js';
 
@@ -21,6 +21,10 @@ export interface Producer {
  * holds only while the producer keeps retrying, so it never gives up on its own; callers that
  * answer someone (the API) put their own deadline on `send`. The default partitioner hashes keys
  * like the Java client, so every client agrees where a key lives.
+ *
+ * Idempotence allows one request in flight, so concurrent `send` calls are gathered: while a
+ * request is out, new records queue, and the next request carries all of them. Under load one
+ * request takes hundreds of sends; alone, a send goes at once. Order per key is kept.
  */
 export async function createProducer(kafka: Kafka, serdes: TopicSerdes): Promise<Producer> {
   const producer: KafkaProducer = kafka.producer({
@@ -30,22 +34,66 @@ export async function createProducer(kafka: Kafka, serdes: TopicSerdes): Promise
     createPartitioner: Partitioners.DefaultPartitioner,
   });
   await producer.connect();
+  const gather = gathering(producer);
   return {
     async send(spec, records) {
       const serde = serdes.for(spec);
-      await producer.send({
-        topic: topicName(spec, serdes.prefix),
-        compression: CompressionTypes.None,
-        messages: records.map((record) => ({
+      await gather(
+        topicName(spec, serdes.prefix),
+        records.map((record) => ({
           key: record.key,
           value: record.value === null ? null : serde.encode(record.value),
           headers: record.headers ? { ...record.headers } : undefined,
         })),
-      });
+      );
     },
     async sendRaw(topic, records) {
-      await producer.send({ topic, messages: records.map((r) => ({ key: r.key, value: r.value, headers: r.headers })) });
+      await gather(topic, records.map((r) => ({ key: r.key, value: r.value, headers: r.headers })));
     },
     disconnect: () => producer.disconnect(),
   };
+}
+
+interface Waiting {
+  readonly topic: string;
+  readonly messages: Message[];
+  resolve(): void;
+  reject(error: unknown): void;
+}
+
+/** Most records one request carries; more wait for the next one. */
+const MAX_RECORDS_PER_REQUEST = 2_000;
+
+function gathering(producer: KafkaProducer) {
+  let queue: Waiting[] = [];
+  let sending = false;
+
+  const drain = async () => {
+    sending = true;
+    while (queue.length > 0) {
+      let count = 0;
+      const taken = queue.findIndex((w) => (count += w.messages.length) > MAX_RECORDS_PER_REQUEST);
+      const cut = taken === -1 ? queue.length : Math.max(1, taken);
+      const batch = queue.slice(0, cut);
+      queue = queue.slice(cut);
+      const byTopic = new Map<string, Message[]>();
+      for (const w of batch) byTopic.set(w.topic, [...(byTopic.get(w.topic) ?? []), ...w.messages]);
+      try {
+        await producer.sendBatch({
+          compression: CompressionTypes.None,
+          topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })),
+        });
+        for (const w of batch) w.resolve();
+      } catch (error) {
+        for (const w of batch) w.reject(error);
+      }
+    }
+    sending = false;
+  };
+
+  return (topic: string, messages: Message[]) =>
+    new Promise<void>((resolve, reject) => {
+      queue.push({ topic, messages, resolve, reject });
+      if (!sending) void drain();
+    });
 }

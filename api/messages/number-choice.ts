@@ -1,6 +1,6 @@
 import type { Pool } from 'pg';
 import type { Directory } from '../directory.js';
-import { gatewayError } from '../errors.js';
+import { GatewayError, gatewayError } from '../errors.js';
 import { projectInstances, type InstanceRow } from '../instances/queries.js';
 
 /** Statuses in which a number sends. A warming number sends too, at the pace its connector sets. */
@@ -12,6 +12,12 @@ const SENDING = new Set(['connected', 'warming']);
  * one number. After that the projection, which also sees the customer's own messages, decides.
  */
 const RECENT_CHOICE_MS = 60_000;
+
+/**
+ * How long a project's numbers are read from memory rather than the projection. A number that went
+ * down within this window may still be chosen; its connector then fails the send `not_connected`.
+ */
+const NUMBERS_TTL_MS = 1_000;
 const RECENT_CHOICES_KEPT = 100_000;
 
 export interface NumberChoice {
@@ -36,6 +42,16 @@ export interface NumberChooserDeps {
  */
 export function createNumberChooser(deps: NumberChooserDeps) {
   const turns = new Map<string, number>();
+  const numbersCache = new Map<string, { rows: Promise<InstanceRow[]>; at: number }>();
+  const numbersOf = (projectId: string, fresh: boolean) => {
+    const cached = numbersCache.get(projectId);
+    if (!fresh && cached && Date.now() - cached.at < NUMBERS_TTL_MS) return cached.rows;
+    const rows = projectInstances(deps.pool, projectId);
+    numbersCache.set(projectId, { rows, at: Date.now() });
+    rows.catch(() => numbersCache.delete(projectId));
+    if (numbersCache.size > RECENT_CHOICES_KEPT) numbersCache.delete(numbersCache.keys().next().value!);
+    return rows;
+  };
   const recent = new Map<string, { instanceId: string; at: number }>();
   const remember = (conversation: string, instanceId: string) => {
     recent.delete(conversation);
@@ -49,13 +65,17 @@ export function createNumberChooser(deps: NumberChooserDeps) {
   };
 
   return async function choose(choice: NumberChoice): Promise<InstanceRow> {
-    const chosen = await pick(choice);
+    // A refusal is never based on the cache: the number may have connected a moment ago.
+    const chosen = await pick(choice, false).catch((error: unknown) => {
+      if (error instanceof GatewayError) return pick(choice, true);
+      throw error;
+    });
     remember(`${choice.projectId}\n${choice.to}`, chosen.instance_id);
     return chosen;
   };
 
-  async function pick(choice: NumberChoice): Promise<InstanceRow> {
-    const numbers = await projectInstances(deps.pool, choice.projectId);
+  async function pick(choice: NumberChoice, fresh: boolean): Promise<InstanceRow> {
+    const numbers = await numbersOf(choice.projectId, fresh);
     if (choice.instanceId !== undefined) {
       const forced = numbers.find((n) => n.instance_id === choice.instanceId);
       if (!forced) throw gatewayError('not_found');
