@@ -64,7 +64,14 @@ describe('API health, readiness and docs', () => {
     expect(response.statusCode).toBe(200);
     const doc = response.json<{ openapi: string; paths: Record<string, unknown> }>();
     expect(doc.openapi).toMatch(/^3\./);
-    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/health', '/ready']));
+    expect(Object.keys(doc.paths)).toEqual(
+      expect.arrayContaining([
+        '/health', '/ready', '/keys', '/keys/{id}/rotate', '/instances', '/pools', '/conversations', '/conversations/{jid}/messages',
+        '/contacts/check', '/contacts/import', '/contacts/export', '/contacts/{id}/optout', '/usage', '/me/entitlements',
+        '/me/subscription', '/media/{id}', '/sandbox/instances/{id}/customer-messages',
+        ...['text', 'image', 'video', 'document', 'audio', 'sticker', 'location', 'contact', 'reaction', 'poll', 'buttons', 'list', 'otp'].map((t) => `/messages/${t}`),
+      ]),
+    );
     const docs = await app().inject({ method: 'GET', url: '/docs' });
     expect(docs.statusCode).toBeLessThan(400);
   });

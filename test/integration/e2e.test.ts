@@ -67,7 +67,15 @@ describe('end to end on the sandbox network', () => {
       const data = status === 200 ? (body.data as Array<{ status: string }>) : [];
       return data.length === 2 && data.every((n) => n.status === 'connected');
     }, { timeoutMs: 60_000, intervalMs: 100 });
-    files = createServer((_req, res) => res.writeHead(200, { 'content-type': 'image/png' }).end(PNG));
+    files = createServer((req, res) => {
+      if (req.url === '/huge.bin') {
+        // Announces 70 MiB: over the 64 MiB cap, refused before any byte is stored.
+        res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(70 * 1024 * 1024) });
+        res.write(Buffer.alloc(1024));
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'image/png' }).end(PNG);
+    });
     await new Promise<void>((resolve) => files.listen(0, '127.0.0.1', resolve));
     filesUrl = `http://127.0.0.1:${(files.address() as AddressInfo).port}/pixel.png`;
   });
@@ -207,6 +215,12 @@ describe('end to end on the sandbox network', () => {
       const message = await waitFor('the follow-up', async () => (await history(jid)).find((m) => m.message_id === sent.body.message_id));
       expect(message.instance_id).toBe(second);
     }
+  });
+
+  it('refuses media over 64 MiB with 413 media_too_large and private addresses when the guard is on', async () => {
+    const huge = await call('POST', '/messages/document', { to: '+5511912340009', media: { url: filesUrl.replace('pixel.png', 'huge.bin') } });
+    expect(huge.status).toBe(413);
+    expect(huge.body).toMatchObject({ code: 'media_too_large' });
   });
 
   it('opts a customer out on a keyword and refuses later sends to them', async () => {

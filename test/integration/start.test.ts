@@ -25,6 +25,7 @@ describe('the README run command (gateway start)', () => {
 
   it('brings up the stack and the gateway, reports ready, stops on SIGINT, and starts again', async () => {
     const port = await freePort();
+    const keys: string[] = [];
     for (const round of [1, 2]) {
       const gateway = spawnGateway(['start'], { ...env.env, PORT: String(port), LOG_LEVEL: 'info' });
       try {
@@ -35,6 +36,15 @@ describe('the README run command (gateway start)', () => {
         }, { timeoutMs: 120_000, intervalMs: 200 });
         expect(Object.keys(ready.checks).sort()).toEqual(['clickhouse', 'kafka', 'postgres', 'registry', 's3', 'smtp']);
         expect(gateway.output()).toMatch(/kafka\s+up/);
+        // The first start on an empty database makes a sandbox account and prints its key; the second does not.
+        keys.push(...(gateway.output().match(/svc_live_[A-Za-z0-9]{32}/g) ?? []));
+        expect(new Set(keys).size).toBe(1);
+        const numbers = await waitFor('the sandbox number connected', async () => {
+          const response = await request(`http://127.0.0.1:${port}/instances`, { headers: { authorization: `Bearer ${keys[0]}` } });
+          const body = (await response.body.json()) as { data: Array<{ status: string }> };
+          return body.data.length === 1 && body.data[0]!.status === 'connected' ? body.data : undefined;
+        }, { timeoutMs: 60_000, intervalMs: 200 });
+        expect(numbers).toHaveLength(1);
       } finally {
         gateway.kill('SIGINT');
       }

@@ -1,0 +1,41 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startApi, type RunningApi } from '../../stack/api-role.js';
+import type { Clients } from '../../stack/clients.js';
+import { testClients } from '../support/clients.js';
+import { createTestEnv, type TestEnv } from '../support/env.js';
+import { spawnGateway } from '../support/gateway.js';
+
+describe('gateway accounts create', () => {
+  let env: TestEnv;
+  let clients: Clients;
+  let api: RunningApi;
+
+  beforeAll(async () => {
+    env = await createTestEnv();
+    clients = await testClients(env);
+    api = await startApi(clients, { listen: false });
+  });
+  afterAll(async () => {
+    await api?.stop();
+    await clients?.close();
+    await env?.dispose();
+  });
+
+  it('prints {account_id, project_id, api_key, instance_ids} and the key works at once', async () => {
+    const cli = spawnGateway(['accounts', 'create', '--name', 'Acme', '--email', 'ops@acme.test', '--sandbox-numbers', '2', '--plan', 'pro', '--json'], env.env);
+    expect(await cli.exited, cli.output()).toBe(0);
+    const created = JSON.parse(cli.output().trim().split('\n').pop()!) as { account_id: string; project_id: string; api_key: string; instance_ids: string[] };
+    expect(created.api_key).toMatch(/^svc_live_[A-Za-z0-9]{32}$/);
+    expect(created.instance_ids).toHaveLength(2);
+    await api.directory.until(() => api.directory.accounts.has(created.account_id));
+    const response = await api.app.inject({ method: 'GET', url: '/me/entitlements', headers: { authorization: `Bearer ${created.api_key}` } });
+    expect(response.statusCode).toBe(200);
+    expect(response.json()).toMatchObject({ plan: 'pro' });
+  });
+
+  it('refuses a call without the required options', async () => {
+    const cli = spawnGateway(['accounts', 'create', '--name', 'NoEmail'], env.env);
+    expect(await cli.exited).toBe(1);
+    expect(cli.output()).toMatch(/accounts create --name N --email E/);
+  });
+});
