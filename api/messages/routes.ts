@@ -12,6 +12,7 @@ import { buildContent, type MediaIngest } from './content.js';
 import { IdempotencyKeys, idempotentMessageId } from './idempotency.js';
 import { createNumberChooser } from './number-choice.js';
 import { SendAccepted, sendBodies, sendTypes, type AnySendBody, type SendType } from './schemas.js';
+import { withDeadline } from '../deadline.js';
 
 export interface MessageRouteOptions extends RouteOptions {
   readonly ingestMedia: MediaIngest;
@@ -100,17 +101,3 @@ export const messageRoutes: FastifyPluginAsyncTypebox<MessageRouteOptions> = asy
     );
   }
 };
-
-async function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      work,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(gatewayError('service_unavailable')), ms);
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
-}

@@ -7,6 +7,7 @@ import { simulatedWaId } from '../../connectors/sandbox/ids.js';
 import { topics } from '../../topics/index.js';
 import type { RouteOptions } from '../context.js';
 import { gatewayError } from '../errors.js';
+import { withDeadline } from '../deadline.js';
 
 const E164 = Type.String({ pattern: '^\\+[1-9][0-9]{6,14}$', description: 'E.164 phone', examples: ['+5511999998888'] });
 const Lid = Type.String({ pattern: '^[0-9]+@lid$', description: 'Privacy identity', examples: ['81234567890123@lid'] });
@@ -237,18 +238,4 @@ async function requireSandboxNumber(pool: Pool, projectId: string, instanceId: s
   );
   if (!rows[0]) throw gatewayError('not_found');
   if (rows[0].connector !== 'sandbox') throw gatewayError('not_supported');
-}
-
-async function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      work,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(gatewayError('service_unavailable')), ms);
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
 }

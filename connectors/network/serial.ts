@@ -1,3 +1,12 @@
+/** Writes a batch of items gathered for one key; the same function (by identity) gathers into one batch. */
+export type BatchWrite<T> = (items: readonly T[]) => Promise<void>;
+
+interface OpenBatch {
+  readonly write: BatchWrite<never>;
+  readonly items: unknown[];
+  readonly done: Promise<void>;
+}
+
 /**
  * Runs the tasks of one key one after another, in the order they were queued; different keys run
  * side by side. The records of one number are written in the order its facts happened, which the
@@ -5,8 +14,11 @@
  */
 export class KeyedSerial {
   private readonly tails = new Map<string, Promise<void>>();
+  /** The last task queued for a key when it is a batch that has not started: `gather` adds to it. */
+  private readonly open = new Map<string, OpenBatch>();
 
   run<T>(key: string, task: () => Promise<T>): Promise<T> {
+    this.open.delete(key);
     const result = (this.tails.get(key) ?? Promise.resolve()).then(task);
     const tail = result.then(
       () => undefined,
@@ -17,6 +29,25 @@ export class KeyedSerial {
       if (this.tails.get(key) === tail) this.tails.delete(key);
     });
     return result;
+  }
+
+  /**
+   * Queues `item` to be written by `write`, together with the items queued after it while the
+   * key's earlier tasks run: under load, one write carries many items, still in their order.
+   */
+  gather<T>(key: string, write: BatchWrite<T>, item: T): Promise<void> {
+    const open = this.open.get(key);
+    if (open?.write === write) {
+      open.items.push(item);
+      return open.done;
+    }
+    const items: T[] = [item];
+    const done = this.run(key, () => {
+      if (this.open.get(key)?.items === items) this.open.delete(key);
+      return write(items);
+    });
+    this.open.set(key, { write, items, done });
+    return done;
   }
 
   /** Resolves once every task queued so far has ended. */
