@@ -48,7 +48,7 @@ export async function buildClients(config: Config, logger: Logger): Promise<Clie
   if (created.length > 0) logger.info({ topics: created }, 'topics created');
   const serdes = await TopicSerdes.register(new AvroSerdes(config.schemaRegistryUrl, loadSchemaFiles()), allTopics, config.kafka.topicPrefix);
   const producer = await createProducer(kafka, serdes);
-  const pool = new pg.Pool({ connectionString: config.databaseUrl, max: 10 });
+  const pool = new pg.Pool({ connectionString: config.databaseUrl, max: config.databasePoolSize });
   pool.on('error', (err) => logger.warn({ err }, 'idle Postgres client failed'));
   const clickhouse = createClickHouse(config.clickhouse);
   const mediaLinks = createMediaLinks({

@@ -37,6 +37,7 @@ export interface Config {
   };
   readonly schemaRegistryUrl: string;
   readonly databaseUrl: string;
+  readonly databasePoolSize: number;
   readonly clickhouse: ClickHouseConfig;
   readonly s3: S3Config;
   readonly smtpUrl: string;
@@ -98,6 +99,7 @@ export function loadConfig(env: Env = process.env): Config {
     }),
     schemaRegistryUrl: text(env, 'SCHEMA_REGISTRY_URL', 'http://127.0.0.1:8081/apis/ccompat/v7'),
     databaseUrl: text(env, 'DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/gateway'),
+    databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 20),
     clickhouse: Object.freeze(
       clickhouseUrl
         ? { kind: 'server' as const, url: clickhouseUrl }

@@ -42,10 +42,12 @@ export const messageRoutes: FastifyPluginAsyncTypebox<MessageRouteOptions> = asy
   const accept = async (type: SendType, body: AnySendBody, auth: AuthContext, key: string | undefined): Promise<SendAccepted> => {
     const to = toJid(body.to);
     // An OTP answers the customer's own request, so it goes out even to a contact who opted out of messages.
-    if (type !== 'otp' && body.to.startsWith('+') && (await options.optedOut(auth.accountId, body.to))) {
-      throw gatewayError('contact_opted_out');
-    }
-    const number = await choose({ projectId: auth.projectId, instanceId: body.instance_id, poolId: body.pool_id, to });
+    const checkOptOut = type !== 'otp' && body.to.startsWith('+');
+    const [optedOut, number] = await Promise.all([
+      checkOptOut ? options.optedOut(auth.accountId, body.to) : false,
+      choose({ projectId: auth.projectId, instanceId: body.instance_id, poolId: body.pool_id, to }),
+    ]);
+    if (optedOut) throw gatewayError('contact_opted_out');
     const owner = { accountId: auth.accountId, projectId: auth.projectId, instanceId: number.instance_id };
     const content = await buildContent(type, body, { ingestMedia: options.ingestMedia, owner, cipher: options.cipher, locale: auth.locale });
     const messageId = asMessageId(key === undefined ? newId('msg') : idempotentMessageId(auth.accountId, key));

@@ -86,38 +86,71 @@ export class ExecutedSends {
     }
   }
 
-  async claim(command: SendCommand): Promise<Claim> {
-    const inserted = await this.pool.query(
+  /**
+   * Claims sends in one statement, and tells for each what to do. A message id repeated within
+   * `commands` is claimed by its first command only: give each message id once.
+   */
+  async claim(commands: readonly SendCommand[]): Promise<Claim[]> {
+    const { rows: inserted } = await this.pool.query<{ message_id: string }>(
       `INSERT INTO connector.executed (message_id, instance_id, account_id, project_id, recipient, client_reference)
-       VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (message_id) DO NOTHING`,
-      [command.message_id, command.instance_id, command.account_id, command.project_id, command.to, command.client_reference],
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[])
+       ON CONFLICT (message_id) DO NOTHING
+       RETURNING message_id`,
+      [
+        commands.map((c) => c.message_id),
+        commands.map((c) => c.instance_id),
+        commands.map((c) => c.account_id),
+        commands.map((c) => c.project_id),
+        commands.map((c) => c.to),
+        commands.map((c) => c.client_reference),
+      ],
     );
-    if (inserted.rowCount === 1) return { kind: 'new' };
-    const { rows } = await this.pool.query<Row>('SELECT * FROM connector.executed WHERE message_id = $1', [command.message_id]);
-    const row = rows[0];
-    if (!row) throw new Error(`send ${command.message_id} was claimed and is gone`);
-    if (row.instance_id !== command.instance_id) return { kind: 'elsewhere' };
-    const outcome = outcomeOf(row);
-    return outcome ? { kind: 'done', outcome } : { kind: 'interrupted' };
+    const fresh = new Set(inserted.map((row) => row.message_id));
+    const seen = await this.rows(commands.map((c) => c.message_id).filter((id) => !fresh.has(id)));
+    return commands.map((command) => {
+      if (fresh.has(command.message_id)) return { kind: 'new' };
+      const row = seen.get(command.message_id);
+      if (!row) throw new Error(`send ${command.message_id} was claimed and is gone`);
+      if (row.instance_id !== command.instance_id) return { kind: 'elsewhere' };
+      const outcome = outcomeOf(row);
+      return outcome ? { kind: 'done', outcome } : { kind: 'interrupted' };
+    });
   }
 
-  async finish(messageId: MessageId, result: SendResult): Promise<SendOutcome> {
-    const accepted = result.kind === 'accepted';
-    const { rows } = await this.pool.query<{ finished_at: Date }>(
-      `UPDATE connector.executed SET wa_message_id = $2, error_code = $3, error_reason = $4, finished_at = now()
-       WHERE message_id = $1 RETURNING finished_at`,
-      [messageId, accepted ? result.wa_message_id : null, accepted ? null : result.error_code, accepted ? null : result.error_reason],
+  /** Stores the outcomes of claimed sends in one statement. */
+  async finish(results: readonly { readonly messageId: MessageId; readonly result: SendResult }[]): Promise<Map<string, SendOutcome>> {
+    const accepted = (r: SendResult) => (r.kind === 'accepted' ? r : undefined);
+    const failed = (r: SendResult) => (r.kind === 'failed' ? r : undefined);
+    const { rows } = await this.pool.query<{ message_id: string; finished_at: Date }>(
+      `UPDATE connector.executed e SET wa_message_id = o.wa_message_id, error_code = o.error_code,
+                                       error_reason = o.error_reason, finished_at = now()
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS o(message_id, wa_message_id, error_code, error_reason)
+       WHERE e.message_id = o.message_id
+       RETURNING e.message_id, e.finished_at`,
+      [
+        results.map((r) => r.messageId),
+        results.map((r) => accepted(r.result)?.wa_message_id ?? null),
+        results.map((r) => failed(r.result)?.error_code ?? null),
+        results.map((r) => failed(r.result)?.error_reason ?? null),
+      ],
     );
-    return { result, finished_at: rows[0]?.finished_at.getTime() ?? Date.now() };
+    const finishedAt = new Map(rows.map((row) => [row.message_id, row.finished_at.getTime()]));
+    return new Map(results.map(({ messageId, result }) => [messageId, { result, finished_at: finishedAt.get(messageId) ?? Date.now() }]));
   }
 
-  /** The send a receipt is about; undefined for messages we did not send (the owner's own, for one). */
-  async byNetworkId(instanceId: InstanceId, waMessageId: string): Promise<SendRef | undefined> {
+  /** The sends receipts are about, by network id; messages we did not send (the owner's own, for one) are absent. */
+  async byNetworkIds(instanceId: InstanceId, waMessageIds: readonly string[]): Promise<Map<string, SendRef>> {
     const { rows } = await this.pool.query<Row>(
-      'SELECT * FROM connector.executed WHERE instance_id = $1 AND wa_message_id = $2',
-      [instanceId, waMessageId],
+      'SELECT * FROM connector.executed WHERE instance_id = $1 AND wa_message_id = ANY($2::text[])',
+      [instanceId, waMessageIds],
     );
-    return rows[0] && refOf(rows[0]);
+    return new Map(rows.map((row) => [row.wa_message_id!, refOf(row)]));
+  }
+
+  private async rows(messageIds: readonly string[]): Promise<Map<string, Row>> {
+    if (messageIds.length === 0) return new Map();
+    const { rows } = await this.pool.query<Row>('SELECT * FROM connector.executed WHERE message_id = ANY($1::text[])', [messageIds]);
+    return new Map(rows.map((row) => [row.message_id, row]));
   }
 
   async purge(): Promise<number> {
