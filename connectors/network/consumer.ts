@@ -27,6 +27,9 @@ export interface PartitionOwner {
   stop(): Promise<void>;
 }
 
+/** Batches of different partitions run side by side, so one number's slow batch does not hold the others. */
+const PARTITIONS_AT_ONCE = 4;
+
 export async function createPartitionOwner(kafka: Kafka, serdes: TopicSerdes, options: PartitionOwnerOptions): Promise<PartitionOwner> {
   let owned: readonly number[] = [];
   let settled = Promise.resolve();
@@ -63,6 +66,7 @@ export async function createPartitionOwner(kafka: Kafka, serdes: TopicSerdes, op
       await consumer.run({
         autoCommit: false,
         eachBatchAutoResolve: false,
+        partitionsConsumedConcurrently: PARTITIONS_AT_ONCE,
         eachBatch: async (payload) => {
           await settled;
           await eachBatch(await decodeBatch(payload, serdes));

@@ -50,6 +50,9 @@ const DDL = [
 /** Send commands live 7 days on the log; a claim older than that can no longer be repeated. */
 const KEEP_DAYS = 8;
 
+/** Sends remembered by network id, so the receipts that follow them soon need no query. */
+const RECENT_SENDS = 50_000;
+
 interface Row {
   instance_id: string;
   account_id: string;
@@ -69,6 +72,9 @@ interface Row {
  * record is written. Receipts find their send here by network id.
  */
 export class ExecutedSends {
+  /** Accepted sends whose outcome is stored, by instance and network id, oldest first. */
+  private readonly recent = new Map<string, SendRef>();
+
   constructor(private readonly pool: Pool) {}
 
   async ensureSchema(): Promise<void> {
@@ -118,7 +124,7 @@ export class ExecutedSends {
   }
 
   /** Stores the outcomes of claimed sends in one statement. */
-  async finish(results: readonly { readonly messageId: MessageId; readonly result: SendResult }[]): Promise<Map<string, SendOutcome>> {
+  async finish(results: readonly { readonly send: SendRef; readonly result: SendResult }[]): Promise<Map<string, SendOutcome>> {
     const accepted = (r: SendResult) => (r.kind === 'accepted' ? r : undefined);
     const failed = (r: SendResult) => (r.kind === 'failed' ? r : undefined);
     const { rows } = await this.pool.query<{ message_id: string; finished_at: Date }>(
@@ -128,23 +134,38 @@ export class ExecutedSends {
        WHERE e.message_id = o.message_id
        RETURNING e.message_id, e.finished_at`,
       [
-        results.map((r) => r.messageId),
+        results.map((r) => r.send.message_id),
         results.map((r) => accepted(r.result)?.wa_message_id ?? null),
         results.map((r) => failed(r.result)?.error_code ?? null),
         results.map((r) => failed(r.result)?.error_reason ?? null),
       ],
     );
     const finishedAt = new Map(rows.map((row) => [row.message_id, row.finished_at.getTime()]));
-    return new Map(results.map(({ messageId, result }) => [messageId, { result, finished_at: finishedAt.get(messageId) ?? Date.now() }]));
+    for (const { send, result } of results) if (result.kind === 'accepted') this.remember(send, result.wa_message_id);
+    return new Map(results.map(({ send, result }) => [send.message_id, { result, finished_at: finishedAt.get(send.message_id) ?? Date.now() }]));
   }
 
   /** The sends receipts are about, by network id; messages we did not send (the owner's own, for one) are absent. */
   async byNetworkIds(instanceId: InstanceId, waMessageIds: readonly string[]): Promise<Map<string, SendRef>> {
+    const found = new Map<string, SendRef>();
+    for (const waId of waMessageIds) {
+      const send = this.recent.get(networkKey(instanceId, waId));
+      if (send) found.set(waId, send);
+    }
+    const missing = waMessageIds.filter((waId) => !found.has(waId));
+    if (missing.length === 0) return found;
     const { rows } = await this.pool.query<Row>(
       'SELECT * FROM connector.executed WHERE instance_id = $1 AND wa_message_id = ANY($2::text[])',
-      [instanceId, waMessageIds],
+      [instanceId, missing],
     );
-    return new Map(rows.map((row) => [row.wa_message_id!, refOf(row)]));
+    for (const row of rows) found.set(row.wa_message_id!, refOf(row));
+    return found;
+  }
+
+  private remember(send: SendRef, waMessageId: string): void {
+    const { message_id, instance_id, account_id, project_id, to, client_reference } = send;
+    this.recent.set(networkKey(instance_id, waMessageId), { message_id, instance_id, account_id, project_id, to, client_reference });
+    if (this.recent.size > RECENT_SENDS) this.recent.delete(this.recent.keys().next().value!);
   }
 
   private async rows(messageIds: readonly string[]): Promise<Map<string, Row>> {
@@ -158,6 +179,8 @@ export class ExecutedSends {
     return rowCount ?? 0;
   }
 }
+
+const networkKey = (instanceId: string, waMessageId: string) => `${instanceId}\u0000${waMessageId}`;
 
 function outcomeOf(row: Row): SendOutcome | undefined {
   if (row.finished_at === null) return undefined;

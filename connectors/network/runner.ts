@@ -74,6 +74,8 @@ export class ConnectorRunner {
   private readonly numbers = new Map<string, OwnedNumber>();
   private readonly partitions = new Map<number, OwnedPartition>();
   private readonly writer = new KeyedSerial();
+  /** Partitions are consumed side by side; the batches of one partition number (states, commands) one at a time. */
+  private readonly partitionWork = new KeyedSerial();
   private readonly executed: ExecutedSends;
   private readonly sends: Sends;
   private readonly connectors: ReadonlyMap<string, NetworkConnector>;
@@ -146,7 +148,11 @@ export class ConnectorRunner {
     await Promise.all(leaving.map((n) => this.drop(n, 'close')));
   }
 
-  private async onBatch(batch: ConsumedBatch): Promise<void> {
+  private onBatch(batch: ConsumedBatch): Promise<void> {
+    return this.partitionWork.run(String(batch.partition), () => this.applyBatch(batch));
+  }
+
+  private async applyBatch(batch: ConsumedBatch): Promise<void> {
     const partition = this.partitions.get(batch.partition);
     if (!partition || batch.records.length === 0) return;
     if (batch.topic === this.statesTopic) await this.applyStates(batch, partition);
@@ -235,6 +241,7 @@ export class ConnectorRunner {
   /** Writes a fact of a session, in order with the other records of its number; facts of closed sessions are dropped. */
   private onFact(number: OwnedNumber, fact: SessionFact): Promise<void> {
     const id = number.state.instance_id;
+    if (fact.kind === 'status') return this.sends.writeReceipt(id, fact, () => this.numbers.get(id) === number);
     return this.writer.run(id, async () => {
       if (this.numbers.get(id) !== number) return;
       const { producer } = this.deps;
@@ -246,8 +253,6 @@ export class ConnectorRunner {
         }
         case 'pairing':
           return producer.send(topics.pairing, [{ key: id, value: pairingRecord(number.state, fact, Date.now()) }]);
-        case 'status':
-          return this.sends.writeReceipt(id, fact);
         case 'inbound':
           return producer.send(topics.inboundMessages, [{ key: id, value: inboundRecord(number.state, fact.message) }]);
         case 'group':
@@ -276,24 +281,43 @@ export class ConnectorRunner {
       return;
     }
     let next: number | undefined;
+    const applied = async (offset: number) => {
+      batch.resolve(offset);
+      next = offset + 1;
+      await batch.heartbeat();
+    };
+    // Consecutive sends are executed together; any other record first executes those before it.
+    let sends: { readonly command: SendCommand; readonly offset: number }[] = [];
+    const flush = async () => {
+      const last = sends[sends.length - 1];
+      if (!last) return;
+      await this.sends.send(sends.map((s) => s.command));
+      sends = [];
+      await applied(last.offset);
+    };
     try {
       for (const record of batch.records) {
         if (!batch.isRunning()) break;
         if (!record.decoded.ok || record.decoded.value === null) {
+          await flush();
           await this.deadLetter(record, record.decoded.ok ? 'empty command' : record.decoded.error.message);
         } else {
           const command = record.decoded.value as SendCommand | SandboxCommand;
           if (!this.numbers.has(command.instance_id) && (await this.statesMayBeBehind(batch.partition, partition, record))) {
+            await flush();
             this.pauseCommands(batch.partition, partition);
             break;
           }
-          if (batch.topic === this.sendTopic) await this.sends.send(command as SendCommand);
-          else await this.control(command as SandboxCommand);
+          if (batch.topic === this.sendTopic) {
+            sends.push({ command: command as SendCommand, offset: record.offset });
+            continue;
+          }
+          await flush();
+          await this.control(command as SandboxCommand);
         }
-        batch.resolve(record.offset);
-        next = record.offset + 1;
-        await batch.heartbeat();
+        await applied(record.offset);
       }
+      if (batch.isRunning()) await flush();
     } finally {
       // Also when a heartbeat says the group rebalances: the next owner starts after what was done.
       if (next !== undefined) {

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { InstanceId } from '../../schemas/ids.js';
-import type { SendCommand } from '../../schemas/records.js';
-import { topics, type Producer } from '../../topics/index.js';
+import type { MessageStatus, SendCommand } from '../../schemas/records.js';
+import { topics, type OutgoingRecord, type Producer } from '../../topics/index.js';
 import type { NumberSession, SendResult, StatusFact } from './connector.js';
 import type { ExecutedSends, SendOutcome, SendRef } from './executed.js';
 import { statusRecord } from './fact-records.js';
@@ -24,10 +24,24 @@ const interrupted: SendResult = {
 };
 const notConnected = (reason: string): SendResult => ({ kind: 'failed', error_code: 'not_connected', error_reason: reason });
 
+/** A status record waiting in its number's writer for the outcome of its send to be stored. */
+interface PendingStatus {
+  readonly send: SendRef;
+  readonly outcome: Promise<SendOutcome>;
+}
+
+/** A receipt waiting in its number's writer; `current` is false once the session that saw it has closed. */
+interface PendingReceipt {
+  readonly instanceId: InstanceId;
+  readonly fact: StatusFact;
+  readonly current: () => boolean;
+}
+
 /**
  * Executes each send once: it is claimed in `connector.executed` before it goes to the network,
  * and its outcome is stored there before its status record is written, so a command read again
- * (after a crash or a rebalance) repeats the status record, never the send.
+ * (after a crash or a rebalance) repeats the status record, never the send. A batch of commands
+ * takes one statement to claim and one to store the outcomes.
  */
 export class Sends {
   /** Results whose outcome could not be stored yet (Postgres failed): the retried batch reuses them. */
@@ -35,21 +49,37 @@ export class Sends {
 
   constructor(private readonly deps: SendsDeps) {}
 
-  async send(command: SendCommand): Promise<void> {
-    const { executed, writer } = this.deps;
-    const claim = await executed.claim(command);
-    if (claim.kind === 'elsewhere') return;
-    if (claim.kind === 'done') return writer.run(command.instance_id, () => this.writeOutcome(command, claim.outcome));
-    const result = claim.kind === 'new' ? await this.execute(command) : (this.unfinished.get(command.message_id) ?? interrupted);
-    this.unfinished.set(command.message_id, result);
-    await writer.run(command.instance_id, async () => this.writeOutcome(command, await executed.finish(command.message_id, result)));
-    this.unfinished.delete(command.message_id);
+  /** Executes the commands in order; resolves once their status records are on the log. */
+  async send(commands: readonly SendCommand[]): Promise<void> {
+    const { executed } = this.deps;
+    const sends = firstOfEachMessage(commands);
+    const claims = await executed.claim(sends);
+    const stored = deferred<Map<string, SendOutcome>>();
+    const results: { send: SendRef; result: SendResult }[] = [];
+    const written: Promise<void>[] = [];
+    for (const [i, command] of sends.entries()) {
+      const claim = claims[i]!;
+      if (claim.kind === 'elsewhere') continue;
+      if (claim.kind === 'done') {
+        written.push(this.writeStatus(command, Promise.resolve(claim.outcome)));
+        continue;
+      }
+      const result = claim.kind === 'new' ? await this.execute(command) : (this.unfinished.get(command.message_id) ?? interrupted);
+      this.unfinished.set(command.message_id, result);
+      results.push({ send: command, result });
+      // Queued in the number's writer now, before the network can answer with a receipt: sent comes first.
+      written.push(this.writeStatus(command, stored.promise.then((outcomes) => outcomes.get(command.message_id)!)));
+    }
+    const finishing = results.length === 0 ? Promise.resolve(new Map<string, SendOutcome>()) : executed.finish(results);
+    finishing.then(stored.resolve, stored.reject);
+    // Rejects with the first failure (storing the outcomes, or writing a status record).
+    await Promise.all(written);
+    for (const { send } of results) this.unfinished.delete(send.message_id);
   }
 
-  /** Writes a receipt of one of our sends; receipts of messages we did not send are ignored. Runs inside the number's writer. */
-  async writeReceipt(instanceId: InstanceId, fact: StatusFact): Promise<void> {
-    const send = await this.deps.executed.byNetworkId(instanceId, fact.wa_message_id);
-    if (send) await this.deps.producer.send(topics.messageStatus, [{ key: instanceId, value: statusRecord(send, fact) }]);
+  /** Writes a receipt of one of our sends; receipts of messages we did not send are ignored. */
+  writeReceipt(instanceId: InstanceId, fact: StatusFact, current: () => boolean): Promise<void> {
+    return this.deps.writer.gather(instanceId, this.writeReceipts, { instanceId, fact, current });
   }
 
   private async execute(command: SendCommand): Promise<SendResult> {
@@ -64,11 +94,50 @@ export class Sends {
     }
   }
 
-  private async writeOutcome(send: SendRef, { result, finished_at: at }: SendOutcome): Promise<void> {
-    const status =
-      result.kind === 'accepted'
-        ? statusRecord(send, { status: 'sent', wa_message_id: result.wa_message_id, error_code: null, error_reason: null, occurred_at: at })
-        : statusRecord(send, { status: 'failed', wa_message_id: null, error_code: result.error_code, error_reason: result.error_reason, occurred_at: at });
-    await this.deps.producer.send(topics.messageStatus, [{ key: send.instance_id, value: status }]);
+  private writeStatus(send: SendRef, outcome: Promise<SendOutcome>): Promise<void> {
+    // Handled where the batch fails; the writer may only await it later.
+    outcome.catch(() => undefined);
+    return this.deps.writer.gather(send.instance_id, this.writeStatuses, { send, outcome });
   }
+
+  private readonly writeStatuses = async (pending: readonly PendingStatus[]): Promise<void> => {
+    const records: OutgoingRecord<MessageStatus>[] = [];
+    for (const { send, outcome } of pending) records.push({ key: send.instance_id, value: statusOf(send, await outcome) });
+    await this.deps.producer.send(topics.messageStatus, records);
+  };
+
+  private readonly writeReceipts = async (pending: readonly PendingReceipt[]): Promise<void> => {
+    const receipts = pending.filter((p) => p.current());
+    const instanceId = receipts[0]?.instanceId;
+    if (instanceId === undefined) return;
+    const sends = await this.deps.executed.byNetworkIds(instanceId, receipts.map((r) => r.fact.wa_message_id));
+    const records = receipts.flatMap(({ fact }) => {
+      const send = sends.get(fact.wa_message_id);
+      return send ? [{ key: instanceId, value: statusRecord(send, fact) }] : [];
+    });
+    if (records.length > 0) await this.deps.producer.send(topics.messageStatus, records);
+  };
+}
+
+function statusOf(send: SendRef, { result, finished_at: at }: SendOutcome): MessageStatus {
+  return result.kind === 'accepted'
+    ? statusRecord(send, { status: 'sent', wa_message_id: result.wa_message_id, error_code: null, error_reason: null, occurred_at: at })
+    : statusRecord(send, { status: 'failed', wa_message_id: null, error_code: result.error_code, error_reason: result.error_reason, occurred_at: at });
+}
+
+/** A message id repeated in one batch is the same send: its first command stands for it. */
+function firstOfEachMessage(commands: readonly SendCommand[]): SendCommand[] {
+  const seen = new Set<string>();
+  return commands.filter((c) => !seen.has(c.message_id) && seen.add(c.message_id));
+}
+
+function deferred<T>() {
+  let resolve!: (value: T) => void;
+  let reject!: (error: unknown) => void;
+  const promise = new Promise<T>((yes, no) => {
+    resolve = yes;
+    reject = no;
+  });
+  promise.catch(() => undefined);
+  return { promise, resolve, reject };
 }

@@ -1,7 +1,7 @@
 import { topics } from '../../topics/index.js';
-import { on, type Projection } from '../runtime/projection.js';
+import { onBatch, valuesOf, type Projection } from '../runtime/projection.js';
 import { inboundRow, sendRow } from './rows.js';
-import { applyStatus, recordMessage } from './store.js';
+import { applyStatuses, recordMessages } from './store.js';
 
 /**
  * The unified inbox: one conversation per (project, customer phone jid or group jid) across all
@@ -81,14 +81,8 @@ export const conversationsProjection: Projection = {
     `CREATE INDEX IF NOT EXISTS conversation_numbers_by_jid ON conversation_numbers (project_id, jid)`,
   ],
   handlers: [
-    on(topics.sendCommands, async (tx, command) => {
-      if (command !== null) await recordMessage(tx, sendRow(command));
-    }),
-    on(topics.messageStatus, async (tx, fact) => {
-      if (fact !== null) await applyStatus(tx, fact);
-    }),
-    on(topics.inboundMessages, async (tx, message) => {
-      if (message !== null) await recordMessage(tx, inboundRow(message));
-    }),
+    onBatch(topics.sendCommands, (tx, commands) => recordMessages(tx, valuesOf(commands).map(sendRow))),
+    onBatch(topics.messageStatus, (tx, facts) => applyStatuses(tx, valuesOf(facts))),
+    onBatch(topics.inboundMessages, (tx, messages) => recordMessages(tx, valuesOf(messages).map(inboundRow))),
   ],
 };

@@ -10,10 +10,22 @@ export interface RecordMeta {
   readonly timestamp: number;
 }
 
+/** A record of a batch as handlers see it; `value` null is a tombstone. */
+export interface Applied<V> {
+  readonly value: V | null;
+  readonly meta: RecordMeta;
+}
+
 export interface Handler<V> {
   readonly topic: TopicSpec<V>;
   /** Applies one record inside the batch's transaction; `value` null is a tombstone. */
   apply(tx: PoolClient, value: V | null, meta: RecordMeta): Promise<void>;
+  /**
+   * Applies records of the topic in log order with a few statements, to the same result as `apply`
+   * on each in turn. When it fails for bad data the runner applies the records one by one, to find
+   * the one at fault.
+   */
+  applyAll?(tx: PoolClient, records: readonly Applied<V>[]): Promise<void>;
 }
 
 /**
@@ -30,4 +42,15 @@ export interface Projection {
 
 export function on<V>(topic: TopicSpec<V>, apply: Handler<V>['apply']): Handler<unknown> {
   return { topic, apply };
+}
+
+/** A handler that applies a batch's records together; a single record is a batch of one. */
+export function onBatch<V>(topic: TopicSpec<V>, applyAll: NonNullable<Handler<V>['applyAll']>): Handler<unknown> {
+  const handler: Handler<V> = { topic, applyAll, apply: (tx, value, meta) => applyAll(tx, [{ value, meta }]) };
+  return handler;
+}
+
+/** The values of records, tombstones left out. */
+export function valuesOf<V>(records: readonly Applied<V>[]): V[] {
+  return records.flatMap((record) => (record.value === null ? [] : [record.value]));
 }

@@ -12,7 +12,7 @@ import {
   type TopicConsumer,
   type TopicSerdes,
 } from '../../topics/index.js';
-import type { Handler, Projection } from './projection.js';
+import type { Applied, Handler, Projection } from './projection.js';
 import { ensureProjectionSchema, projectionLockKey, quoteIdent } from './store.js';
 
 export interface RunnerDeps {
@@ -85,15 +85,18 @@ type Attempt =
   | { readonly kind: 'committed'; readonly nextOffset: number }
   | { readonly kind: 'skipped' }
   | { readonly kind: 'sought'; readonly offset: number }
-  | { readonly kind: 'poisoned'; readonly offset: number; readonly failure: GatewayFailure };
+  | { readonly kind: 'poisoned'; readonly offset: number; readonly failure: GatewayFailure }
+  /** Applying the records together hit bad data: apply them one by one to find which. */
+  | { readonly kind: 'split' };
 
 async function processBatch(ctx: BatchContext, batch: ConsumedBatch): Promise<void> {
   if (batch.records.length === 0) return;
   const poisoned = new Map<number, GatewayFailure>();
+  let oneByOne = false;
   for (let failures = 0; batch.isRunning(); ) {
     let attempt: Attempt;
     try {
-      attempt = await applyOnce(ctx, batch, poisoned);
+      attempt = await applyOnce(ctx, batch, poisoned, oneByOne);
     } catch (error) {
       const failure = GatewayFailure.from(error);
       if (!failure.retryable) throw failure;
@@ -106,6 +109,9 @@ async function processBatch(ctx: BatchContext, batch: ConsumedBatch): Promise<vo
     switch (attempt.kind) {
       case 'poisoned':
         poisoned.set(attempt.offset, attempt.failure);
+        continue;
+      case 'split':
+        oneByOne = true;
         continue;
       case 'sought':
         ctx.consumer.seek(batch.topic, batch.partition, attempt.offset);
@@ -124,7 +130,12 @@ async function processBatch(ctx: BatchContext, batch: ConsumedBatch): Promise<vo
 }
 
 /** One try at a batch: a transaction that applies every record not yet applied and stores the offset. */
-async function applyOnce(ctx: BatchContext, batch: ConsumedBatch, poisoned: ReadonlyMap<number, GatewayFailure>): Promise<Attempt> {
+async function applyOnce(
+  ctx: BatchContext,
+  batch: ConsumedBatch,
+  poisoned: ReadonlyMap<number, GatewayFailure>,
+  oneByOne: boolean,
+): Promise<Attempt> {
   const client = await ctx.pool.connect();
   try {
     await client.query('BEGIN');
@@ -151,13 +162,22 @@ async function applyOnce(ctx: BatchContext, batch: ConsumedBatch, poisoned: Read
       await client.query('ROLLBACK');
       return { kind: 'skipped' };
     }
-    for (const record of pending) {
-      const failure = poisoned.get(record.offset) ?? (await applyRecord(ctx, client, record));
-      if (failure && !poisoned.has(record.offset)) {
+    const handler = ctx.handlers.get(batch.topic);
+    const together = oneByOne ? undefined : decodedRecords(pending);
+    if (handler?.applyAll && together) {
+      if (await failureOf(() => handler.applyAll!(client, together))) {
         await client.query('ROLLBACK');
-        return { kind: 'poisoned', offset: record.offset, failure };
+        return { kind: 'split' };
       }
-      if (failure) await deadLetter(ctx, record, failure);
+    } else {
+      for (const record of pending) {
+        const failure = poisoned.get(record.offset) ?? (await applyRecord(ctx, client, record));
+        if (failure && !poisoned.has(record.offset)) {
+          await client.query('ROLLBACK');
+          return { kind: 'poisoned', offset: record.offset, failure };
+        }
+        if (failure) await deadLetter(ctx, record, failure);
+      }
     }
     const nextOffset = lastOffset(batch) + 1;
     await client.query(
@@ -180,8 +200,24 @@ async function applyRecord(ctx: BatchContext, client: PoolClient, record: Consum
   const handler = ctx.handlers.get(record.topic);
   if (!handler) return GatewayFailure.nonRetryable(`no handler for topic ${record.topic}`);
   if (!record.decoded.ok) return GatewayFailure.nonRetryable(record.decoded.error.message, record.decoded.error);
+  const { value } = record.decoded;
+  return failureOf(() => handler.apply(client, value, record));
+}
+
+/** The records as handlers take them; undefined when one of them could not be decoded. */
+function decodedRecords(records: readonly ConsumedRecord<unknown>[]): Applied<unknown>[] | undefined {
+  const applied: Applied<unknown>[] = [];
+  for (const record of records) {
+    if (!record.decoded.ok) return undefined;
+    applied.push({ value: record.decoded.value, meta: record });
+  }
+  return applied;
+}
+
+/** Runs a handler; a non-retryable failure is returned, others thrown. */
+async function failureOf(apply: () => Promise<void>): Promise<GatewayFailure | undefined> {
   try {
-    await handler.apply(client, record.decoded.value, record);
+    await apply();
     return undefined;
   } catch (error) {
     if (error instanceof GatewayFailure && !error.retryable) return error;

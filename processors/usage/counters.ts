@@ -1,6 +1,7 @@
 import type { Pool, PoolClient } from 'pg';
 import type { UsageAllowance } from '../../schemas/records.js';
 import type { UsageRow } from './rows.js';
+import { periodOf } from './period.js';
 import { thresholdEventId, type Threshold } from './thresholds.js';
 
 /** Name of the Postgres projection, and so of the schema holding these tables. */
@@ -38,31 +39,73 @@ export const countersDdl: readonly string[] = [
   )`,
 ];
 
-export function allowanceOf(row: UsageRow): UsageAllowance {
+export function allowanceOf(row: Pick<UsageRow, 'kind'>): UsageAllowance {
   return row.kind === 'message_sent' ? 'messages' : 'media_storage';
 }
 
-/** Records that `row` is counted; false when it was counted before. */
-export async function markCounted(tx: PoolClient, row: UsageRow): Promise<boolean> {
-  const { rowCount } = await tx.query('INSERT INTO counted (kind, ref) VALUES ($1, $2) ON CONFLICT DO NOTHING', [row.kind, row.event_id]);
-  return rowCount === 1;
+/** Records that the rows are counted; returns those not counted before, each once, in their order. */
+export async function markCounted(tx: PoolClient, rows: readonly UsageRow[]): Promise<UsageRow[]> {
+  const { rows: fresh } = await tx.query<{ kind: string; ref: string }>(
+    `INSERT INTO counted (kind, ref) SELECT * FROM unnest($1::text[], $2::text[]) ON CONFLICT DO NOTHING RETURNING kind, ref`,
+    [rows.map((row) => row.kind), rows.map((row) => row.event_id)],
+  );
+  const counted = new Set(fresh.map((r) => `${r.kind}\u0000${r.ref}`));
+  // `delete` is true once: a repeat within the batch is left out.
+  return rows.filter((row) => counted.delete(`${row.kind}\u0000${row.event_id}`));
 }
 
-/** Adds the row to its period's total; returns what is used after it: the period's messages, or all media stored. */
-export async function addToTotals(tx: PoolClient, row: UsageRow, period: string): Promise<number> {
-  const allowance = allowanceOf(row);
-  const { rows } = await tx.query<{ quantity: string }>(
-    `INSERT INTO totals (account_id, allowance, period, quantity) VALUES ($1, $2, $3, $4)
+/**
+ * Adds the rows to their periods' totals. Returns, for each row, what is used once it is added:
+ * the messages of its period, or all media its account stores.
+ */
+export async function addToTotals(tx: PoolClient, rows: readonly UsageRow[]): Promise<number[]> {
+  const periods = new Map<string, { account_id: string; allowance: UsageAllowance; period: string; quantity: number }>();
+  for (const row of rows) {
+    const key = totalKey(row);
+    const total = periods.get(key) ?? { account_id: row.account_id, allowance: allowanceOf(row), period: periodOf(row.occurred_at).id, quantity: 0 };
+    total.quantity += row.quantity;
+    periods.set(key, total);
+  }
+  const totals = [...periods.values()];
+  const { rows: added } = await tx.query<{ account_id: string; allowance: string; period: string; quantity: string }>(
+    `INSERT INTO totals (account_id, allowance, period, quantity)
+     SELECT * FROM unnest($1::text[], $2::text[], $3::date[], $4::bigint[])
      ON CONFLICT (account_id, allowance, period) DO UPDATE SET quantity = totals.quantity + EXCLUDED.quantity
-     RETURNING quantity`,
-    [row.account_id, allowance, period, row.quantity],
+     RETURNING account_id, allowance, to_char(period, 'YYYY-MM-DD') AS period, quantity`,
+    [totals.map((t) => t.account_id), totals.map((t) => t.allowance), totals.map((t) => t.period), totals.map((t) => t.quantity)],
   );
-  if (allowance === 'messages') return Number(rows[0]?.quantity);
-  const { rows: stored } = await tx.query<{ used: string }>(
-    `SELECT sum(quantity) AS used FROM totals WHERE account_id = $1 AND allowance = 'media_storage'`,
-    [row.account_id],
-  );
-  return Number(stored[0]?.used);
+  const usedAfter = new Map(added.map((t) => [`${t.account_id}\u0000${t.allowance}\u0000${t.period}`, Number(t.quantity)]));
+  const mediaAccounts = [...new Set(rows.filter((row) => allowanceOf(row) === 'media_storage').map((row) => row.account_id))];
+  if (mediaAccounts.length > 0) {
+    const { rows: stored } = await tx.query<{ account_id: string; used: string }>(
+      `SELECT account_id, sum(quantity) AS used FROM totals WHERE account_id = ANY($1::text[]) AND allowance = 'media_storage' GROUP BY account_id`,
+      [mediaAccounts],
+    );
+    for (const { account_id: accountId, used } of stored) usedAfter.set(mediaKey(accountId), Number(used));
+  }
+  // Walking back from the totals after the batch gives what was used after each row.
+  const used = new Array<number>(rows.length);
+  for (let i = rows.length - 1; i >= 0; i--) {
+    const row = rows[i]!;
+    const key = usedKey(row);
+    const after = usedAfter.get(key)!;
+    used[i] = after;
+    usedAfter.set(key, after - row.quantity);
+  }
+  return used;
+}
+
+type Counted = Pick<UsageRow, 'account_id' | 'kind' | 'occurred_at'>;
+
+function totalKey(row: Counted): string {
+  return `${row.account_id}\u0000${allowanceOf(row)}\u0000${periodOf(row.occurred_at).id}`;
+}
+
+const mediaKey = (accountId: string) => `${accountId}\u0000media_storage`;
+
+/** What a row's usage is measured against: the messages of its period, or the account's media of all periods. */
+function usedKey(row: Counted): string {
+  return allowanceOf(row) === 'messages' ? totalKey(row) : mediaKey(row.account_id);
 }
 
 export interface AccountUsage {
@@ -90,9 +133,12 @@ export async function accountUsage(pool: Pool, accountId: string, period: string
   }
 }
 
-export async function accountPlan(tx: PoolClient, accountId: string): Promise<string | undefined> {
-  const { rows } = await tx.query<{ plan: string }>('SELECT plan FROM plans WHERE account_id = $1', [accountId]);
-  return rows[0]?.plan;
+/** The plans of accounts that have one. */
+export async function accountPlans(tx: PoolClient, accountIds: readonly string[]): Promise<Map<string, string>> {
+  const { rows } = await tx.query<{ account_id: string; plan: string }>('SELECT account_id, plan FROM plans WHERE account_id = ANY($1::text[])', [
+    accountIds,
+  ]);
+  return new Map(rows.map((row) => [row.account_id, row.plan]));
 }
 
 export async function setPlan(tx: PoolClient, accountId: string, plan: string): Promise<void> {
@@ -106,15 +152,14 @@ export async function removePlan(tx: PoolClient, accountId: string): Promise<voi
   await tx.query('DELETE FROM plans WHERE account_id = $1', [accountId]);
 }
 
-/** Records the thresholds as fired; returns those that had not fired before. */
+/** Records the thresholds as fired; returns those that had not fired before. Give each threshold once. */
 export async function markFired(tx: PoolClient, reached: readonly Threshold[]): Promise<Threshold[]> {
-  const fresh: Threshold[] = [];
-  for (const t of reached) {
-    const { rowCount } = await tx.query(
-      `INSERT INTO thresholds (account_id, allowance, period, percent, event_id) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`,
-      [t.accountId, t.allowance, t.period, t.percent, thresholdEventId(t)],
-    );
-    if (rowCount === 1) fresh.push(t);
-  }
-  return fresh;
+  const { rows } = await tx.query<{ event_id: string }>(
+    `INSERT INTO thresholds (account_id, allowance, period, percent, event_id)
+     SELECT * FROM unnest($1::text[], $2::text[], $3::date[], $4::integer[], $5::text[])
+     ON CONFLICT DO NOTHING RETURNING event_id`,
+    [reached.map((t) => t.accountId), reached.map((t) => t.allowance), reached.map((t) => t.period), reached.map((t) => t.percent), reached.map(thresholdEventId)],
+  );
+  const fired = new Set(rows.map((row) => row.event_id));
+  return reached.filter((t) => fired.has(thresholdEventId(t)));
 }

@@ -2,9 +2,9 @@ import type { PoolClient } from 'pg';
 import { planNamed } from '../../api/plans.js';
 import type { ConfigRecord } from '../../schemas/records.js';
 import { topics, type Producer } from '../../topics/index.js';
-import { on, type Projection, type RecordMeta } from '../runtime/projection.js';
+import { on, onBatch, valuesOf, type Projection, type RecordMeta } from '../runtime/projection.js';
 import {
-  accountPlan,
+  accountPlans,
   addToTotals,
   allowanceOf,
   countersDdl,
@@ -16,7 +16,7 @@ import {
 } from './counters.js';
 import { periodOf } from './period.js';
 import { sendUsage, storedMediaUsage, type UsageRow } from './rows.js';
-import { reachedPercents, thresholdEvent, thresholdRecord, type Threshold } from './thresholds.js';
+import { reachedPercents, thresholdEvent, thresholdEventId, thresholdRecord, type Threshold } from './thresholds.js';
 
 /**
  * Counts each account's sends of the month and stored media against its plan, and fires
@@ -34,13 +34,8 @@ export function usageProjection(producer: Producer): Projection {
     ddl: countersDdl,
     handlers: [
       on(topics.config, (tx, record, meta) => applyConfig(tx, record, meta)),
-      on(topics.sendCommands, async (tx, command) => {
-        if (command !== null) await count(tx, producer, sendUsage(command));
-      }),
-      on(topics.usage, async (tx, record) => {
-        const row = record === null ? undefined : storedMediaUsage(record);
-        if (row) await count(tx, producer, row);
-      }),
+      onBatch(topics.sendCommands, (tx, commands) => count(tx, producer, valuesOf(commands).map(sendUsage))),
+      onBatch(topics.usage, (tx, records) => count(tx, producer, valuesOf(records).flatMap((record) => storedMediaUsage(record) ?? []))),
     ],
   };
 }
@@ -54,22 +49,35 @@ async function applyConfig(tx: PoolClient, record: ConfigRecord | null, meta: Re
   }
 }
 
-async function count(tx: PoolClient, producer: Producer, row: UsageRow): Promise<void> {
-  if (!(await markCounted(tx, row))) return;
-  const period = periodOf(row.occurred_at).id;
-  const used = await addToTotals(tx, row, period);
-  // Thresholds are reached by growth: removing stored media never fires one.
-  if (row.quantity <= 0) return;
-
-  const allowance = allowanceOf(row);
-  const plan = planNamed(await accountPlan(tx, row.account_id));
-  const included = allowance === 'messages' ? plan.messagesPerMonth : plan.mediaStorageBytes;
-  const reached = reachedPercents(used, included).map(
-    (percent): Threshold => ({ accountId: row.account_id, period, allowance, percent, used, included, plan: plan.name, occurredAt: row.occurred_at }),
-  );
+async function count(tx: PoolClient, producer: Producer, rows: readonly UsageRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  const fresh = await markCounted(tx, rows);
+  if (fresh.length === 0) return;
+  const used = await addToTotals(tx, fresh);
+  const reached = await thresholdsReached(tx, fresh, used);
   if (reached.length === 0) return;
   const fired = await markFired(tx, reached);
   if (fired.length === 0) return;
   await producer.send(topics.usage, fired.map((t) => ({ key: t.accountId, value: thresholdRecord(t) })));
   await producer.send(topics.events, fired.map((t) => ({ key: t.accountId, value: thresholdEvent(t) })));
+}
+
+/** The thresholds the rows reach, each with the first row that reaches it (`used[i]` is what is used after row i). */
+async function thresholdsReached(tx: PoolClient, rows: readonly UsageRow[], used: readonly number[]): Promise<Threshold[]> {
+  const plans = await accountPlans(tx, [...new Set(rows.map((row) => row.account_id))]);
+  const reached = new Map<string, Threshold>();
+  for (const [i, row] of rows.entries()) {
+    // Thresholds are reached by growth: removing stored media never fires one.
+    if (row.quantity <= 0) continue;
+    const allowance = allowanceOf(row);
+    const plan = planNamed(plans.get(row.account_id));
+    const included = allowance === 'messages' ? plan.messagesPerMonth : plan.mediaStorageBytes;
+    const period = periodOf(row.occurred_at).id;
+    for (const percent of reachedPercents(used[i]!, included)) {
+      const threshold: Threshold = { accountId: row.account_id, period, allowance, percent, used: used[i]!, included, plan: plan.name, occurredAt: row.occurred_at };
+      const id = thresholdEventId(threshold);
+      if (!reached.has(id)) reached.set(id, threshold);
+    }
+  }
+  return [...reached.values()];
 }
