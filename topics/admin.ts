@@ -20,41 +20,36 @@ export async function ensureTopics(
     const existing = new Set(await admin.listTopics());
     const missing = specs.filter((spec) => !existing.has(topicName(spec, options.prefix)));
     if (missing.length === 0) return [];
-    await admin.createTopics({
-      waitForLeaders: true,
-      topics: missing.map((spec) => ({
-        topic: topicName(spec, options.prefix),
-        numPartitions: spec.partitions,
-        replicationFactor: options.replicationFactor,
-        configEntries: [
-          { name: 'cleanup.policy', value: spec.cleanup },
-          { name: 'retention.ms', value: String(spec.retentionMs ?? -1) },
-        ],
-      })),
-    });
-    return missing.map((spec) => topicName(spec, options.prefix));
+    const names = missing.map((spec) => topicName(spec, options.prefix));
+    await retrying(() =>
+      admin.createTopics({
+        waitForLeaders: true,
+        topics: missing.map((spec) => ({
+          topic: topicName(spec, options.prefix),
+          numPartitions: spec.partitions,
+          replicationFactor: options.replicationFactor,
+          configEntries: [
+            { name: 'cleanup.policy', value: spec.cleanup },
+            { name: 'retention.ms', value: String(spec.retentionMs ?? -1) },
+          ],
+        })),
+      }),
+    );
+    // A broker that has just started may still answer that it does not host the new partitions.
+    await retrying(() => admin.fetchTopicMetadata({ topics: names }));
+    return names;
   } finally {
     await admin.disconnect();
   }
 }
 
-/**
- * The next offset to be written on each partition of a topic (its high watermark). Right after a
- * topic is created its leaders may still be moving: retriable broker errors are retried.
- */
+/** The next offset to be written on each partition of a topic (its high watermark). */
 export async function endOffsets(kafka: Kafka, topic: string): Promise<Map<number, number>> {
   const admin = kafka.admin();
   await admin.connect();
   try {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        const offsets = await admin.fetchTopicOffsets(topic);
-        return new Map(offsets.map((o) => [o.partition, Number(o.high)]));
-      } catch (error) {
-        if (!isRetriable(error) || attempt >= 8) throw error;
-        await new Promise((resolve) => setTimeout(resolve, 50 * 2 ** attempt));
-      }
-    }
+    const offsets = await retrying(() => admin.fetchTopicOffsets(topic));
+    return new Map(offsets.map((o) => [o.partition, Number(o.high)]));
   } finally {
     await admin.disconnect();
   }
@@ -63,4 +58,16 @@ export async function endOffsets(kafka: Kafka, topic: string): Promise<Map<numbe
 /** kafkajs marks its errors `retriable`; its error classes are not importable from ESM. */
 function isRetriable(error: unknown): boolean {
   return error instanceof Error && 'retriable' in error && error.retriable === true;
+}
+
+/** Retries what failed with a retriable broker error (leaders moving, a broker still loading), for up to about 15 s. */
+async function retrying<T>(work: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await work();
+    } catch (error) {
+      if (!isRetriable(error) || attempt >= 12) throw error;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(2_000, 50 * 2 ** attempt)));
+    }
+  }
 }
