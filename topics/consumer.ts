@@ -85,7 +85,8 @@ export async function createConsumer(kafka: Kafka, serdes: TopicSerdes, options:
   };
 }
 
-async function decodeBatch(payload: EachBatchPayload, serdes: TopicSerdes): Promise<ConsumedBatch> {
+/** Decodes a fetched batch through the registry; undecodable records carry their error. */
+export async function decodeBatch(payload: EachBatchPayload, serdes: TopicSerdes): Promise<ConsumedBatch> {
   const { batch } = payload;
   const serde = serdes.byTopicName(batch.topic);
   const records: ConsumedRecord<unknown>[] = [];

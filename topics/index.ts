@@ -5,4 +5,6 @@ export { TopicSerdes } from './serdes.js';
 export { createProducer, type Producer, type OutgoingRecord } from './producer.js';
 export { createConsumer, type TopicConsumer, type ConsumedBatch, type ConsumedRecord, type ConsumerOptions, type Decoded } from './consumer.js';
 export { GatewayFailure } from './failure.js';
+export { createPartitionOwner, type PartitionOwner, type PartitionOwnerOptions } from './partition-owner.js';
+export { assignSlots, coPartitionedAssigner, CO_PARTITIONED, type SlotMember } from './co-partitioned-assigner.js';
 export type { Kafka } from 'kafkajs';

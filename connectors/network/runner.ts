@@ -12,7 +12,7 @@ import {
   type TopicSerdes,
 } from '../../topics/index.js';
 import type { NetworkConnector, NumberSession, SessionFact } from './connector.js';
-import { createPartitionOwner, type PartitionOwner } from './consumer.js';
+import { createPartitionOwner, type PartitionOwner } from '../../topics/index.js';
 import { ExecutedSends } from './executed.js';
 import { groupRecord, inboundRecord, nextState, pairingRecord } from './fact-records.js';
 import { newEventId } from './ids.js';

@@ -1,6 +1,6 @@
 import { AssignerProtocol, type Assigner } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
-import { assignSlots, coPartitionedAssigner } from '../../connectors/network/assigner.js';
+import { assignSlots, coPartitionedAssigner } from '../../topics/index.js';
 
 const all = (count: number) => Array.from({ length: count }, (_, i) => i);
 const sizes = (result: Map<string, number[]>) => [...result.values()].map((slots) => slots.length);

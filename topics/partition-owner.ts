@@ -1,8 +1,9 @@
-import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
+import type { Consumer, Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
-import { SerdeError } from '../../schemas/serde.js';
-import { topicName, type ConsumedBatch, type ConsumedRecord, type Decoded, type TopicSerdes, type TopicSpec } from '../../topics/index.js';
-import { coPartitionedAssigner } from './assigner.js';
+import { topicName, type TopicSpec } from './catalogue.js';
+import { decodeBatch, type ConsumedBatch } from './consumer.js';
+import { coPartitionedAssigner } from './co-partitioned-assigner.js';
+import type { TopicSerdes } from './serdes.js';
 
 export interface PartitionOwnerOptions {
   readonly groupId: string;
@@ -89,41 +90,5 @@ export async function createPartitionOwner(kafka: Kafka, serdes: TopicSerdes, op
       await settled;
       await admin.disconnect();
     },
-  };
-}
-
-async function decodeBatch(payload: EachBatchPayload, serdes: TopicSerdes): Promise<ConsumedBatch> {
-  const { batch } = payload;
-  const serde = serdes.byTopicName(batch.topic);
-  if (!serde) throw new Error(`no serde for topic ${batch.topic}`);
-  const records: ConsumedRecord<unknown>[] = [];
-  for (const message of batch.messages) {
-    const raw = message.value;
-    let decoded: Decoded<unknown>;
-    try {
-      decoded = { ok: true, value: raw === null ? null : await serde.decode(raw) };
-    } catch (error) {
-      if (!(error instanceof SerdeError)) throw error;
-      decoded = { ok: false, error };
-    }
-    records.push({
-      topic: batch.topic,
-      partition: batch.partition,
-      offset: Number(message.offset),
-      key: message.key?.toString('utf8') ?? null,
-      timestamp: Number(message.timestamp),
-      headers: {},
-      raw,
-      decoded,
-    });
-  }
-  return {
-    topic: batch.topic,
-    partition: batch.partition,
-    highWatermark: Number(batch.highWatermark),
-    records,
-    heartbeat: () => payload.heartbeat(),
-    resolve: (offset) => payload.resolveOffset(String(offset)),
-    isRunning: () => payload.isRunning() && !payload.isStale(),
   };
 }
