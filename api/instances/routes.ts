@@ -4,6 +4,7 @@ import { asEventId, asInstanceId, newId } from '../../schemas/ids.js';
 import { topics } from '../../topics/index.js';
 import type { RouteOptions } from '../context.js';
 import { gatewayError } from '../errors.js';
+import { planNamed } from '../plans.js';
 import { createInstance } from './create.js';
 import { projectInstance, projectInstances, type InstanceRow } from './queries.js';
 
@@ -61,7 +62,7 @@ export const instanceRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (ap
       config: { scope: 'instances:write' },
       schema: {
         tags: ['instances'],
-        summary: 'Add a number; it is pending until paired',
+        summary: "Add a number; it is pending until paired (402 quota_exceeded past the plan's numbers)",
         body: Type.Object({
           nickname: Type.Optional(Type.String({ maxLength: 100 })),
           connector: Type.Optional(Type.Union([Type.Literal('sandbox'), Type.Literal('baileys')])),
@@ -70,6 +71,8 @@ export const instanceRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (ap
       },
     },
     async (request, reply) => {
+      const allowed = planNamed(request.auth.plan).numbers;
+      if ((await projectInstances(pool, request.auth.projectId)).length >= allowed) throw gatewayError('quota_exceeded');
       const state = await createInstance(producer, {
         accountId: request.auth.accountId,
         projectId: request.auth.projectId,
