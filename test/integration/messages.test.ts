@@ -47,7 +47,7 @@ describe('sending through the API', () => {
     instances = await runProjection(clients, instancesProjection);
     api = await startApi(clients, { listen: false });
     account = await createAccount(clients.producer, { name: 'Acme', email: 'ops@acme.test' }, async () => undefined);
-    await api.directory.until(() => api.directory.keysOf(account.account_id).length > 0);
+    await api.directory.until(() => api.directory.keysOf(account.account_id).length > 0 && api.directory.accounts.has(account.account_id));
     commandReader = await createConsumer(clients.kafka, clients.serdes, { groupId: `${env.id}.commands`, topics: [topics.sendCommands], fromBeginning: true });
     await commandReader.run(async (batch) => {
       for (const r of batch.records) if (r.decoded.ok && r.decoded.value) commands.set((r.decoded.value as SendCommand).message_id, r.decoded.value as SendCommand);
@@ -96,7 +96,7 @@ describe('sending through the API', () => {
 
     it("refuses a number past the plan's limit with 402 quota_exceeded", async () => {
       const free = await createAccount(clients.producer, { name: 'Solo', email: 'solo@x.test' }, async () => undefined);
-      await api.directory.until(() => api.directory.keysOf(free.account_id).length > 0);
+      await api.directory.until(() => api.directory.keysOf(free.account_id).length > 0 && api.directory.accounts.has(free.account_id));
       const add = () => api.app.inject({ method: 'POST', url: '/instances', payload: { nickname: 'one' }, headers: auth(free.api_key) });
       expect((await add()).statusCode).toBe(202);
       await waitFor('the first number', async () => {
