@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { AccountId, ProjectId } from '../schemas/ids.js';
 import type { Account, ApiKey, ConfigRecord, Pool, Project } from '../schemas/records.js';
 import { createConsumer, endOffsets, topicName, topics, type Kafka, type TopicConsumer, type TopicSerdes } from '../topics/index.js';
+import { gatewayError } from './errors.js';
 
 export interface AccountEntry extends Omit<Account, 'kind'> {
   readonly id: AccountId;
@@ -36,7 +37,8 @@ export class Directory {
   private readonly keys = new Map<string, KeyEntry>();
   private readonly keysByHash = new Map<string, KeyEntry>();
   private readonly waiters = new Set<() => void>();
-  private readonly lastWrite = new Map<string, string>();
+  /** Ids of the writes applied lately, so a writer can wait for its own (bounded). */
+  private readonly seen = new Set<string>();
 
   keyByHash(hash: string): KeyEntry | undefined {
     return this.keysByHash.get(hash);
@@ -59,12 +61,14 @@ export class Directory {
     const createdAt = this.keys.get(entityId)?.created_at;
     this.remove(entityId);
     if (record !== null) this.add(record, createdAt);
-    this.lastWrite.set(entityId, record?.event_id ?? 'deleted');
+    this.seen.add(record?.event_id ?? `deleted:${entityId}`);
+    if (this.seen.size > SEEN_KEPT) this.seen.delete(this.seen.values().next().value!);
   }
 
   /** Resolves once this process has applied the given write (`null` for a tombstone) of an entity. */
   async applied(entityId: string, eventId: string | null): Promise<void> {
-    await this.until(() => this.lastWrite.get(entityId) === (eventId ?? 'deleted'));
+    const id = eventId ?? `deleted:${entityId}`;
+    await this.until(() => this.seen.has(id));
   }
 
   /** Wakes those waiting in `until`: called after each applied batch. */
@@ -78,7 +82,7 @@ export class Directory {
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.waiters.delete(check);
-        reject(new Error('the directory did not see the write in time'));
+        reject(gatewayError('service_unavailable'));
       }, timeoutMs);
       const check = () => {
         if (!ready()) return;
@@ -135,6 +139,8 @@ export class Directory {
   }
 }
 
+const SEEN_KEPT = 10_000;
+
 export interface RunningDirectory {
   readonly directory: Directory;
   stop(): Promise<void>;
@@ -162,7 +168,9 @@ export async function startDirectory(deps: { kafka: Kafka; serdes: TopicSerdes; 
     directory.settled();
     batch.resolve(batch.records[batch.records.length - 1]!.offset);
   });
-  await directory.until(caughtUp, 60_000);
+  // The last offsets of a compacted partition may have been cleaned away: after a while, start
+  // with what was read (the consumer goes on following the topic).
+  await directory.until(caughtUp, 15_000).catch(() => deps.logger.warn('config topic not read to its end at start; following it'));
   return {
     directory,
     async stop() {

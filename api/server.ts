@@ -35,7 +35,8 @@ export interface ApiDeps extends HealthOptions {
  */
 export async function buildServer(deps: ApiDeps) {
   const app = Fastify({
-    loggerInstance: deps.logger,
+    // Query strings can carry credentials (media signatures, connect session tokens): logged without them.
+    loggerInstance: deps.logger.child({}, { serializers: { req: requestForLog } }),
     trustProxy: true,
     bodyLimit: 96 * 1024 * 1024, // base64 media of up to 64 MiB
     ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', allErrors: false } },
@@ -58,9 +59,6 @@ export async function buildServer(deps: ApiDeps) {
   await app.register(swaggerUi, { routePrefix: '/docs' });
   await app.register(errorsPlugin);
 
-  await app.register(healthRoutes, { checkDependencies: deps.checkDependencies });
-  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
-
   const { ctx } = deps;
   await app.register(async (api) => {
     await api.register(authPlugin, {
@@ -68,6 +66,8 @@ export async function buildServer(deps: ApiDeps) {
       takeToken: createRateLimiter(ctx.clients.pool),
       rateLimitFor: deps.rateLimitFor,
     });
+    await api.register(healthRoutes, { checkDependencies: deps.checkDependencies });
+    api.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger());
     await api.register(keyRoutes, { ctx });
     await api.register(instanceRoutes, { ctx });
     await api.register(poolRoutes, { ctx });
@@ -83,3 +83,7 @@ export async function buildServer(deps: ApiDeps) {
 }
 
 export type ApiServer = Awaited<ReturnType<typeof buildServer>>;
+
+function requestForLog(request: { method: string; url: string; ip?: string }) {
+  return { method: request.method, url: request.url.split('?')[0], remoteAddress: request.ip };
+}

@@ -118,6 +118,7 @@ async function main(): Promise<void> {
     console.log(`  202 -> delivered fact   p50 ${e2e.p50.toFixed(1)} ms  p99 ${e2e.p99.toFixed(1)} ms  (target p99 under 250 ms)`);
   } finally {
     await Promise.all(children.map(stop));
+    await deleteTopics(config.kafka.brokers, `${id}.`);
     await withPg(admin.toString(), (c) => c.query(`DROP DATABASE IF EXISTS gateway_${id} WITH (FORCE)`));
   }
 }
@@ -242,6 +243,15 @@ async function until(what: string, condition: () => Promise<boolean>, timeoutMs 
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+}
+
+/** The run's topics go, so the broker does not grow bench after bench. */
+async function deleteTopics(brokers: readonly string[], prefix: string): Promise<void> {
+  const admin = createKafka({ brokers, clientId: 'bench' }, pino({ level: 'silent' })).admin();
+  await admin.connect();
+  const mine = (await admin.listTopics()).filter((topic) => topic.startsWith(prefix));
+  if (mine.length > 0) await admin.deleteTopics({ topics: mine });
+  await admin.disconnect();
 }
 
 async function withPg(url: string, work: (client: pg.Client) => Promise<unknown>): Promise<void> {

@@ -77,7 +77,11 @@ function gathering(producer: KafkaProducer) {
       const batch = queue.slice(0, cut);
       queue = queue.slice(cut);
       const byTopic = new Map<string, Message[]>();
-      for (const w of batch) byTopic.set(w.topic, [...(byTopic.get(w.topic) ?? []), ...w.messages]);
+      for (const w of batch) {
+        const messages = byTopic.get(w.topic) ?? [];
+        if (messages.length === 0) byTopic.set(w.topic, messages);
+        messages.push(...w.messages);
+      }
       try {
         await producer.sendBatch({
           compression: CompressionTypes.None,

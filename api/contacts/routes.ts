@@ -12,6 +12,8 @@ import { planImport, type ContactValues } from './import.js';
 import type { NetworkDirectory } from './network.js';
 import { contactRecord } from './records.js';
 import { CheckBody, CheckOut, ContactFilters, ContactOut, ImportBody, ImportResult } from './schemas.js';
+import { WRITE_DEADLINE_MS } from '../config-writes.js';
+import { withDeadline } from '../deadline.js';
 
 export interface ContactRouteOptions extends RouteOptions {
   /** Answers POST /contacts/check (the sandbox one until the connector provides the network's). */
@@ -79,7 +81,7 @@ export const contactRoutes: FastifyPluginAsyncTypebox<ContactRouteOptions> = asy
       const plan = planImport(accountId, rows, new Map(existing.map((row) => [row.phone, valuesOf(row)])));
       if (!dryRun && plan.upserts.length > 0) {
         const at = Date.now();
-        await producer.send(topics.contacts, plan.upserts.map((contact) => contactRecord(accountId, 'upserted', contact, 'import', at)));
+        await withDeadline(producer.send(topics.contacts, plan.upserts.map((contact) => contactRecord(accountId, 'upserted', contact, 'import', at))), WRITE_DEADLINE_MS);
       }
       return {
         dry_run: dryRun,
@@ -155,7 +157,7 @@ export const contactRoutes: FastifyPluginAsyncTypebox<ContactRouteOptions> = asy
       if (!row) throw gatewayError('not_found');
       if (row.opted_out) return contactOut(row);
       const at = Date.now();
-      await producer.send(topics.contacts, [contactRecord(accountId, 'opted_out', valuesOf(row), 'api', at)]);
+      await withDeadline(producer.send(topics.contacts, [contactRecord(accountId, 'opted_out', valuesOf(row), 'api', at)]), WRITE_DEADLINE_MS);
       return contactOut({ ...row, opted_out: true, opted_out_at: new Date(at), opt_out_source: 'api', updated_at: new Date(at) });
     },
   );

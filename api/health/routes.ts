@@ -29,6 +29,7 @@ export const healthRoutes: FastifyPluginAsyncTypebox<HealthOptions> = async (app
   app.get(
     '/health',
     {
+      config: { public: true },
       schema: {
         tags: ['operations'],
         summary: 'Liveness: the process is up and serving HTTP',
@@ -41,6 +42,7 @@ export const healthRoutes: FastifyPluginAsyncTypebox<HealthOptions> = async (app
   app.get(
     '/ready',
     {
+      config: { public: true },
       schema: {
         tags: ['operations'],
         summary: 'Readiness: each dependency of the gateway, probed now',

@@ -5,6 +5,8 @@ import { topics } from '../../topics/index.js';
 import type { RouteOptions } from '../context.js';
 import { gatewayError } from '../errors.js';
 import { planNamed } from '../plans.js';
+import { WRITE_DEADLINE_MS } from '../config-writes.js';
+import { withDeadline } from '../deadline.js';
 import { createInstance } from './create.js';
 import { projectInstance, projectInstances, type InstanceRow } from './queries.js';
 
@@ -73,12 +75,15 @@ export const instanceRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (ap
     async (request, reply) => {
       const allowed = planNamed(request.auth.plan).numbers;
       if ((await projectInstances(pool, request.auth.projectId)).length >= allowed) throw gatewayError('quota_exceeded');
-      const state = await createInstance(producer, {
-        accountId: request.auth.accountId,
-        projectId: request.auth.projectId,
-        nickname: request.body.nickname ?? null,
-        connector: request.body.connector ?? 'sandbox',
-      });
+      const state = await withDeadline(
+        createInstance(producer, {
+          accountId: request.auth.accountId,
+          projectId: request.auth.projectId,
+          nickname: request.body.nickname ?? null,
+          connector: request.body.connector ?? 'sandbox',
+        }),
+        WRITE_DEADLINE_MS,
+      );
       return reply.code(202).send({ id: state.instance_id, status: 'pending' as const });
     },
   );
@@ -92,7 +97,7 @@ export const instanceRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (ap
     async (request, reply) => {
       const row = await projectInstance(pool, request.auth.projectId, request.params.id);
       if (!row) throw gatewayError('not_found');
-      await producer.send(topics.instances, [
+      const write = producer.send(topics.instances, [
         {
           key: row.instance_id,
           value: {
@@ -113,6 +118,7 @@ export const instanceRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (ap
           },
         },
       ]);
+      await withDeadline(write, WRITE_DEADLINE_MS);
       return reply.code(202).send({ id: row.instance_id, deleted: true as const });
     },
   );

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { asEventId, newId } from '../../schemas/ids.js';
 import type { ConfigRecord } from '../../schemas/records.js';
-import { topics } from '../../topics/index.js';
+import { writeConfig } from '../config-writes.js';
 import type { RouteOptions } from '../context.js';
 import type { KeyEntry } from '../directory.js';
 import { gatewayError } from '../errors.js';
@@ -21,6 +21,8 @@ const KeyOut = Type.Object({
 });
 const IssuedOut = Type.Intersect([KeyOut, Type.Object({ api_key: Type.String({ description: 'Shown once' }) })]);
 const Params = Type.Object({ id: Type.String() });
+
+const roleRank: Record<Role, number> = { agent: 0, admin: 1, owner: 2 };
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 function keyOut(key: KeyEntry) {
@@ -45,9 +47,15 @@ export const keyRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { 
     if (!key || key.account_id !== accountId) throw gatewayError('not_found');
     return key;
   };
-  const write = async (record: ConfigRecord) => {
-    await clients.producer.send(topics.config, [{ key: record.entity_id, value: record }]);
-    await directory.applied(record.entity_id, record.event_id);
+  const write = (record: ConfigRecord) => writeConfig(ctx, record.entity_id, record);
+  // Changes of one key run one at a time in this process, each on the key as the last one left it:
+  // a rotation cannot write back a key that a revocation has just ended.
+  const changes = new Map<string, Promise<unknown>>();
+  const changeKey = <T>(id: string, change: () => Promise<T>): Promise<T> => {
+    const next = (changes.get(id) ?? Promise.resolve()).catch(() => undefined).then(change);
+    changes.set(id, next);
+    void next.finally(() => changes.get(id) === next && changes.delete(id)).catch(() => undefined);
+    return next;
   };
 
   app.get('/keys', { config, schema: { tags: ['keys'], summary: 'List the API keys of the account', response: { 200: Type.Object({ data: Type.Array(KeyOut) }) } } },
@@ -70,7 +78,10 @@ export const keyRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { 
     async (request, reply) => {
       const role = (request.body.role ?? 'agent') as Role;
       const wanted: (Scope | '*')[] = request.body.scopes ?? (role === 'agent' ? ['instances:read', 'messages:send'] : ['*']);
-      if (role === 'owner' && request.auth.role !== 'owner') throw gatewayError('forbidden');
+      // A key never makes a key that reaches further than itself.
+      const mine = request.auth.scopes;
+      const withinScopes = mine.includes('*') || wanted.every((s) => s !== '*' && mine.includes(s));
+      if (roleRank[role] > roleRank[request.auth.role] || !withinScopes) throw gatewayError('forbidden');
       const issued = issueKey({ accountId: request.auth.accountId, projectId: request.auth.projectId, role, scopes: wanted });
       await write(issued.record);
       return reply.code(201).send({ ...keyOut(directory.key(issued.id)!), api_key: issued.apiKey });
@@ -80,7 +91,7 @@ export const keyRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { 
   app.post(
     '/keys/:id/rotate',
     { config, schema: { tags: ['keys'], summary: 'Rotate a key: a new key now, the old one keeps working for the grace period', params: Params, response: { 201: Type.Intersect([IssuedOut, Type.Object({ rotated_from: KeyOut })]) } } },
-    async (request, reply) => {
+    async (request, reply) => changeKey(request.params.id, async () => {
       const old = ownKey(request.auth.accountId, request.params.id);
       if (old.revoked_at !== null) throw gatewayError('not_found');
       const issued = issueKey({ accountId: old.account_id, projectId: old.project_id, role: old.role as Role, scopes: old.scopes as (Scope | '*')[] });
@@ -93,13 +104,13 @@ export const keyRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { 
       await write(expiring);
       await write(issued.record);
       return reply.code(201).send({ ...keyOut(directory.key(issued.id)!), api_key: issued.apiKey, rotated_from: keyOut(directory.key(id)!) });
-    },
+    }),
   );
 
   app.delete(
     '/keys/:id',
     { config, schema: { tags: ['keys'], summary: 'Revoke a key at once', params: Params, response: { 200: KeyOut } } },
-    async (request) => {
+    async (request) => changeKey(request.params.id, async () => {
       const key = ownKey(request.auth.accountId, request.params.id);
       const { id, created_at: _, account_id, project_id, ...entity } = key;
       const revoked: ConfigRecord = {
@@ -108,6 +119,6 @@ export const keyRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { 
       };
       await write(revoked);
       return keyOut(directory.key(id)!);
-    },
+    }),
   );
 };

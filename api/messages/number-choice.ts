@@ -18,6 +18,9 @@ const RECENT_CHOICE_MS = 60_000;
  * down within this window may still be chosen; its connector then fails the send `not_connected`.
  */
 const NUMBERS_TTL_MS = 1_000;
+
+/** Refusals a cached list of numbers may cause (a number added or connected a moment ago): checked again fresh. */
+const staleRefusals: ReadonlySet<string> = new Set(['not_found', 'not_connected', 'no_number_available']);
 const RECENT_CHOICES_KEPT = 100_000;
 
 export interface NumberChoice {
@@ -67,7 +70,7 @@ export function createNumberChooser(deps: NumberChooserDeps) {
   return async function choose(choice: NumberChoice): Promise<InstanceRow> {
     // A refusal is never based on the cache: the number may have connected a moment ago.
     const chosen = await pick(choice, false).catch((error: unknown) => {
-      if (error instanceof GatewayError) return pick(choice, true);
+      if (error instanceof GatewayError && staleRefusals.has((error as GatewayError).code)) return pick(choice, true);
       throw error;
     });
     remember(`${choice.projectId}\n${choice.to}`, chosen.instance_id);
@@ -90,6 +93,7 @@ export function createNumberChooser(deps: NumberChooserDeps) {
       candidates = candidates.filter((n) => members.has(n.instance_id));
     }
     if (candidates.length === 0) throw gatewayError('no_number_available');
+    if (candidates.length === 1) return candidates[0]!;
     const sticky = await stickyNumber(choice.projectId, choice.to, `${choice.projectId}\n${choice.to}`);
     const kept = candidates.find((n) => n.instance_id === sticky);
     if (kept) return kept;

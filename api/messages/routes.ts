@@ -25,6 +25,11 @@ export interface MessageRouteOptions extends RouteOptions {
 /** How long a send waits for the log to take its command before answering 503. */
 const WRITE_DEADLINE_MS = 10_000;
 
+/** The E.164 phone of a phone jid (contacts are kept by phone); none for groups and lids. */
+function phoneOf(jid: string): string | undefined {
+  return jid.endsWith('@s.whatsapp.net') ? `+${jid.slice(0, -'@s.whatsapp.net'.length)}` : undefined;
+}
+
 /** `+5511999998888` → `5511999998888@s.whatsapp.net`; jids pass as they are. */
 export function toJid(to: string): string {
   return to.startsWith('+') ? `${to.slice(1)}@s.whatsapp.net` : to;
@@ -42,9 +47,9 @@ export const messageRoutes: FastifyPluginAsyncTypebox<MessageRouteOptions> = asy
   const accept = async (type: SendType, body: AnySendBody, auth: AuthContext, key: string | undefined): Promise<SendAccepted> => {
     const to = toJid(body.to);
     // An OTP answers the customer's own request, so it goes out even to a contact who opted out of messages.
-    const checkOptOut = type !== 'otp' && body.to.startsWith('+');
+    const phone = phoneOf(to);
     const [optedOut, number] = await Promise.all([
-      checkOptOut ? options.optedOut(auth.accountId, body.to) : false,
+      type !== 'otp' && phone !== undefined ? options.optedOut(auth.accountId, phone) : false,
       choose({ projectId: auth.projectId, instanceId: body.instance_id, poolId: body.pool_id, to }),
     ]);
     if (optedOut) throw gatewayError('contact_opted_out');

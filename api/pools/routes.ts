@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { asAccountId, asEventId, asProjectId, newId } from '../../schemas/ids.js';
 import type { ConfigRecord } from '../../schemas/records.js';
-import { topics } from '../../topics/index.js';
+import { writeConfig } from '../config-writes.js';
 import type { RouteOptions } from '../context.js';
 import type { PoolEntry } from '../directory.js';
 import { gatewayError } from '../errors.js';
@@ -40,8 +40,7 @@ export const poolRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, {
             project_id: asProjectId(request.auth.projectId), instance_id: null, entity_id: id,
             entity: { kind: 'pool', name: body.name, instance_ids: body.instance_ids },
           };
-    await clients.producer.send(topics.config, [{ key: id, value: record }]);
-    await directory.applied(id, record?.event_id ?? null);
+    await writeConfig(ctx, id, record);
   };
 
   app.get('/pools', { config: { scope: 'instances:read' }, schema: { tags: ['pools'], summary: "List the project's pools", response: { 200: Type.Object({ data: Type.Array(PoolOut) }) } } },

@@ -43,6 +43,8 @@ export async function replayProjection(deps: RunnerDeps, projection: Projection,
       await lock.query(`DROP SCHEMA IF EXISTS ${quoteIdent(retired)} CASCADE`);
       await lock.query('COMMIT');
     } finally {
+      // An aborted swap leaves the transaction open: end it, or the unlock fails and the lock stays held.
+      await lock.query('ROLLBACK').catch(() => undefined);
       await lock.query('SELECT pg_advisory_unlock(hashtext($1))', [projectionLockKey(projection)]);
     }
   } catch (error) {

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import path from 'node:path';
+import { Kafka, logLevel } from 'kafkajs';
 import pg from 'pg';
 import { loadConfig, type Config } from '../../stack/config.js';
 
@@ -46,6 +47,7 @@ export async function createTestEnv(overrides: Record<string, string> = {}): Pro
     config,
     env,
     async dispose() {
+      await deleteTopics(config, `${id}.`);
       const client = new pg.Client({ connectionString: adminUrl(base.databaseUrl) });
       await client.connect();
       await client.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
@@ -53,6 +55,18 @@ export async function createTestEnv(overrides: Record<string, string> = {}): Pro
       rmSync(chdbPath, { recursive: true, force: true });
     },
   };
+}
+
+/** Deletes the test's topics, so the shared broker does not grow run after run. */
+async function deleteTopics(config: Config, prefix: string): Promise<void> {
+  const admin = new Kafka({ brokers: [...config.kafka.brokers], logLevel: logLevel.NOTHING }).admin();
+  await admin.connect();
+  try {
+    const mine = (await admin.listTopics()).filter((topic) => topic.startsWith(prefix));
+    if (mine.length > 0) await admin.deleteTopics({ topics: mine });
+  } finally {
+    await admin.disconnect();
+  }
 }
 
 /** Thrown by a condition to stop waiting at once (the thing waited on can no longer happen). */
