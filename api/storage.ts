@@ -1,4 +1,5 @@
 import type { Pool } from 'pg';
+import { runDdl } from '../stack/ddl.js';
 
 /**
  * Tables the API itself keeps (not projections of the log): rate-limit buckets shared by every
@@ -26,12 +27,5 @@ const ddl = [
 ];
 
 export async function ensureApiTables(pool: Pool): Promise<void> {
-  const client = await pool.connect();
-  try {
-    await client.query('SELECT pg_advisory_lock(hashtext($1))', ['ddl:api']);
-    for (const statement of ddl) await client.query(statement);
-  } finally {
-    await client.query('SELECT pg_advisory_unlock(hashtext($1))', ['ddl:api']).catch(() => undefined);
-    client.release();
-  }
+  await runDdl(pool, 'api', ddl);
 }

@@ -2,6 +2,7 @@ import type { Pool } from 'pg';
 import { asAccountId, asInstanceId, asMessageId, asProjectId, type AccountId, type InstanceId, type MessageId, type ProjectId } from '../../schemas/ids.js';
 import type { SendCommand } from '../../schemas/records.js';
 import type { SendResult } from './connector.js';
+import { runDdl } from '../../stack/ddl.js';
 
 /** What a status record of a send needs to know about it. */
 export interface SendRef {
@@ -78,18 +79,7 @@ export class ExecutedSends {
   constructor(private readonly pool: Pool) {}
 
   async ensureSchema(): Promise<void> {
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
-      await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', ['ddl:connector']);
-      for (const statement of DDL) await client.query(statement);
-      await client.query('COMMIT');
-    } catch (error) {
-      await client.query('ROLLBACK');
-      throw error;
-    } finally {
-      client.release();
-    }
+    await runDdl(this.pool, 'connector', DDL);
   }
 
   /**

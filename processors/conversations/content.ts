@@ -1,4 +1,4 @@
-import type { InboundMessage, Media, MediaSource, SendCommand } from '../../schemas/records.js';
+import type { ContactContent, InboundMessage, LocationContent, Media, MediaSource, PollContent, ReactionContent, SendCommand } from '../../schemas/records.js';
 import { maskedOtpBody } from './otp.js';
 
 /**
@@ -41,6 +41,20 @@ function storedMedia(media: Media | null) {
   return { media_id: media.id, media_mime_type: media.mime_type, media_filename: media.filename, media_size: media.size };
 }
 
+/** Kinds whose record is the same whether we sent it or received it. */
+function sharedContent(content: LocationContent | ContactContent | ReactionContent | PollContent): ContentColumns {
+  switch (content.kind) {
+    case 'location':
+      return { ...nothing, type: 'location', body: content.name, latitude: content.latitude, longitude: content.longitude };
+    case 'contact':
+      return { ...nothing, type: 'contact', body: content.contact_name };
+    case 'reaction':
+      return { ...nothing, type: 'reaction', body: content.emoji };
+    case 'poll':
+      return { ...nothing, type: 'poll', body: content.name, poll_name: content.name, poll_options: content.options };
+  }
+}
+
 export function inboundContent(content: InboundMessage['content']): ContentColumns {
   switch (content.kind) {
     case 'text':
@@ -53,13 +67,10 @@ export function inboundContent(content: InboundMessage['content']): ContentColum
     case 'sticker':
       return { ...nothing, ...storedMedia(content.media), type: content.kind, body: null };
     case 'location':
-      return { ...nothing, type: 'location', body: content.name, latitude: content.latitude, longitude: content.longitude };
     case 'contact':
-      return { ...nothing, type: 'contact', body: content.contact_name };
     case 'reaction':
-      return { ...nothing, type: 'reaction', body: content.emoji };
     case 'poll':
-      return { ...nothing, type: 'poll', body: content.name, poll_name: content.name, poll_options: content.options };
+      return sharedContent(content);
     case 'poll_vote':
       return {
         ...nothing,
@@ -86,13 +97,10 @@ export function sendContent(content: SendCommand['content']): ContentColumns {
     case 'sticker':
       return { ...nothing, ...sentMedia(content.media), type: content.kind, body: null };
     case 'location':
-      return { ...nothing, type: 'location', body: content.name, latitude: content.latitude, longitude: content.longitude };
     case 'contact':
-      return { ...nothing, type: 'contact', body: content.contact_name };
     case 'reaction':
-      return { ...nothing, type: 'reaction', body: content.emoji };
     case 'poll':
-      return { ...nothing, type: 'poll', body: content.name, poll_name: content.name, poll_options: content.options };
+      return sharedContent(content);
     case 'otp':
       return { ...nothing, type: 'otp', body: maskedOtpBody(content.body, content.code_masked), code_masked: content.code_masked };
   }

@@ -1,4 +1,5 @@
 import type { Pool, PoolClient } from 'pg';
+import { runDdl } from '../../stack/ddl.js';
 import type { Projection } from './projection.js';
 
 const OFFSETS_DDL = `CREATE TABLE IF NOT EXISTS _offsets (
@@ -15,20 +16,7 @@ export function quoteIdent(name: string): string {
 
 /** Creates the projection's schema, tables and offsets table if they are missing. */
 export async function ensureProjectionSchema(pool: Pool, projection: Projection, schema: string): Promise<void> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
-    await client.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [`ddl:${schema}`]);
-    await client.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)}`);
-    await client.query(`SET LOCAL search_path TO ${quoteIdent(schema)}`);
-    for (const statement of [OFFSETS_DDL, ...projection.ddl]) await client.query(statement);
-    await client.query('COMMIT');
-  } catch (error) {
-    await client.query('ROLLBACK');
-    throw error;
-  } finally {
-    client.release();
-  }
+  await runDdl(pool, schema, [`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)}`, OFFSETS_DDL, ...projection.ddl], quoteIdent(schema));
 }
 
 /** The next offset to apply on each partition of a topic, as committed with the projection. */

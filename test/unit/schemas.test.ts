@@ -57,7 +57,7 @@ describe('discriminated unions', () => {
   it('round-trips a send command through Avro bytes', () => {
     const sample = codec.fromWire(type.random()) as SendCommand;
     const bytes = type.toBuffer(codec.toWire(sample));
-    expect(codec.fromWire(type.fromBuffer(bytes))).toEqual(JSON.parse(JSON.stringify(sample, (_k, v: unknown) => v)));
+    expect(codec.fromWire(type.fromBuffer(bytes))).toEqual(sample);
   });
 
   it('rejects an unknown kind with a clear error', () => {
