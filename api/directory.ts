@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { AccountId, ProjectId } from '../schemas/ids.js';
-import type { Account, ApiKey, ConfigRecord, Pool, Project } from '../schemas/records.js';
+import type { Account, ApiKey, ConfigRecord, Pool, Project, Webhook } from '../schemas/records.js';
 import { createConsumer, endOffsets, topicName, topics, type Kafka, type TopicConsumer, type TopicSerdes } from '../topics/index.js';
 import { gatewayError } from './errors.js';
 
@@ -23,9 +23,16 @@ export interface PoolEntry extends Omit<Pool, 'kind'> {
   readonly id: string;
   readonly project_id: ProjectId;
 }
+export interface WebhookEntry extends Omit<Webhook, 'kind'> {
+  readonly id: string;
+  readonly account_id: AccountId;
+  readonly project_id: ProjectId;
+  readonly created_at: number;
+  readonly updated_at: number;
+}
 
 /**
- * The accounts, projects, API keys and pools every request needs, held in memory and kept fresh
+ * The accounts, projects, API keys, pools and webhooks every request (and every delivery) needs, held in memory and kept fresh
  * from the compacted `gw.config` topic: each API process reads it whole at start (its own
  * consumer group, nothing committed), then follows it, so a revoked key stops working in every
  * process within moments of the record being written.
@@ -34,11 +41,17 @@ export class Directory {
   readonly accounts = new Map<string, AccountEntry>();
   readonly projects = new Map<string, ProjectEntry>();
   readonly pools = new Map<string, PoolEntry>();
+  readonly webhooks = new Map<string, WebhookEntry>();
+  /** The same webhooks by project and by account: the dispatcher looks them up for every event. */
+  private readonly webhooksByProject = new Map<string, Map<string, WebhookEntry>>();
+  private readonly webhooksByAccount = new Map<string, Map<string, WebhookEntry>>();
   private readonly keys = new Map<string, KeyEntry>();
   private readonly keysByHash = new Map<string, KeyEntry>();
   private readonly waiters = new Set<() => void>();
   /** Ids of the writes applied lately, so a writer can wait for its own (bounded). */
   private readonly seen = new Set<string>();
+  /** Per partition of `gw.config`, the offset after the last record applied. */
+  private readonly offsets = new Map<number, number>();
 
   keyByHash(hash: string): KeyEntry | undefined {
     return this.keysByHash.get(hash);
@@ -56,9 +69,19 @@ export class Directory {
     return [...this.pools.values()].filter((p) => p.project_id === projectId);
   }
 
+  /** Webhooks of a project, in no particular order. */
+  webhooksOf(projectId: string): WebhookEntry[] {
+    return [...(this.webhooksByProject.get(projectId)?.values() ?? [])];
+  }
+
+  /** Every webhook of an account, across its projects (account-scope events go to all of them). */
+  webhooksOfAccount(accountId: string): WebhookEntry[] {
+    return [...(this.webhooksByAccount.get(accountId)?.values() ?? [])];
+  }
+
   /** Applies one record of `gw.config`; a null value (tombstone) removes the entity with that key. */
   apply(entityId: string, record: ConfigRecord | null): void {
-    const createdAt = this.keys.get(entityId)?.created_at;
+    const createdAt = this.keys.get(entityId)?.created_at ?? this.webhooks.get(entityId)?.created_at;
     this.remove(entityId);
     if (record !== null) this.add(record, createdAt);
     this.seen.add(record?.event_id ?? `deleted:${entityId}`);
@@ -69,6 +92,19 @@ export class Directory {
   async applied(entityId: string, eventId: string | null): Promise<void> {
     const id = eventId ?? `deleted:${entityId}`;
     await this.until(() => this.seen.has(id));
+  }
+
+  /** Notes that records of a `gw.config` partition are applied up to `nextOffset` (exclusive). */
+  advance(partition: number, nextOffset: number): void {
+    this.offsets.set(partition, nextOffset);
+  }
+
+  /**
+   * Resolves once every partition is applied up to the given end offsets (`endOffsets` of
+   * `gw.config`): everything written before they were read is then in this process's view.
+   */
+  async reached(ends: ReadonlyMap<number, number>, timeoutMs?: number): Promise<void> {
+    await this.until(() => [...ends].every(([partition, end]) => (this.offsets.get(partition) ?? 0) >= end), timeoutMs);
   }
 
   /** Wakes those waiting in `until`: called after each applied batch. */
@@ -94,7 +130,7 @@ export class Directory {
     });
   }
 
-  private add(record: ConfigRecord, keyCreatedAt: number | undefined): void {
+  private add(record: ConfigRecord, createdAt: number | undefined): void {
     const { entity, entity_id: id } = record;
     const account_id = record.account_id as AccountId;
     const project_id = record.project_id as ProjectId;
@@ -111,7 +147,7 @@ export class Directory {
       }
       case 'api_key': {
         const { kind: _, ...rest } = entity;
-        const key: KeyEntry = { ...rest, id, account_id, project_id, created_at: keyCreatedAt ?? record.occurred_at };
+        const key: KeyEntry = { ...rest, id, account_id, project_id, created_at: createdAt ?? record.occurred_at };
         this.keys.set(id, key);
         this.keysByHash.set(key.key_hash, key);
         return;
@@ -121,8 +157,16 @@ export class Directory {
         this.pools.set(id, { ...rest, id, project_id });
         return;
       }
+      case 'webhook': {
+        const { kind: _, ...rest } = entity;
+        const webhook: WebhookEntry = { ...rest, id, account_id, project_id, created_at: rest.created_at ?? createdAt ?? record.occurred_at, updated_at: record.occurred_at };
+        this.webhooks.set(id, webhook);
+        grouped(this.webhooksByProject, project_id).set(id, webhook);
+        grouped(this.webhooksByAccount, account_id).set(id, webhook);
+        return;
+      }
       default:
-        // Webhooks and partners are cached by their own surfaces.
+        // Partners are cached by their own surface.
         return;
     }
   }
@@ -131,6 +175,12 @@ export class Directory {
     this.accounts.delete(id);
     this.projects.delete(id);
     this.pools.delete(id);
+    const webhook = this.webhooks.get(id);
+    if (webhook) {
+      this.webhooks.delete(id);
+      ungroup(this.webhooksByProject, webhook.project_id, id);
+      ungroup(this.webhooksByAccount, webhook.account_id, id);
+    }
     const key = this.keys.get(id);
     if (key) {
       this.keys.delete(id);
@@ -140,6 +190,19 @@ export class Directory {
 }
 
 const SEEN_KEPT = 10_000;
+
+/** The group `key` of an index of entries by group, created when missing. */
+function grouped<T>(index: Map<string, Map<string, T>>, key: string): Map<string, T> {
+  let group = index.get(key);
+  if (!group) index.set(key, (group = new Map<string, T>()));
+  return group;
+}
+
+/** Drops entry `id` from group `key`, and the group once empty. */
+function ungroup<T>(index: Map<string, Map<string, T>>, key: string, id: string): void {
+  const group = index.get(key);
+  if (group?.delete(id) && group.size === 0) index.delete(key);
+}
 
 export interface RunningDirectory {
   readonly directory: Directory;
@@ -152,8 +215,6 @@ export async function startDirectory(deps: { kafka: Kafka; serdes: TopicSerdes; 
   const topic = topicName(topics.config, deps.serdes.prefix);
   const groupId = `${deps.serdes.prefix}directory.${hostname()}.${process.pid}.${randomUUID().slice(0, 8)}`;
   const targets = await endOffsets(deps.kafka, topic);
-  const applied = new Map<number, number>();
-  const caughtUp = () => [...targets].every(([partition, end]) => end === 0 || (applied.get(partition) ?? 0) >= end);
 
   const consumer: TopicConsumer = await createConsumer(deps.kafka, deps.serdes, { groupId, topics: [topics.config], fromBeginning: true });
   await consumer.run(async (batch) => {
@@ -163,14 +224,14 @@ export async function startDirectory(deps: { kafka: Kafka; serdes: TopicSerdes; 
       } else if (record.key !== null) {
         directory.apply(record.key, record.decoded.value as ConfigRecord | null);
       }
-      applied.set(batch.partition, record.offset + 1);
+      directory.advance(batch.partition, record.offset + 1);
     }
     directory.settled();
     batch.resolve(batch.records[batch.records.length - 1]!.offset);
   });
   // The last offsets of a compacted partition may have been cleaned away: after a while, start
   // with what was read (the consumer goes on following the topic).
-  await directory.until(caughtUp, 15_000).catch(() => deps.logger.warn('config topic not read to its end at start; following it'));
+  await directory.reached(targets, 15_000).catch(() => deps.logger.warn('config topic not read to its end at start; following it'));
   return {
     directory,
     async stop() {

@@ -16,7 +16,9 @@ import { contactRoutes, type ContactRouteOptions } from './contacts/routes.js';
 import { conversationRoutes, type ConversationRouteOptions } from './conversations/routes.js';
 import { mediaRoutes, type MediaRoutesOptions } from './media/routes.js';
 import { sandboxRoutes } from './sandbox/routes.js';
+import { streamRoutes, type StreamRouteOptions } from './streams/index.js';
 import { usageRoutes } from './usage/routes.js';
+import { webhookRoutes } from './webhooks/index.js';
 
 export interface ApiDeps extends HealthOptions {
   readonly logger: Logger;
@@ -26,6 +28,7 @@ export interface ApiDeps extends HealthOptions {
   readonly contacts: Omit<ContactRouteOptions, 'ctx'>;
   readonly conversations: Omit<ConversationRouteOptions, 'ctx'>;
   readonly media: MediaRoutesOptions;
+  readonly streams: Omit<StreamRouteOptions, 'ctx'>;
 }
 
 /**
@@ -77,6 +80,8 @@ export async function buildServer(deps: ApiDeps) {
     await api.register(usageRoutes, { ctx });
     await api.register(mediaRoutes, deps.media);
     await api.register(sandboxRoutes, { ctx });
+    await api.register(streamRoutes, { ctx, ...deps.streams });
+    await api.register(webhookRoutes, { ctx, cipher: deps.messages.cipher });
   });
 
   return app;

@@ -14,7 +14,7 @@ import type { SendCommand } from '../schemas/records.js';
 import { asAccountId, asEventId, asInstanceId, asMessageId, asProjectId } from '../schemas/ids.js';
 import { loadConfig } from '../stack/config.js';
 import { stackUp } from '../stack/local/index.js';
-import { createConsumer, createKafka, createProducer, ensureTopics, topicName, topics, TopicSerdes } from '../topics/index.js';
+import { createConsumer, createKafka, createProducer, ensureTopics, removePrefixed, topicName, topics, TopicSerdes } from '../topics/index.js';
 
 const RECORDS = Number(process.env.BENCH_RECORDS ?? 50_000);
 const BATCH = 500;
@@ -53,13 +53,14 @@ async function main(): Promise<void> {
   const rawKafka = new Kafka({ brokers: [...config.kafka.brokers], logLevel: logLevel.NOTHING });
   const rawProducer = rawKafka.producer({ idempotent: true, maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner });
   await rawProducer.connect();
-  const created: string[] = [];
+  const prefixes: string[] = [];
 
   /** Each round writes to topics of its own, so every consumer reads exactly RECORDS records. */
   const roundTopics = async (round: number) => {
     const prefix = `${base}.${round}.`;
     const raw = { name: 'raw', partitions: topics.sendCommands.partitions, cleanup: 'delete' as const };
-    created.push(...(await ensureTopics(kafka, [topics.sendCommands, raw], { prefix, replicationFactor: config.kafka.replicationFactor })));
+    prefixes.push(prefix);
+    await ensureTopics(kafka, [topics.sendCommands, raw], { prefix, replicationFactor: config.kafka.replicationFactor });
     return { prefix, serdes: await TopicSerdes.register(avro, [topics.sendCommands], prefix), rawTopic: topicName(raw, prefix) };
   };
 
@@ -126,10 +127,7 @@ async function main(): Promise<void> {
   console.log(`  ratio serde/raw        ${(best(serde) / best(raw)).toFixed(2)}   (target 0.70 or better)`);
 
   await rawProducer.disconnect();
-  const admin = kafka.admin();
-  await admin.connect();
-  await admin.deleteTopics({ topics: created });
-  await admin.disconnect();
+  for (const prefix of prefixes) await removePrefixed(kafka, config.schemaRegistryUrl, prefix);
 }
 
 function measured(ms: number): Measured {

@@ -21,7 +21,7 @@ import { AvroSerdes } from '../schemas/serde.js';
 import type { MessageStatus } from '../schemas/records.js';
 import { loadConfig, repoRoot } from '../stack/config.js';
 import { stackUp } from '../stack/local/index.js';
-import { createConsumer, createKafka, ensureTopics, topics, TopicSerdes } from '../topics/index.js';
+import { createConsumer, createKafka, ensureTopics, removePrefixed, topics, TopicSerdes } from '../topics/index.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64);
@@ -118,7 +118,7 @@ async function main(): Promise<void> {
     console.log(`  202 -> delivered fact   p50 ${e2e.p50.toFixed(1)} ms  p99 ${e2e.p99.toFixed(1)} ms  (target p99 under 250 ms)`);
   } finally {
     await Promise.all(children.map(stop));
-    await deleteTopics(config.kafka.brokers, `${id}.`);
+    await removePrefixed(createKafka(config.kafka, pino({ level: 'silent' })), config.schemaRegistryUrl, `${id}.`);
     await withPg(admin.toString(), (c) => c.query(`DROP DATABASE IF EXISTS gateway_${id} WITH (FORCE)`));
   }
 }
@@ -245,14 +245,6 @@ async function until(what: string, condition: () => Promise<boolean>, timeoutMs 
   }
 }
 
-/** The run's topics go, so the broker does not grow bench after bench. */
-async function deleteTopics(brokers: readonly string[], prefix: string): Promise<void> {
-  const admin = createKafka({ brokers, clientId: 'bench' }, pino({ level: 'silent' })).admin();
-  await admin.connect();
-  const mine = (await admin.listTopics()).filter((topic) => topic.startsWith(prefix));
-  if (mine.length > 0) await admin.deleteTopics({ topics: mine });
-  await admin.disconnect();
-}
 
 async function withPg(url: string, work: (client: pg.Client) => Promise<unknown>): Promise<void> {
   const client = new pg.Client({ connectionString: url });

@@ -1,6 +1,9 @@
+import type { MediaLinks } from '../connectors/media/index.js';
 import type { Producer } from '../topics/index.js';
 import { contactsProjection } from './contacts/index.js';
 import { conversationsProjection } from './conversations/index.js';
+import { deliveriesProjection } from './deliveries/index.js';
+import { eventsProjection } from './events/index.js';
 import { instancesProjection } from './instances/projection.js';
 import type { Projection } from './runtime/projection.js';
 import { usageProjection } from './usage/index.js';
@@ -10,16 +13,21 @@ export { replayProjection, waitUntilCaughtUp, type ReplayResult } from './runtim
 export type { Projection } from './runtime/projection.js';
 export { instancesProjection } from './instances/projection.js';
 export { conversationsProjection } from './conversations/index.js';
+export { deliveriesProjection } from './deliveries/index.js';
 
 /**
  * The Postgres projections the processor role runs, by name. `replay` mode is for rebuilding:
  * projections that announce public events do not announce them twice.
  */
-export function projectionsFor(producer: Producer, mode: 'live' | 'replay'): ReadonlyMap<string, Projection> {
-  return new Map(
-    [instancesProjection, conversationsProjection, contactsProjection({ producer, mode }), usageProjection(producer)].map((p) => [p.name, p]),
-  );
+export function projectionsFor(
+  { producer, mediaLinks }: { readonly producer: Producer; readonly mediaLinks: MediaLinks },
+  mode: 'live' | 'replay',
+): ReadonlyMap<string, Projection> {
+  const projections = [instancesProjection, conversationsProjection, contactsProjection({ producer, mode }), usageProjection(producer), deliveriesProjection];
+  // The events projection only announces what happens now: replayed, it would announce the past again.
+  if (mode === 'live') projections.push(eventsProjection({ producer, mediaLinks }));
+  return new Map(projections.map((p) => [p.name, p]));
 }
 
 /** Projections `gateway replay` rebuilds. Usage counters are left out: their inputs are kept for days, not for ever. */
-export const replayable = ['instances', 'conversations', 'contacts'] as const;
+export const replayable = ['instances', 'conversations', 'contacts', 'deliveries'] as const;

@@ -151,6 +151,10 @@ export interface Webhook {
   readonly secret_ciphertext: string;
   /** Deliveries on. */
   readonly enabled: boolean;
+  /** What the webhook is for, as its owner wrote it. */
+  readonly description: null | string;
+  /** When the webhook was created; kept on every later record of it, since compaction keeps only the last one. Null on records written before this field. */
+  readonly created_at: null | number;
 }
 
 /** Status of a partner connection (spec 3.1). */
@@ -909,6 +913,8 @@ export interface DeliveryAttempt {
   readonly duration_ms: number;
   /** When the next attempt is due; null when none follows. */
   readonly next_attempt_at: null | number;
+  /** The exact JSON body posted, on the first attempt of a delivery only (the deliveries list keeps it for a redelivery by hand); null on later attempts, which post the same body. */
+  readonly body_json: null | string;
 }
 
 /** Result of one attempt. timed_out is retried like failed_retryable while attempts remain. */

@@ -5,6 +5,7 @@ import { ingestSendMedia } from '../api/media/ingest.js';
 import { planNamed } from '../api/plans.js';
 import { buildServer, type ApiServer } from '../api/server.js';
 import { ensureApiTables } from '../api/storage.js';
+import { StreamHub } from '../api/streams/index.js';
 import { lastInstanceFor } from '../processors/conversations/index.js';
 import { projectionsFor } from '../processors/index.js';
 import { ensureProjectionSchema } from '../processors/runtime/store.js';
@@ -17,6 +18,7 @@ export interface RunningApi {
   readonly app: ApiServer;
   readonly directory: Directory;
   readonly cipher: Cipher;
+  readonly streams: StreamHub;
   stop(): Promise<void>;
 }
 
@@ -24,10 +26,11 @@ export interface RunningApi {
 export async function startApi(clients: Clients, options: { listen: boolean }): Promise<RunningApi> {
   await ensureApiTables(clients.pool);
   // The API reads these projections; their (empty) tables exist before any processor has run.
-  for (const projection of projectionsFor(clients.producer, 'live').values()) {
+  for (const projection of projectionsFor(clients, 'live').values()) {
     await ensureProjectionSchema(clients.pool, projection, projection.name);
   }
   const directory = await startDirectory(clients);
+  const streams = await StreamHub.start(clients, { bufferPerPartition: clients.config.streams.bufferPerPartition });
   const cipher = createCipher(clients.config.secretsKey);
   const app = await buildServer({
     logger: clients.logger,
@@ -48,14 +51,17 @@ export async function startApi(clients: Clients, options: { listen: boolean }): 
     contacts: { network: sandboxNetworkDirectory },
     conversations: { signMediaUrl: (mediaId) => clients.mediaLinks.mediaUrl(mediaId) },
     media: { store: clients.media, links: clients.mediaLinks },
+    streams: { hub: streams, heartbeatMs: clients.config.streams.heartbeatMs },
   });
   if (options.listen) await app.listen({ host: clients.config.host, port: clients.config.port });
   return {
     app,
     directory: directory.directory,
     cipher,
+    streams,
     async stop() {
       await app.close();
+      await streams.stop();
       await directory.stop();
     },
   };

@@ -9,6 +9,8 @@ import { projectionsFor, replayable, replayProjection } from '../processors/inde
 import { createAccount, type CreatedAccount } from '../api/accounts/create.js';
 import { connectSandboxNumbers } from '../api/accounts/sandbox.js';
 import { isLocale } from '../api/errors.js';
+import { checkedAdvisory, publishAdvisory, type AdvisoryInput } from '../processors/events/index.js';
+import { listenCommand } from '../connectors/relay/index.js';
 import type { Clients } from './clients.js';
 
 const usage = `Usage: gateway <command>
@@ -18,10 +20,16 @@ const usage = `Usage: gateway <command>
   replay <projection>        rebuild a projection from offset zero and swap it in; projections: ${replayable.join(', ')}
   accounts create --name N --email E [--sandbox-numbers K] [--plan free|pro] [--locale pt|en|es|it|de|fr] [--json]
                              create an account, its default project and an owner API key (printed once)
+  advisories publish --account A [--account B...] --title T --impact I --action X --link URL
+                             write advisory.published to every webhook of the accounts named
+  listen --forward-to URL [--events a,b] [--print] [--secret S] [--api-url URL] [--api-key K]
+                             relay the project's events to a local URL, signed like webhooks (gateway listen --help)
   stack up | down | status   manage the local stack (Kafka, schema registry, Postgres databases, S3, SMTP)
 `;
 
 async function main(argv: string[]): Promise<number> {
+  // The relay has options of its own.
+  if (argv[0] === 'listen') return listenCommand(argv.slice(1), process.env, loadConfig().port);
   const { positionals, values } = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -33,6 +41,11 @@ async function main(argv: string[]): Promise<number> {
       plan: { type: 'string' },
       locale: { type: 'string' },
       json: { type: 'boolean' },
+      account: { type: 'string', multiple: true },
+      title: { type: 'string' },
+      impact: { type: 'string' },
+      action: { type: 'string' },
+      link: { type: 'string' },
     },
   });
   const [command, arg] = positionals;
@@ -53,6 +66,18 @@ async function main(argv: string[]): Promise<number> {
         plan: values.plan ?? 'free',
         locale: values.locale,
         json: values.json ?? false,
+      });
+    case 'advisories':
+      if (arg !== 'publish') {
+        console.error(usage);
+        return 1;
+      }
+      return publishAdvisoryCommand(config, {
+        accounts: values.account ?? [],
+        title: values.title ?? '',
+        impact: values.impact ?? '',
+        action: values.action ?? '',
+        link: values.link ?? '',
       });
     case 'stack':
       return stackCommand(config, arg);
@@ -123,6 +148,17 @@ async function createAccountCommand(config: Config, input: AccountInput & { json
   }
 }
 
+async function publishAdvisoryCommand(config: Config, input: AdvisoryInput): Promise<number> {
+  const advisory = checkedAdvisory(input);
+  const clients = await buildClients(config, createLogger('warn', config.logFormat));
+  try {
+    console.log(JSON.stringify(await publishAdvisory(clients, advisory)));
+    return 0;
+  } finally {
+    await clients.close();
+  }
+}
+
 /** The key goes to the terminal only, never to the log. */
 function printFirstAccount(account: CreatedAccount, port: number): void {
   console.log(
@@ -171,7 +207,7 @@ async function replay(config: Config, name: string | undefined): Promise<number>
   const logger = createLogger(config.logLevel, config.logFormat);
   const clients = await buildClients(config, logger);
   try {
-    const projection = projectionsFor(clients.producer, 'replay').get(name)!;
+    const projection = projectionsFor(clients, 'replay').get(name)!;
     const result = await replayProjection(clients, projection);
     console.log(JSON.stringify(result));
     return 0;

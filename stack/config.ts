@@ -59,6 +59,22 @@ export interface Config {
   readonly secretsKey: string;
   /** How long a rotated API key keeps working. */
   readonly keyRotationGraceMs: number;
+  readonly webhooks: {
+    /** An attempt that has no answer by then counts as timed out and is retried. */
+    readonly timeoutMs: number;
+    /** Wait before each retry; its length is the number of retries (spec 6.3: up to 5). */
+    readonly retryDelaysMs: readonly number[];
+    /** Requests in flight to one endpoint at a time, per dispatcher. */
+    readonly endpointConcurrency: number;
+    /** Deliveries waiting for one endpoint before more are moved to the first retry tier. */
+    readonly endpointQueue: number;
+  };
+  readonly streams: {
+    /** SSE comment lines sent while no event flows, so proxies keep the connection open. */
+    readonly heartbeatMs: number;
+    /** Recent events each API process keeps per partition of `gw.events`, for reconnects. */
+    readonly bufferPerPartition: number;
+  };
   /** Folder of the local stack's data and logs (git-ignored). */
   readonly stackRoot: string;
 }
@@ -78,6 +94,20 @@ function integer(env: Env, name: string, fallback: number): number {
     throw new Error(`${name} must be a non-negative integer, got "${raw}"`);
   }
   return value;
+}
+
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };
+
+/** A comma-separated list of durations such as `10s,1m,10m,1h`. */
+function durations(env: Env, name: string, fallback: string): readonly number[] {
+  const raw = text(env, name, fallback);
+  return Object.freeze(
+    raw.split(',').map((part) => {
+      const match = /^(\d+)(ms|s|m|h)$/.exec(part.trim());
+      if (!match) throw new Error(`${name} must be durations like 10s,1m,10m,1h, got "${raw}"`);
+      return Number(match[1]) * UNIT_MS[match[2]!]!;
+    }),
+  );
 }
 
 /** Reads the environment once. Every variable has a default that points at the local stack. */
@@ -127,6 +157,16 @@ export function loadConfig(env: Env = process.env): Config {
       allowCidrs: Object.freeze(text(env, 'OUTBOUND_ALLOW_CIDRS', '').split(',').map((c) => c.trim()).filter(Boolean)),
     }),
     keyRotationGraceMs: integer(env, 'KEY_ROTATION_GRACE_HOURS', 24) * 3_600_000,
+    webhooks: Object.freeze({
+      timeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000),
+      retryDelaysMs: durations(env, 'WEBHOOK_RETRY_DELAYS', '10s,1m,10m,1h,1h'),
+      endpointConcurrency: integer(env, 'WEBHOOK_ENDPOINT_CONCURRENCY', 10),
+      endpointQueue: integer(env, 'WEBHOOK_ENDPOINT_QUEUE', 1_000),
+    }),
+    streams: Object.freeze({
+      heartbeatMs: integer(env, 'STREAM_HEARTBEAT_MS', 15_000),
+      bufferPerPartition: integer(env, 'STREAM_BUFFER_PER_PARTITION', 2_000),
+    }),
     stackRoot,
   });
 }

@@ -1,4 +1,5 @@
 import { startConnectorRole } from '../connectors/network/index.js';
+import { startDispatcher } from '../connectors/webhooks/index.js';
 import { projectionsFor, runProjection } from '../processors/index.js';
 import { startUsageWriter } from '../processors/usage/index.js';
 import { startApi, type RunningApi } from './api-role.js';
@@ -27,16 +28,17 @@ export interface RunningRoles extends Running {
 }
 
 /** Roles with nothing to run in this version; they start so that deployments can name them already. */
-const idleRoles: ReadonlySet<Role> = new Set(['dispatcher', 'sweeper']);
+const idleRoles: ReadonlySet<Role> = new Set(['sweeper']);
 
 export async function startRoles(roles: readonly Role[], clients: Clients): Promise<RunningRoles> {
   const running: Running[] = [];
   const { logger } = clients;
   if (roles.includes('processor')) {
-    for (const projection of projectionsFor(clients.producer, 'live').values()) running.push(await runProjection(clients, projection));
+    for (const projection of projectionsFor(clients, 'live').values()) running.push(await runProjection(clients, projection));
     running.push(await startUsageWriter(clients));
   }
   if (roles.includes('connector')) running.push(await startConnectorRole(clients, { media: mediaSink(clients.media) }));
+  if (roles.includes('dispatcher')) running.push(await startDispatcher(clients));
   for (const role of roles.filter((r) => idleRoles.has(r))) logger.info({ role }, 'role has no work in this version');
   let api: RunningApi | undefined;
   if (roles.includes('api')) {

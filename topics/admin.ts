@@ -1,4 +1,4 @@
-import type { Kafka } from 'kafkajs';
+import type { Admin, Kafka } from 'kafkajs';
 import { topicName } from './catalogue.js';
 
 interface TopicShape {
@@ -43,17 +43,45 @@ export async function ensureTopics(
   }
 }
 
+type Watermarks = Map<number, { low: number; high: number }>;
+
 /** The next offset to be written on each partition of a topic (its high watermark). */
 export async function endOffsets(kafka: Kafka, topic: string): Promise<Map<number, number>> {
+  return highs(await watermarks(kafka, topic));
+}
+
+/** The first offset still held (`low`) and the next to be written (`high`) of each partition of a topic. */
+export async function watermarks(kafka: Kafka, topic: string): Promise<Watermarks> {
   const admin = kafka.admin();
   await admin.connect();
   try {
-    const offsets = await retrying(() => admin.fetchTopicOffsets(topic));
-    return new Map(offsets.map((o) => [o.partition, Number(o.high)]));
+    return await readWatermarks(admin, topic);
   } finally {
     await admin.disconnect();
   }
 }
+
+/** `endOffsets` through one admin connection kept open, for a caller that reads them often. */
+export interface OffsetReader {
+  endOffsets(topic: string): Promise<Map<number, number>>;
+  close(): Promise<void>;
+}
+
+export async function openOffsetReader(kafka: Kafka): Promise<OffsetReader> {
+  const admin = kafka.admin();
+  await admin.connect();
+  return {
+    endOffsets: async (topic) => highs(await readWatermarks(admin, topic)),
+    close: () => admin.disconnect(),
+  };
+}
+
+async function readWatermarks(admin: Admin, topic: string): Promise<Watermarks> {
+  const offsets = await retrying(() => admin.fetchTopicOffsets(topic));
+  return new Map(offsets.map((o) => [o.partition, { low: Number(o.low), high: Number(o.high) }]));
+}
+
+const highs = (held: Watermarks) => new Map([...held].map(([partition, { high }]) => [partition, high]));
 
 /** kafkajs marks its errors `retriable`; its error classes are not importable from ESM. */
 function isRetriable(error: unknown): boolean {

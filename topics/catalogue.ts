@@ -81,6 +81,10 @@ export const topics = {
     name: 'gw.deliveries.retry.10m', key: 'webhook id', schema: 'gateway.webhooks.DeliveryTask',
     partitions: 6, cleanup: 'delete', retentionMs: 2 * DAY,
   }),
+  deliveryRetry1h: topic<R.DeliveryTask>({
+    name: 'gw.deliveries.retry.1h', key: 'webhook id', schema: 'gateway.webhooks.DeliveryTask',
+    partitions: 6, cleanup: 'delete', retentionMs: 3 * DAY,
+  }),
   deliveryDead: topic<R.DeliveryTask>({
     name: 'gw.deliveries.dead', key: 'webhook id', schema: 'gateway.webhooks.DeliveryTask',
     partitions: 6, cleanup: 'delete', retentionMs: 30 * DAY,

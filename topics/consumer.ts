@@ -30,6 +30,11 @@ export interface ConsumedBatch {
   resolve(offset: number): void;
   /** False once the consumer is stopping or lost this partition: stop work on the batch. */
   isRunning(): boolean;
+  /**
+   * Stops fetching this partition; the records after the last resolved offset come again once the
+   * returned function resumes it (a delay tier waiting for its head record to fall due).
+   */
+  pause(): () => void;
 }
 
 export interface TopicConsumer {
@@ -123,6 +128,7 @@ export async function decodeBatch(payload: EachBatchPayload, serdes: TopicSerdes
     heartbeat: () => payload.heartbeat(),
     resolve: (offset) => payload.resolveOffset(String(offset)),
     isRunning: () => payload.isRunning() && !payload.isStale(),
+    pause: () => payload.pause(),
   };
 }
 

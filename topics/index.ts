@@ -1,10 +1,14 @@
 export { topics, deadLetterTopic, topicName, valueSubject, type TopicSpec, type AnyTopic } from './catalogue.js';
 export { createKafka, type KafkaSettings } from './kafka.js';
-export { ensureTopics, endOffsets } from './admin.js';
+export { ensureTopics, endOffsets, watermarks, openOffsetReader, type OffsetReader } from './admin.js';
+export { deleteSubject, removePrefixed } from './cleanup.js';
 export { TopicSerdes } from './serdes.js';
 export { createProducer, type Producer, type OutgoingRecord } from './producer.js';
 export { createConsumer, type TopicConsumer, type ConsumedBatch, type ConsumedRecord, type ConsumerOptions, type Decoded } from './consumer.js';
 export { GatewayFailure } from './failure.js';
 export { createPartitionOwner, type PartitionOwner, type PartitionOwnerOptions } from './partition-owner.js';
+export { readFromPositions, type PositionedReader, type PositionedReaderOptions } from './positioned-reader.js';
+export { partitionOf } from './partitioner.js';
 export { assignSlots, coPartitionedAssigner, CO_PARTITIONED, type SlotMember } from './co-partitioned-assigner.js';
 export type { Kafka } from 'kafkajs';
+export { sendToDeadLetters } from './dead-letter.js';

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
+import { KeyedSerial } from '../../connectors/network/serial.js';
 import { asEventId, newId } from '../../schemas/ids.js';
 import type { ConfigRecord } from '../../schemas/records.js';
 import { writeConfig } from '../config-writes.js';
@@ -50,13 +51,8 @@ export const keyRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { 
   const write = (record: ConfigRecord) => writeConfig(ctx, record.entity_id, record);
   // Changes of one key run one at a time in this process, each on the key as the last one left it:
   // a rotation cannot write back a key that a revocation has just ended.
-  const changes = new Map<string, Promise<unknown>>();
-  const changeKey = <T>(id: string, change: () => Promise<T>): Promise<T> => {
-    const next = (changes.get(id) ?? Promise.resolve()).catch(() => undefined).then(change);
-    changes.set(id, next);
-    void next.finally(() => changes.get(id) === next && changes.delete(id)).catch(() => undefined);
-    return next;
-  };
+  const changes = new KeyedSerial();
+  const changeKey = <T>(id: string, change: () => Promise<T>): Promise<T> => changes.run(id, change);
 
   app.get('/keys', { config, schema: { tags: ['keys'], summary: 'List the API keys of the account', response: { 200: Type.Object({ data: Type.Array(KeyOut) }) } } },
     async (request) => ({ data: directory.keysOf(request.auth.accountId).map(keyOut) }));

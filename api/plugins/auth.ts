@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
 import type { AccountId, ProjectId } from '../../schemas/ids.js';
-import type { Directory } from '../directory.js';
+import type { Directory, KeyEntry } from '../directory.js';
 import { gatewayError, resolveLocale, type Locale } from '../errors.js';
 import { defaultRateLimit, type RateLimit, type RateLimiter } from './rate-limit.js';
 
@@ -22,6 +22,9 @@ export const scopes = [
   'keys:write',
   'pools:write',
   'sandbox:write',
+  'webhooks:read',
+  'webhooks:write',
+  'events:read',
 ] as const;
 export type Scope = (typeof scopes)[number];
 
@@ -70,6 +73,11 @@ export interface AuthOptions {
 
 const BEARER = /^Bearer\s+(\S+)$/i;
 
+/** A key works until it is revoked or its rotation grace ends; long streams re-check it. */
+export function keyUsable(key: KeyEntry | undefined, now = Date.now()): key is KeyEntry {
+  return key !== undefined && key.revoked_at === null && (key.expires_at === null || key.expires_at > now);
+}
+
 /**
  * Authenticates every route that is not marked public, then applies the rate limit of the key
  * (per IP on public routes), the route's scope and the partner-key reach. Runs before body
@@ -86,8 +94,7 @@ async function authenticate(app: FastifyInstance, options: AuthOptions): Promise
     }
     const match = BEARER.exec(request.headers.authorization ?? '');
     const key = match?.[1] ? options.directory.keyByHash(hashKey(match[1])) : undefined;
-    const now = Date.now();
-    if (!key || key.revoked_at !== null || (key.expires_at !== null && key.expires_at <= now)) {
+    if (!keyUsable(key)) {
       // Guessing keys draws from the caller's IP bucket.
       if (!(await options.takeToken(`ip:${request.ip}`, defaultRateLimit))) throw gatewayError('rate_limited');
       throw gatewayError('unauthorized');

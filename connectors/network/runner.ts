@@ -2,7 +2,7 @@ import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import type { InstanceState, SandboxCommand, SendCommand } from '../../schemas/records.js';
 import {
-  deadLetterTopic,
+  sendToDeadLetters,
   topicName,
   topics,
   type ConsumedBatch,
@@ -362,19 +362,7 @@ export class ConnectorRunner {
 
   private async deadLetter(record: ConsumedRecord<unknown>, reason: string): Promise<void> {
     this.deps.logger.error({ topic: record.topic, partition: record.partition, offset: record.offset, reason }, 'command dead-lettered');
-    await this.deps.producer.sendRaw(topicName(deadLetterTopic, this.deps.serdes.prefix), [
-      {
-        key: record.key,
-        value: record.raw,
-        headers: {
-          'x-dead-consumer': 'connector',
-          'x-dead-topic': record.topic,
-          'x-dead-partition': String(record.partition),
-          'x-dead-offset': String(record.offset),
-          'x-dead-error': reason.slice(0, 500),
-        },
-      },
-    ]);
+    await sendToDeadLetters(this.deps.producer, this.deps.serdes.prefix, record, { 'x-dead-consumer': 'connector' }, reason);
   }
 }
 

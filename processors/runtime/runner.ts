@@ -2,8 +2,8 @@ import type { Pool, PoolClient } from 'pg';
 import type { Logger } from 'pino';
 import {
   createConsumer,
-  deadLetterTopic,
   GatewayFailure,
+  sendToDeadLetters,
   topicName,
   type ConsumedBatch,
   type ConsumedRecord,
@@ -241,20 +241,7 @@ async function lockStoredOffset(client: PoolClient, batch: ConsumedBatch): Promi
 
 async function deadLetter(ctx: BatchContext, record: ConsumedRecord<unknown>, failure: GatewayFailure): Promise<void> {
   ctx.logger.error({ err: failure, topic: record.topic, partition: record.partition, offset: record.offset }, 'record dead-lettered');
-  await ctx.producer.sendRaw(topicName(deadLetterTopic, ctx.serdes.prefix), [
-    {
-      key: record.key,
-      value: record.raw,
-      headers: {
-        ...record.headers,
-        'x-dead-projection': ctx.projection.name,
-        'x-dead-topic': record.topic,
-        'x-dead-partition': String(record.partition),
-        'x-dead-offset': String(record.offset),
-        'x-dead-error': failure.message.slice(0, 500),
-      },
-    },
-  ]);
+  await sendToDeadLetters(ctx.producer, ctx.serdes.prefix, record, { 'x-dead-projection': ctx.projection.name }, failure.message);
 }
 
 function lastOffset(batch: ConsumedBatch): number {

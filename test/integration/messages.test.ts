@@ -140,12 +140,16 @@ describe('sending through the API', () => {
       try {
         const { id, api_key } = (await post('/keys', { role: 'agent', scopes: ['instances:read'] })).json<{ id: string; api_key: string }>();
         await second.directory.until(() => second.directory.key(id) !== undefined);
+        const started = performance.now();
         const answers = await Promise.all(
-          Array.from({ length: 60 }, (_, i) => (i % 2 === 0 ? api : second).app.inject({ method: 'GET', url: '/instances', headers: auth(api_key) })),
+          Array.from({ length: 120 }, (_, i) => (i % 2 === 0 ? api : second).app.inject({ method: 'GET', url: '/instances', headers: auth(api_key) })),
         );
+        const seconds = (performance.now() - started) / 1000;
         const ok = answers.filter((a) => a.statusCode === 200).length;
+        // One bucket lets through its burst of 40 plus what refilled at 20/s while the requests ran;
+        // two buckets would let through 80 plus twice that refill, whatever the machine's speed.
         expect(ok).toBeGreaterThanOrEqual(40);
-        expect(ok).toBeLessThan(46);
+        expect(ok).toBeLessThanOrEqual(40 + Math.ceil(20 * seconds) + 1);
       } finally {
         await second.stop();
       }

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
 import { currentTopicSchemas, releasedVersions } from '../../schemas/history.js';
 import { loadSchemaFiles, type NamedSchema } from '../../schemas/load.js';
@@ -6,6 +6,7 @@ import { AvroSerdes } from '../../schemas/serde.js';
 import type { InstanceState } from '../../schemas/records.js';
 import { asAccountId, asEventId, asInstanceId, asProjectId } from '../../schemas/ids.js';
 import { loadConfig } from '../../stack/config.js';
+import { deleteSubject } from '../../topics/index.js';
 
 const config = loadConfig();
 const run = `t${Date.now().toString(36)}`;
@@ -13,6 +14,11 @@ const run = `t${Date.now().toString(36)}`;
 describe('schemas on a fresh registry', () => {
   const registry = new SchemaRegistry({ host: config.schemaRegistryUrl });
   const named = loadSchemaFiles();
+
+  afterAll(async () => {
+    const subjects = [...currentTopicSchemas(named).keys()].map((topic) => `${run}.${topic}-value`);
+    for (const subject of [...subjects, `${run}.incompatible-value`, `${run}.evolution-value`]) await deleteSubject(config.schemaRegistryUrl, subject);
+  });
 
   it('accepts every released version of every topic schema, then the current one, under BACKWARD', async () => {
     for (const [topic, current] of currentTopicSchemas(named)) {

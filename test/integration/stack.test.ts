@@ -15,6 +15,7 @@ import { REGISTRY_CCOMPAT_URL } from '../../stack/local/registry.js';
 import { S3_CREDENTIAL, S3_ENDPOINT, S3_IDENTITY, S3_REGION } from '../../stack/local/s3.js';
 import { SMTP_HOST, SMTP_PORT } from '../../stack/local/smtp.js';
 import { createMailer } from '../../connectors/email/smtp.js';
+import { deleteSubject } from '../../topics/index.js';
 import { readMailbox } from '../support/mailbox.js';
 
 const run = `stack-${Date.now().toString(36)}`;
@@ -79,6 +80,7 @@ describe('the local stack', () => {
     // A new field without a default cannot be read from records written with v1.
     expect((await register({ ...v1, fields: [...v1.fields, { name: 'n', type: 'int' }] })).status).toBe(409);
     expect((await register({ ...v1, fields: [...v1.fields, { name: 'n', type: 'int', default: 0 }] })).status).toBe(200);
+    await deleteSubject(REGISTRY_CCOMPAT_URL, subject);
   });
 
   it('s3: creates a bucket, puts and gets an object, and serves it through a pre-signed URL', async () => {

@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import path from 'node:path';
-import { Kafka, logLevel } from 'kafkajs';
+import { pino } from 'pino';
 import pg from 'pg';
 import { loadConfig, type Config } from '../../stack/config.js';
+import { createKafka, removePrefixed } from '../../topics/index.js';
 
 /**
  * A test's own slice of the shared stack: a fresh Postgres database and a topic prefix, so tests
@@ -47,7 +48,7 @@ export async function createTestEnv(overrides: Record<string, string> = {}): Pro
     config,
     env,
     async dispose() {
-      await deleteTopics(config, `${id}.`);
+      await removeTestTopics(config, `${id}.`);
       const client = new pg.Client({ connectionString: adminUrl(base.databaseUrl) });
       await client.connect();
       await client.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
@@ -57,16 +58,10 @@ export async function createTestEnv(overrides: Record<string, string> = {}): Pro
   };
 }
 
-/** Deletes the test's topics, so the shared broker does not grow run after run. */
-async function deleteTopics(config: Config, prefix: string): Promise<void> {
-  const admin = new Kafka({ brokers: [...config.kafka.brokers], logLevel: logLevel.NOTHING }).admin();
-  await admin.connect();
-  try {
-    const mine = (await admin.listTopics()).filter((topic) => topic.startsWith(prefix));
-    if (mine.length > 0) await admin.deleteTopics({ topics: mine });
-  } finally {
-    await admin.disconnect();
-  }
+/** Deletes the test's topics and registry subjects, so the shared stack does not grow run after run. */
+async function removeTestTopics(config: Config, prefix: string): Promise<void> {
+  const kafka = createKafka({ brokers: config.kafka.brokers, clientId: 'test-cleanup' }, pino({ level: 'silent' }));
+  await removePrefixed(kafka, config.schemaRegistryUrl, prefix);
 }
 
 /** Thrown by a condition to stop waiting at once (the thing waited on can no longer happen). */

@@ -1,0 +1,3 @@
+export { StreamHub, type EventSink, type StreamRequest, type Subscription, type StreamHubOptions } from './hub.js';
+export { streamRoutes, type StreamRouteOptions } from './routes.js';
+export { formatCursor, parseCursor, type Cursor } from './cursor.js';

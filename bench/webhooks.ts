@@ -1,0 +1,301 @@
+/**
+ * Webhook benchmark, in one run on this machine:
+ * 1. saturation: signed deliveries per second of the dispatcher role (its own process) draining a
+ *    backlog of events to one local receiver, against a bare undici loop (its own process) posting
+ *    the same bodies with the same headers at the same concurrency; prints the ratio. The receiver
+ *    verifies every signature, as a real one would, for both.
+ * 2. steady load: a steady rate of events written to `gw.events`, each timed from its write to its
+ *    arrival at the receiver; p50 and p99.
+ *
+ *   npm run bench:webhooks   (BENCH_EVENTS=20000, BENCH_CONCURRENCY=32, BENCH_RATE=500, BENCH_SECONDS=10)
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { pino } from 'pino';
+import { Agent, request } from 'undici';
+import { envelopeBody } from '../events/envelope.js';
+import { deliveryHeaders, newSigningSecret, verify } from '../events/signature.js';
+import { asAccountId, asEventId, asInstanceId, asProjectId } from '../schemas/ids.js';
+import { loadSchemaFiles } from '../schemas/load.js';
+import { AvroSerdes } from '../schemas/serde.js';
+import type { ConfigRecord, PublicEvent } from '../schemas/records.js';
+import { createCipher } from '../stack/cipher.js';
+import { allTopics } from '../stack/clients.js';
+import { loadConfig, repoRoot } from '../stack/config.js';
+import { stackUp } from '../stack/local/index.js';
+import { createKafka, createProducer, ensureTopics, removePrefixed, topics, TopicSerdes, type Producer } from '../topics/index.js';
+
+const EVENTS = Number(process.env.BENCH_EVENTS ?? 20_000);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
+const RATE = Number(process.env.BENCH_RATE ?? 500);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const ROUNDS = 2;
+const cli = path.join(repoRoot, 'dist', 'stack', 'cli.js');
+const WEBHOOK = 'wh_bench';
+
+interface Posted {
+  readonly body: string;
+  readonly headers: Record<string, string>;
+}
+
+/** Arrivals at the receiver: first arrival of each event id, and their times. */
+class Arrivals {
+  private readonly first = new Map<string, number>();
+  unsigned = 0;
+
+  add(eventId: string, verified: boolean): void {
+    if (!verified) this.unsigned++;
+    if (!this.first.has(eventId)) this.first.set(eventId, performance.now());
+  }
+
+  at(eventId: string): number | undefined {
+    return this.first.get(eventId);
+  }
+
+  /** Deliveries per second over the given events, from the first arrival to the last. */
+  rate(eventIds: readonly string[]): number {
+    const times = eventIds.map((id) => this.first.get(id)!);
+    return eventIds.length / ((Math.max(...times) - Math.min(...times)) / 1_000);
+  }
+
+  has(eventIds: readonly string[]): boolean {
+    return eventIds.every((id) => this.first.has(id));
+  }
+}
+
+let sequence = 0;
+
+function event(round: string): PublicEvent {
+  const n = ++sequence;
+  return {
+    event_id: asEventId(`evt_${round}_${n}`),
+    occurred_at: Date.now(),
+    account_id: asAccountId('acc_bench'),
+    project_id: asProjectId('prj_bench'),
+    instance_id: asInstanceId(`inst_${n % 8}`),
+    event_type: 'message.received',
+    scope: 'project',
+    client_reference: null,
+    group: null,
+    sender: { jid: `55119${String(n % 100_000).padStart(8, '0')}@s.whatsapp.net`, lid: null, name: 'Customer', phone: null },
+    mentions: [],
+    payload_json: JSON.stringify({
+      type: 'text',
+      message_id: `msg_${n}`,
+      wa_message_id: `3EB0${n.toString(16).toUpperCase().padStart(16, '0')}`,
+      from: `+55119${String(n % 100_000).padStart(8, '0')}`,
+      body: `Hello, I would like to know where my order ${n} is. Thanks!`,
+      timestamp: new Date().toISOString(),
+    }),
+    connection: null,
+    trigger: 'scheduled',
+    webhook_id: null,
+  };
+}
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  await stackUp({ root: config.stackRoot });
+  const id = `benchwh${Date.now().toString(36)}`;
+  const prefix = `${id}.`;
+  const logger = pino({ level: 'warn' });
+  const kafka = createKafka(config.kafka, logger);
+  await ensureTopics(kafka, allTopics, { prefix, replicationFactor: config.kafka.replicationFactor });
+  const serdes = await TopicSerdes.register(new AvroSerdes(config.schemaRegistryUrl, loadSchemaFiles()), [topics.events, topics.config], prefix);
+  const producer = await createProducer(kafka, serdes);
+  const secret = newSigningSecret();
+  const secretsKey = `bench-${id}`;
+
+  const arrivals = new Arrivals();
+  const receiver = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const signature = req.headers['x-service-signature'];
+      arrivals.add(String(req.headers['x-service-event-id']), verify(secret, Buffer.concat(chunks), Array.isArray(signature) ? signature[0] : signature));
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/${WEBHOOK}`;
+
+  const webhook: ConfigRecord = {
+    event_id: asEventId(`cfg_${id}`),
+    occurred_at: Date.now(),
+    account_id: asAccountId('acc_bench'),
+    project_id: asProjectId('prj_bench'),
+    instance_id: null,
+    entity_id: WEBHOOK,
+    entity: { kind: 'webhook', url, event_types: [], secret_ciphertext: createCipher(secretsKey).seal(secret), enabled: true, description: null, created_at: Date.now() },
+  };
+  await producer.send(topics.config, [{ key: WEBHOOK, value: webhook }]);
+
+  const dispatcherEnv = {
+    KAFKA_TOPIC_PREFIX: prefix,
+    SECRETS_KEY: secretsKey,
+    ALLOW_PRIVATE_NETWORK: 'true',
+    WEBHOOK_ENDPOINT_CONCURRENCY: String(CONCURRENCY),
+    CHDB_PATH: path.join(tmpdir(), `${id}-chdb`),
+    LOG_LEVEL: 'warn',
+    LOG_FORMAT: 'json',
+  };
+  const bodiesFile = path.join(tmpdir(), `${id}-bodies.json`);
+  const children: ChildProcess[] = [];
+  try {
+    /** The dispatcher drains a backlog written before it starts; its queue holds the whole backlog. */
+    const dispatcherRound = async (round: number): Promise<number> => {
+      const events = Array.from({ length: EVENTS }, () => event(`d${round}`));
+      await produce(producer, events);
+      const child = start([cli, 'dispatcher'], { ...dispatcherEnv, WEBHOOK_ENDPOINT_QUEUE: String(EVENTS) });
+      children.push(child);
+      const ids = events.map((e) => e.event_id as string);
+      await until(`round ${round} of the dispatcher`, () => arrivals.has(ids), 300_000);
+      await stop(child);
+      return arrivals.rate(ids);
+    };
+    /** The same bodies and headers, posted by a bare undici loop in a process of its own. */
+    const bareRound = async (round: number): Promise<number> => {
+      const events = Array.from({ length: EVENTS }, () => event(`b${round}`));
+      const posted: Posted[] = events.map((e) => {
+        const body = envelopeBody(e);
+        return { body, headers: deliveryHeaders(secret, body, e) };
+      });
+      writeFileSync(bodiesFile, JSON.stringify(posted));
+      const child = start([fileURLToPath(import.meta.url), 'bare', bodiesFile, url, String(CONCURRENCY)], {});
+      children.push(child);
+      const ids = events.map((e) => e.event_id as string);
+      await until(`round ${round} of the bare loop`, () => arrivals.has(ids), 300_000);
+      await stop(child);
+      return arrivals.rate(ids);
+    };
+
+    const bare: number[] = [];
+    const dispatched: number[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      if (round % 2 === 0) {
+        bare.push(await bareRound(round));
+        dispatched.push(await dispatcherRound(round));
+      } else {
+        dispatched.push(await dispatcherRound(round));
+        bare.push(await bareRound(round));
+      }
+    }
+
+    const steady = await steadyLoad(producer, arrivals, start([cli, 'dispatcher'], dispatcherEnv), children);
+
+    const body = envelopeBody(event('size')).length;
+    console.log(`webhook benchmark: ${EVENTS} deliveries a round, concurrency ${CONCURRENCY}, best of ${ROUNDS} rounds, ${body}-byte bodies`);
+    console.log(`  bare undici loop       ${Math.max(...bare).toFixed(0).padStart(7)} deliveries/s (same bodies and headers, precomputed)`);
+    console.log(`  dispatcher             ${Math.max(...dispatched).toFixed(0).padStart(7)} deliveries/s (from gw.events: decode, sign, post, record the attempt, commit)`);
+    console.log(`  ratio dispatcher/bare  ${(Math.max(...dispatched) / Math.max(...bare)).toFixed(2)}`);
+    console.log(`steady load at ${RATE} events/s for ${SECONDS} s: ${steady.written} written, ${steady.delivered} delivered`);
+    console.log(`  event written -> delivered   p50 ${steady.p50.toFixed(1)} ms  p99 ${steady.p99.toFixed(1)} ms`);
+    if (arrivals.unsigned > 0) console.log(`  ${arrivals.unsigned} deliveries failed signature verification`);
+  } finally {
+    await Promise.all(children.map(stop));
+    await producer.disconnect();
+    receiver.closeAllConnections();
+    receiver.close();
+    rmSync(bodiesFile, { force: true });
+    rmSync(dispatcherEnv.CHDB_PATH, { recursive: true, force: true });
+    await removePrefixed(kafka, config.schemaRegistryUrl, prefix);
+  }
+}
+
+/** `RATE` events a second for `SECONDS`, each timed from just before its write to its first arrival. */
+async function steadyLoad(producer: Producer, arrivals: Arrivals, dispatcher: ChildProcess, children: ChildProcess[]) {
+  children.push(dispatcher);
+  // The dispatcher joins its group on start: write until it delivers (not measured).
+  await until('the dispatcher to deliver', async () => {
+    const e = event('warm');
+    await produce(producer, [e]);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    return arrivals.at(e.event_id) !== undefined;
+  }, 120_000);
+  const writtenAt = new Map<string, number>();
+  const tickMs = 10;
+  const perTick = RATE / (1_000 / tickMs);
+  const writes: Promise<void>[] = [];
+  const started = performance.now();
+  for (let tick = 0; performance.now() - started < SECONDS * 1_000; tick++) {
+    const wait = started + tick * tickMs - performance.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    const events = Array.from({ length: perTick }, () => event('steady'));
+    const now = performance.now();
+    for (const e of events) writtenAt.set(e.event_id, now);
+    writes.push(produce(producer, events));
+  }
+  await Promise.all(writes);
+  const ids = [...writtenAt.keys()];
+  await until('the last steady deliveries', () => arrivals.has(ids), 60_000).catch(() => undefined);
+  const latencies = ids.flatMap((id) => {
+    const at = arrivals.at(id);
+    return at === undefined ? [] : [at - writtenAt.get(id)!];
+  });
+  return { written: ids.length, delivered: latencies.length, ...percentiles(latencies) };
+}
+
+/** Writes events in requests the broker takes (one project: one partition, 1 MB a request at most). */
+async function produce(producer: Producer, events: readonly PublicEvent[]): Promise<void> {
+  for (let i = 0; i < events.length; i += 1_000) {
+    await producer.send(topics.events, events.slice(i, i + 1_000).map((value) => ({ key: value.project_id!, value })));
+  }
+}
+
+/** The bare baseline: posts every body with its headers, `concurrency` at a time, then exits. */
+async function bareLoop(file: string, url: string, concurrency: number): Promise<void> {
+  const posted = JSON.parse(readFileSync(file, 'utf8')) as Posted[];
+  const agent = new Agent();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < posted.length) {
+        const { body, headers } = posted[next++]!;
+        const response = await request(url, { dispatcher: agent, method: 'POST', headers, body });
+        await response.body.dump();
+      }
+    }),
+  );
+  await agent.close();
+}
+
+function percentiles(values: number[]): { p50: number; p99: number } {
+  const sorted = [...values].sort((a, b) => a - b);
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
+  return { p50: at(0.5), p99: at(0.99) };
+}
+
+function start(args: string[], env: Record<string, string>): ChildProcess {
+  return spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+async function until(what: string, condition: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+
+const [mode, ...args] = process.argv.slice(2);
+const run = mode === 'bare' ? bareLoop(args[0]!, args[1]!, Number(args[2])) : main();
+run.then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);

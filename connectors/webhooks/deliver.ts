@@ -1,0 +1,108 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { DeliveryAttempt, DeliveryTask } from '../../schemas/records.js';
+import { deliveryHeaders } from '../../events/signature.js';
+import { topics, type Producer } from '../../topics/index.js';
+import type { Endpoints } from './endpoint.js';
+import type { EndpointLimiter } from './limiter.js';
+import { judge, outcomeOf } from './outcome.js';
+import type { PostResult, WebhookPoster } from './post.js';
+import { nextStep, overflowStep, type NextStep } from './schedule.js';
+
+export interface DeliverDeps {
+  readonly endpoints: Endpoints;
+  readonly limiter: EndpointLimiter;
+  readonly poster: WebhookPoster;
+  readonly producer: Producer;
+  readonly retryDelaysMs: readonly number[];
+  readonly logger: Logger;
+}
+
+/**
+ * Makes the next attempt of a task. Resolves once the task is settled: delivered, dropped, or
+ * handed to a retry tier or the dead-letter topic with the producer's ack, its attempt recorded on
+ * `gw.deliveries.attempts`. Rejects when it could not be settled (the dispatcher is stopping): the
+ * record that carried it is then not committed, and is read again after a restart.
+ */
+export type Deliver = (task: DeliveryTask) => Promise<void>;
+
+/** What happened at the endpoint; only this part holds one of the endpoint's slots. */
+type Exchange =
+  | { readonly kind: 'gone'; readonly reason: string }
+  | { readonly kind: 'posted'; readonly url: string; readonly startedAt: number; readonly result: Exclude<PostResult, { kind: 'aborted' }> };
+
+export function createDeliver(deps: DeliverDeps): Deliver {
+  return async (task) => {
+    const exchanged = deps.limiter.run(task.target_id, () => exchange(deps, task));
+    if (exchanged === undefined) return overflow(deps, task);
+    const done = await exchanged;
+    if (done.kind === 'gone') {
+      deps.logger.info({ ...ids(task), reason: done.reason }, 'delivery dropped');
+      return;
+    }
+    await record(deps, task, done);
+  };
+}
+
+const ids = (task: DeliveryTask) => ({ delivery_id: task.delivery_id, event_id: task.event_id, target_id: task.target_id, attempt: task.attempt });
+
+/** Reads the target as it is now, signs the body and posts it. */
+async function exchange(deps: DeliverDeps, task: DeliveryTask): Promise<Exchange> {
+  const endpoint = deps.endpoints.of(task);
+  if (endpoint.kind === 'gone') return endpoint;
+  const startedAt = Date.now();
+  if (endpoint.kind === 'unusable') return { kind: 'posted', url: endpoint.url, startedAt, result: { kind: 'refused', error: endpoint.reason, durationMs: 0 } };
+  const result = await deps.poster.post(endpoint.url, task.body_json, deliveryHeaders(endpoint.secret, task.body_json, task));
+  if (result.kind === 'aborted') throw new Error(`delivery ${task.delivery_id} aborted: the dispatcher is stopping`);
+  return { kind: 'posted', url: endpoint.url, startedAt, result };
+}
+
+/** Writes the attempt and, when it failed, the task of the next attempt or the dead letter. */
+async function record(deps: DeliverDeps, task: DeliveryTask, { url, startedAt, result }: Extract<Exchange, { kind: 'posted' }>): Promise<void> {
+  const verdict = judge(result);
+  const now = Date.now();
+  const step: NextStep | undefined = verdict.delivered ? undefined : nextStep(task, verdict.retryable, deps.retryDelaysMs, now);
+  const attempt: DeliveryAttempt = {
+    event_id: task.event_id,
+    occurred_at: startedAt,
+    account_id: task.account_id,
+    project_id: task.project_id,
+    instance_id: task.instance_id,
+    attempt_id: `att_${randomUUID().replaceAll('-', '')}`,
+    delivery_id: task.delivery_id,
+    target_kind: task.target_kind,
+    target_id: task.target_id,
+    event_type: task.event_type,
+    url,
+    attempt: task.attempt,
+    trigger: task.trigger,
+    outcome: outcomeOf(verdict, step?.kind === 'retry'),
+    response_status: result.kind === 'response' ? result.status : null,
+    response_body_excerpt: result.kind === 'response' ? result.excerpt : null,
+    error: result.kind === 'response' ? null : result.error,
+    duration_ms: result.durationMs,
+    next_attempt_at: step?.kind === 'retry' ? step.notBefore : null,
+    body_json: task.attempt === 1 ? task.body_json : null,
+  };
+  const key = task.target_id;
+  const writes = [deps.producer.send(topics.deliveryAttempts, [{ key, value: attempt }])];
+  const lastError = verdict.delivered ? null : verdict.summary;
+  if (step?.kind === 'retry') {
+    const next: DeliveryTask = { ...task, occurred_at: now, attempt: task.attempt + 1, not_before: step.notBefore, last_error: lastError };
+    writes.push(deps.producer.send(step.topic, [{ key, value: next }]));
+  } else if (step?.kind === 'dead') {
+    const dead: DeliveryTask = { ...task, occurred_at: now, attempt: task.attempt + 1, not_before: now, last_error: lastError };
+    writes.push(deps.producer.send(topics.deliveryDead, [{ key, value: dead }]));
+    deps.logger.info({ ...ids(task), error: lastError }, 'delivery given up: dead-lettered');
+  }
+  await Promise.all(writes);
+  deps.logger.debug({ ...ids(task), outcome: attempt.outcome, status: attempt.response_status, duration_ms: attempt.duration_ms }, 'delivery attempt');
+}
+
+/** The endpoint has a full queue: the task waits on the first tier, its attempt not counted. */
+async function overflow(deps: DeliverDeps, task: DeliveryTask): Promise<void> {
+  const now = Date.now();
+  const step = overflowStep(deps.retryDelaysMs, now);
+  await deps.producer.send(step.topic, [{ key: task.target_id, value: { ...task, occurred_at: now, not_before: step.notBefore } }]);
+  deps.logger.debug({ ...ids(task) }, 'endpoint queue full: delivery moved to the first retry tier');
+}

@@ -1,0 +1,62 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { startDirectory } from '../../api/directory.js';
+import { createCipher } from '../../stack/cipher.js';
+import type { Clients } from '../../stack/clients.js';
+import { createDeliver } from './deliver.js';
+import { Endpoints } from './endpoint.js';
+import { consumeEvents } from './first-attempts.js';
+import { EndpointLimiter } from './limiter.js';
+import { Load } from './load.js';
+import { createWebhookPoster } from './post.js';
+import { consumeRetries } from './retries.js';
+
+/** Deliveries one dispatcher holds at most before it pauses fetching. */
+const MAX_IN_FLIGHT = 10_000;
+/** How long a stopping dispatcher lets deliveries under way finish; the rest are made again later. */
+const STOP_GRACE_MS = 5_000;
+
+export interface RunningDispatcher {
+  stop(): Promise<void>;
+}
+
+/**
+ * The dispatcher role: delivers public events to account webhooks at least once. First attempts
+ * come from `gw.events`, later ones from the retry tiers; both go through one limiter per
+ * endpoint, so a slow endpoint holds only its own deliveries.
+ */
+export async function startDispatcher(clients: Clients): Promise<RunningDispatcher> {
+  const { config, logger: parent } = clients;
+  const logger = parent.child({ component: 'dispatcher' });
+  const directory = await startDirectory(clients);
+  const poster = createWebhookPoster({
+    timeoutMs: config.webhooks.timeoutMs,
+    allowPrivateNetwork: config.outbound.allowPrivateNetwork,
+    allowRanges: config.outbound.allowCidrs,
+  });
+  const load = new Load(MAX_IN_FLIGHT);
+  const deliver = createDeliver({
+    endpoints: new Endpoints(directory.directory, createCipher(config.secretsKey)),
+    limiter: new EndpointLimiter(config.webhooks.endpointConcurrency, config.webhooks.endpointQueue),
+    poster,
+    producer: clients.producer,
+    retryDelaysMs: config.webhooks.retryDelaysMs,
+    logger,
+  });
+  const deps = { kafka: clients.kafka, serdes: clients.serdes, producer: clients.producer, load, logger, deliver };
+  const events = await consumeEvents({ ...deps, directory: directory.directory });
+  const retries = await consumeRetries(deps);
+  logger.info({ retries: config.webhooks.retryDelaysMs.length, timeoutMs: config.webhooks.timeoutMs }, 'dispatcher running');
+
+  return {
+    async stop() {
+      events.intake.stopTaking();
+      retries.intake.stopTaking();
+      retries.clearTimers();
+      await Promise.race([load.idle(), sleep(STOP_GRACE_MS, undefined, { ref: false })]);
+      await poster.close();
+      await Promise.all([events.intake.close(), retries.intake.close()]);
+      await Promise.all([events.stop(), retries.stop()]);
+      await directory.stop();
+    },
+  };
+}

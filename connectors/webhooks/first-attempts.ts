@@ -1,0 +1,52 @@
+import type { Directory } from '../../api/directory.js';
+import type { DeliveryTask, PublicEvent } from '../../schemas/records.js';
+import { createConsumer, openOffsetReader, topicName, topics } from '../../topics/index.js';
+import { ConfigSync } from './config-sync.js';
+import { Intake, type ConsumerDeps, type RunningIntake } from './intake.js';
+import { targetsOf } from './targets.js';
+import { firstTasks } from './tasks.js';
+
+/**
+ * First attempts: the group `<prefix>dispatcher` reads `gw.events` and starts one delivery per
+ * target of each event. It never waits for an endpoint: fetching goes on while deliveries run.
+ * An event without targets (or an account event) is judged again after a directory catch-up, so
+ * a webhook written just before the event is not missed.
+ */
+export async function consumeEvents(deps: ConsumerDeps & { readonly directory: Directory }): Promise<RunningIntake> {
+  const groupId = `${deps.serdes.prefix}dispatcher`;
+  const consumer = await createConsumer(deps.kafka, deps.serdes, { groupId, topics: [topics.events], fromBeginning: true });
+  const intake = new Intake({ ...deps, consumer, groupId, prefix: deps.serdes.prefix });
+  const configTopic = topicName(topics.config, deps.serdes.prefix);
+  // One admin connection for every catch-up, rather than one each (up to four a second).
+  const offsets = await openOffsetReader(deps.kafka);
+  const sync = new ConfigSync(deps.directory, () => offsets.endOffsets(configTopic), deps.logger);
+  const tasksOf = (event: PublicEvent): DeliveryTask[] | Error => {
+    try {
+      return firstTasks(event, targetsOf(event, deps.directory), Date.now());
+    } catch (error) {
+      // Only a payload_json that is not JSON gets here: no attempt could ever post it.
+      return new Error(`event ${event.event_id} cannot be rendered: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  };
+  /** Deliveries of an event judged once the directory holds every webhook written before it. */
+  const afterSync = async (event: PublicEvent, writtenAt: number): Promise<void> => {
+    await sync.covering(writtenAt);
+    const tasks = tasksOf(event);
+    if (!(tasks instanceof Error)) await Promise.all(tasks.map((task) => deps.deliver(task)));
+  };
+  await intake.consume((record, value) => {
+    const event = value as PublicEvent;
+    const tasks = tasksOf(event);
+    if (tasks instanceof Error) intake.deadLetter(record, tasks.message);
+    else if (tasks.length > 0 && event.scope !== 'account') intake.admit(record, () => tasks.map((task) => deps.deliver(task)));
+    else intake.admit(record, () => [afterSync(event, record.timestamp)]);
+    return true;
+  });
+  return {
+    intake,
+    async stop() {
+      await consumer.stop();
+      await offsets.close();
+    },
+  };
+}

@@ -1,0 +1,143 @@
+import type { InstanceStatus, SendStatus, UsageAllowance } from '../schemas/records.js';
+
+/**
+ * The `payload` of each public event, as `processors/events` renders it and `events/samples.ts`
+ * imitates it. Where spec 6.1 says "not shown", these shapes are the gateway's choice (README,
+ * "Events"). Optional fields are left out when they have no value.
+ */
+
+/** A stored media file: `url` is the signed `GET /media/{id}?exp&sig` link, valid about 24 hours. */
+export interface MediaPayload {
+  readonly id: string;
+  readonly url: string;
+  readonly mime_type: string;
+  readonly filename: string | null;
+  readonly size: number;
+}
+
+/** `message.received` (spec 2.4); group and mentions ride on the envelope. */
+export interface ReceivedPayload {
+  readonly type: string;
+  readonly message_id: string;
+  readonly wa_message_id: string;
+  readonly from: string;
+  /** Text, caption, place name, contact name, emoji, poll question or chosen options; null for audio and sticker. */
+  readonly body: string | null;
+  readonly quoted_id?: string;
+  readonly quoted_participant?: string;
+  readonly media?: MediaPayload;
+  readonly latitude?: number;
+  readonly longitude?: number;
+  readonly poll?: { readonly name: string; readonly options: readonly string[] };
+  readonly poll_vote?: { readonly poll_message_id: string; readonly selected: readonly string[] };
+}
+
+/** `message.sent` with origin external (spec 6.1): the number's owner wrote from the phone. */
+export interface ExternalSentPayload {
+  readonly origin: 'external';
+  readonly type: string;
+  readonly to: string;
+  readonly body: string | null;
+  readonly wa_message_id: string;
+  readonly message_id: string;
+  readonly quoted_message_id?: string;
+  /** `ref` is the stable path `/media/{id}`; `url` the signed link to it. */
+  readonly media?: MediaPayload & { readonly ref: string };
+}
+
+/** `message.sent|delivered|read|failed` of one of our sends. The code of an OTP is never here. */
+export interface StatusPayload {
+  readonly origin: 'api';
+  readonly message_id: string;
+  /** null when the send failed before the network took it. */
+  readonly wa_message_id: string | null;
+  readonly to: string;
+  readonly status: SendStatus;
+  /** failed only: a neutral code of spec 7 (not_connected, delivery_failed, internal_error...). */
+  readonly error_code?: string;
+}
+
+/** `instance.connected|warming|disconnected|logged_out|banned`. */
+export interface InstancePayload {
+  readonly status: InstanceStatus;
+  readonly previous_status: InstanceStatus;
+  readonly phone: string | null;
+  readonly nickname: string | null;
+  readonly reason: string | null;
+  readonly health_score: number;
+}
+
+/** Stream-only `instance.status`: every status change of a number, pending and connecting included. */
+export interface InstanceStatusPayload {
+  readonly instance_id: string;
+  readonly status: InstanceStatus;
+  readonly previous_status: InstanceStatus;
+  readonly phone: string | null;
+  readonly reason: string | null;
+}
+
+/** Stream-only `qr_code`: `qr_code` is the string to draw as a QR code. */
+export interface QrCodePayload {
+  readonly instance_id: string;
+  readonly qr_code: string;
+  readonly expires_at: string;
+}
+
+/** Stream-only `pairing_code`: the code to type on the phone. */
+export interface PairingCodePayload {
+  readonly instance_id: string;
+  readonly pairing_code: string;
+  readonly expires_at: string;
+}
+
+export interface ParticipantPayload {
+  readonly jid: string;
+  readonly lid: string | null;
+  readonly name: string | null;
+}
+
+/** `group.*`: the group itself is the envelope's `group` (name after the change). */
+export interface GroupPayload {
+  /** Who made the change, when known. */
+  readonly author: string | null;
+  /** participant_* only. */
+  readonly participants?: readonly ParticipantPayload[];
+  /** subject_changed only. */
+  readonly subject?: string | null;
+  /** description_changed only. */
+  readonly description?: string | null;
+}
+
+/** `contact.opted_out` (processors/contacts). */
+export interface OptedOutPayload {
+  readonly source: string;
+  readonly phone: string;
+  readonly contact_id: string;
+}
+
+/** `usage.threshold` (processors/usage): the spec's fields plus which allowance. */
+export interface ThresholdPayload {
+  readonly percent: number;
+  readonly used: number;
+  readonly included: number;
+  readonly plan: string;
+  readonly allowance: UsageAllowance;
+}
+
+/** `campaign.paused`: no producer yet (campaigns come later); the shape its producer will write. */
+export interface CampaignPausedPayload {
+  readonly campaign_id: string;
+  readonly name: string;
+  readonly reason: string;
+  readonly paused_at: string;
+}
+
+/** `advisory.published` (spec 6.1). */
+export interface AdvisoryPayload {
+  readonly advisory_id: string;
+  readonly title: string;
+  readonly impact: string;
+  readonly action: string;
+  readonly link: string;
+  readonly published_at: string;
+}

@@ -1,0 +1,97 @@
+import type { Logger } from 'pino';
+import { startDirectory } from '../../api/directory.js';
+import { derivedId } from '../../connectors/network/ids.js';
+import { isHttpUrl } from '../../connectors/http/index.js';
+import type { AdvisoryPayload } from '../../events/payloads.js';
+import { asAccountId, asEventId, newId } from '../../schemas/ids.js';
+import type { PublicEvent } from '../../schemas/records.js';
+import { topics, type Kafka, type Producer, type TopicSerdes } from '../../topics/index.js';
+import { eventKey, scheduledEvent } from './event.js';
+
+export interface AdvisoryInput {
+  readonly accounts: readonly string[];
+  readonly title: string;
+  readonly impact: string;
+  readonly action: string;
+  readonly link: string;
+}
+
+export interface PublishedAdvisory {
+  readonly advisory_id: string;
+  readonly published_at: string;
+  readonly events: readonly { readonly account_id: string; readonly event_id: string }[];
+}
+
+export interface AdvisoryDeps {
+  readonly kafka: Kafka;
+  readonly serdes: TopicSerdes;
+  readonly producer: Producer;
+  readonly logger: Logger;
+}
+
+/**
+ * `gateway advisories publish`: one `advisory.published` event per affected account (spec 6.1:
+ * account scope, sent only to the accounts named), all with the same advisory_id. Accounts are
+ * checked against `gw.config` first, so a mistyped id fails instead of reaching nobody.
+ */
+export async function publishAdvisory(deps: AdvisoryDeps, input: AdvisoryInput, now = Date.now()): Promise<PublishedAdvisory> {
+  const advisory = checkedAdvisory(input);
+  const running = await startDirectory(deps);
+  try {
+    const unknown = advisory.accounts.filter((id) => !running.directory.accounts.has(id));
+    if (unknown.length > 0) throw new Error(`unknown account ${unknown.join(', ')}`);
+  } finally {
+    await running.stop();
+  }
+  const advisoryId = newId('adv');
+  const events = advisoryEvents(advisory, advisoryId, now);
+  await deps.producer.send(topics.events, events.map((event) => ({ key: eventKey(event), value: event })));
+  return {
+    advisory_id: advisoryId,
+    published_at: new Date(now).toISOString(),
+    events: events.map((event) => ({ account_id: event.account_id, event_id: event.event_id })),
+  };
+}
+
+/** The input trimmed, accounts without repeats; throws on what would make an unusable advisory. */
+export function checkedAdvisory(input: AdvisoryInput): AdvisoryInput {
+  const accounts = [...new Set(input.accounts.map((id) => id.trim()).filter((id) => id !== ''))];
+  if (accounts.length === 0) throw new Error('--account is required (once per affected account)');
+  const title = required('title', input.title);
+  const impact = required('impact', input.impact);
+  const action = required('action', input.action);
+  const link = required('link', input.link);
+  if (!isHttpUrl(link)) throw new Error('--link must be an absolute http(s) URL');
+  return { accounts, title, impact, action, link };
+}
+
+function required(option: string, value: string): string {
+  const trimmed = value.trim();
+  if (trimmed === '') throw new Error(`--${option} is required`);
+  return trimmed;
+}
+
+
+/** Account-scope events: no project, no number; keyed by account id. */
+export function advisoryEvents(advisory: AdvisoryInput, advisoryId: string, publishedAt: number): PublicEvent[] {
+  const payload: AdvisoryPayload = {
+    advisory_id: advisoryId,
+    title: advisory.title,
+    impact: advisory.impact,
+    action: advisory.action,
+    link: advisory.link,
+    published_at: new Date(publishedAt).toISOString(),
+  };
+  return advisory.accounts.map((accountId) =>
+    scheduledEvent({
+      event_id: asEventId(derivedId('evt', advisoryId, accountId)),
+      occurred_at: publishedAt,
+      account_id: asAccountId(accountId),
+      project_id: null,
+      instance_id: null,
+      event_type: 'advisory.published',
+      scope: 'account',
+      payload,
+    }),
+  );
+}

@@ -1,0 +1,50 @@
+import type { MediaLinks } from '../../connectors/media/index.js';
+import type { PublicEvent } from '../../schemas/records.js';
+import { GatewayFailure, topics, type Producer, type TopicSpec } from '../../topics/index.js';
+import { onBatch, valuesOf, type Handler, type Projection } from '../runtime/projection.js';
+import { eventKey } from './event.js';
+import { groupEvent } from './groups.js';
+import { instanceEvents, pairingEvent } from './instances.js';
+import { inboundEvent, statusEvent } from './messages.js';
+
+export interface EventsProjectionDeps {
+  readonly producer: Producer;
+  readonly mediaLinks: Pick<MediaLinks, 'mediaUrl'>;
+}
+
+/**
+ * Turns the facts of numbers into public events on `gw.events`, keyed by project id: messages,
+ * statuses of our sends, number status changes, pairing codes and group changes. It keeps no
+ * tables, only the runner's offsets, and writes each batch's events with one send before the batch
+ * commits: a batch retried after a crash repeats the same event ids, which receivers de-duplicate
+ * on (spec 6.3, at least once). Live only: a replay would announce the past again.
+ */
+export function eventsProjection({ producer, mediaLinks }: EventsProjectionDeps): Projection {
+  const publish = <V>(topic: TopicSpec<V>, render: (value: V) => PublicEvent | readonly PublicEvent[]): Handler<unknown> =>
+    onBatch(topic, async (_tx, records) => {
+      const events = valuesOf(records).flatMap((value) => rendered(render, value));
+      if (events.length === 0) return;
+      await producer.send(topics.events, events.map((event) => ({ key: eventKey(event), value: event })));
+    });
+  const mediaUrl = (mediaId: string) => mediaLinks.mediaUrl(mediaId);
+  return {
+    name: 'events',
+    ddl: [],
+    handlers: [
+      publish(topics.inboundMessages, (message) => inboundEvent(message, mediaUrl)),
+      publish(topics.messageStatus, statusEvent),
+      publish(topics.instances, instanceEvents),
+      publish(topics.pairing, pairingEvent),
+      publish(topics.groups, groupEvent),
+    ],
+  };
+}
+
+/** A record that cannot be rendered never will be: the runner isolates it and dead-letters it. */
+function rendered<V>(render: (value: V) => PublicEvent | readonly PublicEvent[], value: V): PublicEvent | readonly PublicEvent[] {
+  try {
+    return render(value);
+  } catch (error) {
+    throw GatewayFailure.nonRetryable(`event not renderable: ${error instanceof Error ? error.message : String(error)}`, error);
+  }
+}

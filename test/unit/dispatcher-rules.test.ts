@@ -1,0 +1,336 @@
+import { describe, expect, it } from 'vitest';
+import { Directory } from '../../api/directory.js';
+import { Endpoints } from '../../connectors/webhooks/endpoint.js';
+import { EndpointLimiter } from '../../connectors/webhooks/limiter.js';
+import { judge, outcomeOf } from '../../connectors/webhooks/outcome.js';
+import { nextStep, overflowStep, retryTiers } from '../../connectors/webhooks/schedule.js';
+import { targetsOf } from '../../connectors/webhooks/targets.js';
+import { deliveryIdOf, firstTasks } from '../../connectors/webhooks/tasks.js';
+import { Watermarks } from '../../connectors/webhooks/watermark.js';
+import { envelopeBody } from '../../events/envelope.js';
+import { deliveryHeaders, sign, verify } from '../../events/signature.js';
+import { asAccountId, asEventId, asInstanceId, asProjectId } from '../../schemas/ids.js';
+import type { ConfigRecord, DeliveryTask, PublicEvent } from '../../schemas/records.js';
+import { createCipher } from '../../stack/cipher.js';
+import { topics } from '../../topics/index.js';
+
+function webhook(id: string, account: string, project: string, eventTypes: string[], enabled = true, sealed = 'sealed'): ConfigRecord {
+  return {
+    event_id: asEventId(`cfg_${id}`),
+    occurred_at: Date.UTC(2026, 0, 1),
+    account_id: asAccountId(account),
+    project_id: asProjectId(project),
+    instance_id: null,
+    entity_id: id,
+    entity: {
+      kind: 'webhook',
+      url: `https://${id}.example.com/hook`,
+      event_types: eventTypes,
+      secret_ciphertext: sealed,
+      enabled,
+      description: null,
+      created_at: null,
+    },
+  };
+}
+
+function event(overrides: Partial<PublicEvent> = {}): PublicEvent {
+  return {
+    event_id: asEventId('evt_1'),
+    occurred_at: Date.UTC(2026, 0, 2, 3, 4, 5),
+    account_id: asAccountId('acc_a'),
+    project_id: asProjectId('prj_a1'),
+    instance_id: asInstanceId('inst_1'),
+    event_type: 'message.received',
+    scope: 'project',
+    client_reference: null,
+    group: null,
+    sender: { jid: '5511999998888@s.whatsapp.net', lid: null, name: 'Ana', phone: '+5511999998888' },
+    mentions: [],
+    payload_json: JSON.stringify({ type: 'text', body: 'hi' }),
+    connection: null,
+    trigger: 'scheduled',
+    webhook_id: null,
+    ...overrides,
+  };
+}
+
+function task(overrides: Partial<DeliveryTask> = {}): DeliveryTask {
+  return firstTasks(event(), [{ kind: 'account_webhook', id: 'wh_messages', audience: 'account' }], 1_000).map((t) => ({ ...t, ...overrides }))[0]!;
+}
+
+describe('dispatcher: who receives an event', () => {
+  const directory = new Directory();
+  for (const record of [
+    webhook('wh_messages', 'acc_a', 'prj_a1', ['message.received', 'message.sent']),
+    webhook('wh_groups', 'acc_a', 'prj_a1', ['group.joined', 'qr_code']),
+    webhook('wh_all_other_project', 'acc_a', 'prj_a2', []),
+    webhook('wh_off', 'acc_a', 'prj_a3', [], false),
+    webhook('wh_other_account', 'acc_b', 'prj_b1', []),
+  ]) {
+    directory.apply(record.entity_id, record);
+  }
+  const ids = (e: PublicEvent) => targetsOf(e, directory).map((t) => t.id).sort();
+
+  it('sends a project event to the enabled webhooks of its project that listen to it', () => {
+    expect(ids(event())).toEqual(['wh_messages']);
+    expect(ids(event({ event_type: 'group.joined' }))).toEqual(['wh_groups']);
+    expect(ids(event({ project_id: asProjectId('prj_a2') }))).toEqual(['wh_all_other_project']);
+    expect(ids(event({ event_type: 'message.read' }))).toEqual([]);
+    expect(ids(event({ project_id: asProjectId('prj_a3') }))).toEqual([]);
+  });
+
+  it('never sends stream-only events or names outside the catalogue, even to a webhook naming them', () => {
+    for (const type of ['qr_code', 'pairing_code', 'instance.status', 'connect.completed', 'made.up']) {
+      expect(ids(event({ event_type: type }))).toEqual([]);
+      expect(ids(event({ event_type: type, project_id: asProjectId('prj_a2') }))).toEqual([]);
+    }
+  });
+
+  it('sends an account event to every enabled webhook of the account that listens to it', () => {
+    const usage = event({ event_type: 'usage.threshold', scope: 'account', project_id: null, instance_id: null });
+    expect(ids(usage)).toEqual(['wh_all_other_project']);
+    const advisory = { ...usage, event_type: 'advisory.published' };
+    expect(ids(advisory)).toEqual(['wh_all_other_project']);
+  });
+
+  it('sends a test event to its one webhook only, even a disabled one, and never across accounts', () => {
+    const test = (webhookId: string, account = 'acc_a') =>
+      event({ trigger: 'test', webhook_id: webhookId as PublicEvent['webhook_id'], event_type: 'message.read', account_id: asAccountId(account) });
+    expect(ids(test('wh_messages'))).toEqual(['wh_messages']);
+    expect(ids(test('wh_off'))).toEqual(['wh_off']);
+    expect(ids(test('wh_deleted'))).toEqual([]);
+    expect(ids(test('wh_other_account'))).toEqual([]);
+  });
+
+  it('forgets a deleted webhook', () => {
+    const local = new Directory();
+    const record = webhook('wh_x', 'acc_a', 'prj_a1', []);
+    local.apply('wh_x', record);
+    expect(targetsOf(event(), local)).toHaveLength(1);
+    local.apply('wh_x', null);
+    expect(targetsOf(event(), local)).toHaveLength(0);
+  });
+});
+
+describe('dispatcher: tasks, ids and bodies', () => {
+  it('derives the delivery id from the event and the target, so a redelivered event keeps it', () => {
+    const a = deliveryIdOf('evt_1', 'account_webhook', 'wh_1');
+    expect(a).toMatch(/^dlv_[a-z2-7]{16}$/);
+    expect(deliveryIdOf('evt_1', 'account_webhook', 'wh_1')).toBe(a);
+    expect(deliveryIdOf('evt_2', 'account_webhook', 'wh_1')).not.toBe(a);
+    expect(deliveryIdOf('evt_1', 'account_webhook', 'wh_2')).not.toBe(a);
+    expect(deliveryIdOf('evt_1', 'partner_webhook', 'wh_1')).not.toBe(a);
+  });
+
+  it('makes first tasks due now, attempt 1, with the exact account body of spec 2.5', () => {
+    const e = event();
+    const [t] = firstTasks(e, [{ kind: 'account_webhook', id: 'wh_1', audience: 'account' }], 5_000);
+    expect(t).toMatchObject({ event_id: 'evt_1', delivery_id: deliveryIdOf('evt_1', 'account_webhook', 'wh_1'), attempt: 1, not_before: 5_000, trigger: 'scheduled' });
+    expect(t!.body_json).toBe(envelopeBody(e, 'account'));
+    // The account audience never sees sender.phone.
+    expect(JSON.parse(t!.body_json)).toEqual({
+      event_id: 'evt_1',
+      event_type: 'message.received',
+      timestamp: '2026-01-02T03:04:05.000Z',
+      instance_id: 'inst_1',
+      sender: { jid: '5511999998888@s.whatsapp.net', lid: null, name: 'Ana' },
+      payload: { type: 'text', body: 'hi' },
+    });
+  });
+});
+
+describe('dispatcher: signatures as a receiver checks them', () => {
+  const secret = 'whsec_test';
+  const body = envelopeBody(event());
+  const headers = deliveryHeaders(secret, body, { event_id: 'evt_1', event_type: 'message.received' });
+
+  it('signs the raw body with the secret', () => {
+    expect(headers['x-service-signature']).toMatch(/^sha256=[0-9a-f]{64}$/);
+    expect(verify(secret, Buffer.from(body, 'utf8'), headers['x-service-signature'])).toBe(true);
+  });
+
+  it('fails for an altered body, another secret, or a bad header', () => {
+    expect(verify(secret, Buffer.from(body.replace('"hi"', '"hj"'), 'utf8'), headers['x-service-signature'])).toBe(false);
+    expect(verify(secret, `${body} `, headers['x-service-signature'])).toBe(false);
+    expect(verify('whsec_other', body, headers['x-service-signature'])).toBe(false);
+    expect(verify(secret, body, undefined)).toBe(false);
+    expect(verify(secret, body, sign(secret, body).slice(0, -1))).toBe(false);
+    expect(verify(secret, body, sign(secret, body).toUpperCase())).toBe(false);
+  });
+});
+
+describe('dispatcher: outcomes and the retry schedule', () => {
+  const delays = [10_000, 60_000, 600_000, 3_600_000, 3_600_000];
+
+  it('counts only 2xx as delivered and retries every other answer, timeouts and transport failures', () => {
+    expect(judge({ kind: 'response', status: 200, excerpt: '', durationMs: 1 })).toEqual({ delivered: true });
+    expect(judge({ kind: 'response', status: 204, excerpt: '', durationMs: 1 })).toEqual({ delivered: true });
+    for (const status of [301, 302, 400, 401, 404, 408, 410, 429, 500, 502, 503]) {
+      expect(judge({ kind: 'response', status, excerpt: '', durationMs: 1 })).toEqual({ delivered: false, timedOut: false, retryable: true, summary: `HTTP ${status}` });
+    }
+    expect(judge({ kind: 'timeout', error: 'slow', durationMs: 1 })).toMatchObject({ delivered: false, timedOut: true, retryable: true });
+    expect(judge({ kind: 'transport', error: 'reset', durationMs: 1 })).toMatchObject({ delivered: false, timedOut: false, retryable: true });
+    expect(judge({ kind: 'refused', error: 'private', durationMs: 0 })).toMatchObject({ delivered: false, retryable: false });
+  });
+
+  it('records timed_out, failed_retryable or failed_final', () => {
+    expect(outcomeOf({ delivered: true }, false)).toBe('delivered');
+    expect(outcomeOf({ delivered: false, timedOut: true, retryable: true, summary: '' }, true)).toBe('timed_out');
+    expect(outcomeOf({ delivered: false, timedOut: true, retryable: true, summary: '' }, false)).toBe('timed_out');
+    expect(outcomeOf({ delivered: false, timedOut: false, retryable: true, summary: '' }, true)).toBe('failed_retryable');
+    expect(outcomeOf({ delivered: false, timedOut: false, retryable: true, summary: '' }, false)).toBe('failed_final');
+  });
+
+  it('sends retry n to tier n with the n-th delay, the fourth and later to the last tier, then to the dead letters', () => {
+    const now = 1_000_000;
+    const steps = [1, 2, 3, 4, 5, 6].map((attempt) => nextStep(task({ attempt }), true, delays, now));
+    expect(steps.slice(0, 5)).toEqual([
+      { kind: 'retry', topic: topics.deliveryRetry10s, notBefore: now + 10_000 },
+      { kind: 'retry', topic: topics.deliveryRetry1m, notBefore: now + 60_000 },
+      { kind: 'retry', topic: topics.deliveryRetry10m, notBefore: now + 600_000 },
+      { kind: 'retry', topic: topics.deliveryRetry1h, notBefore: now + 3_600_000 },
+      { kind: 'retry', topic: topics.deliveryRetry1h, notBefore: now + 3_600_000 },
+    ]);
+    expect(steps[5]).toEqual({ kind: 'dead' });
+    expect(retryTiers).toHaveLength(4);
+  });
+
+  it('takes the number of retries from the delays, and fast delays for tests', () => {
+    const fast = [200, 200];
+    expect(nextStep(task({ attempt: 2 }), true, fast, 0)).toEqual({ kind: 'retry', topic: topics.deliveryRetry1m, notBefore: 200 });
+    expect(nextStep(task({ attempt: 3 }), true, fast, 0)).toEqual({ kind: 'dead' });
+  });
+
+  it('dead-letters a refused destination at once and never retries or dead-letters a test event', () => {
+    expect(nextStep(task({ attempt: 1 }), false, delays, 0)).toEqual({ kind: 'dead' });
+    expect(nextStep(task({ attempt: 1, trigger: 'test' }), true, delays, 0)).toEqual({ kind: 'none' });
+    expect(nextStep(task({ attempt: 1, trigger: 'manual' }), true, delays, 0)).toMatchObject({ kind: 'retry', topic: topics.deliveryRetry10s });
+  });
+
+  it('moves an overflowing delivery to the first tier after the first delay', () => {
+    expect(overflowStep(delays, 5)).toEqual({ kind: 'retry', topic: topics.deliveryRetry10s, notBefore: 10_005 });
+  });
+});
+
+describe('dispatcher: commit watermarks', () => {
+  it('commits up to the lowest offset not settled, whatever order deliveries settle in', () => {
+    const marks = new Watermarks();
+    for (const offset of [10, 11, 12, 13]) expect(marks.take('t', 0, offset)).toBe(true);
+    expect(marks.advanced()).toEqual([{ topic: 't', partition: 0, next: 10 }]);
+    marks.settle('t', 0, 12);
+    marks.settle('t', 0, 13);
+    expect(marks.advanced()).toEqual([{ topic: 't', partition: 0, next: 10 }]);
+    marks.settle('t', 0, 10);
+    expect(marks.advanced()).toEqual([{ topic: 't', partition: 0, next: 11 }]);
+    marks.committed({ topic: 't', partition: 0, next: 11 });
+    expect(marks.advanced()).toEqual([]);
+    marks.settle('t', 0, 11);
+    expect(marks.advanced()).toEqual([{ topic: 't', partition: 0, next: 14 }]);
+    expect(marks.openCount()).toBe(0);
+  });
+
+  it('keeps partitions apart and retries a position whose commit failed', () => {
+    const marks = new Watermarks();
+    marks.take('t', 0, 5);
+    marks.take('t', 1, 7);
+    marks.settle('t', 1, 7);
+    expect(marks.advanced()).toEqual([
+      { topic: 't', partition: 0, next: 5 },
+      { topic: 't', partition: 1, next: 8 },
+    ]);
+    marks.committed({ topic: 't', partition: 0, next: 5 });
+    expect(marks.advanced()).toEqual([{ topic: 't', partition: 1, next: 8 }]);
+  });
+
+  it('does not take a record twice when a partition is fetched again from an older position', () => {
+    const marks = new Watermarks();
+    marks.take('t', 0, 1);
+    marks.take('t', 0, 2);
+    expect(marks.take('t', 0, 1)).toBe(false);
+    expect(marks.take('t', 0, 2)).toBe(false);
+    expect(marks.take('t', 0, 3)).toBe(true);
+    expect(marks.openCount()).toBe(3);
+  });
+});
+
+describe('dispatcher: the limiter per endpoint', () => {
+  const gate = () => {
+    let open!: () => void;
+    const opened = new Promise<void>((resolve) => (open = resolve));
+    return { open, opened };
+  };
+
+  it('runs at most `concurrency` jobs of one endpoint, queues `queue` more, and refuses the rest', async () => {
+    const limiter = new EndpointLimiter(2, 1);
+    const gates = [gate(), gate(), gate()];
+    let started = 0;
+    const job = (i: number) => async () => {
+      started += 1;
+      await gates[i]!.opened;
+    };
+    const runs = [limiter.run('slow', job(0)), limiter.run('slow', job(1)), limiter.run('slow', job(2))];
+    expect(runs.every((r) => r !== undefined)).toBe(true);
+    expect(started).toBe(2);
+    expect(limiter.load('slow')).toEqual({ running: 2, waiting: 1 });
+    expect(limiter.run('slow', job(0))).toBeUndefined();
+
+    // Another endpoint is not held by the slow one.
+    let fastRan = false;
+    await limiter.run('fast', async () => {
+      fastRan = true;
+    });
+    expect(fastRan).toBe(true);
+
+    gates[0]!.open();
+    await runs[0];
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(started).toBe(3);
+    gates[1]!.open();
+    gates[2]!.open();
+    await Promise.all(runs.map((run) => run ?? Promise.reject(new Error('refused'))));
+    expect(limiter.load('slow')).toEqual({ running: 0, waiting: 0 });
+  });
+
+  it('passes a job failure to its caller and frees the slot', async () => {
+    const limiter = new EndpointLimiter(1, 0);
+    await expect(limiter.run('e', async () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
+    await expect(limiter.run('e', async () => undefined)).resolves.toBeUndefined();
+  });
+});
+
+describe('dispatcher: the endpoint of a task, read at attempt time', () => {
+  const cipher = createCipher('unit-test-key');
+  const sealed = (secret: string, enabled = true) => webhook('wh_e', 'acc_a', 'prj_a1', [], enabled, cipher.seal(secret));
+  const setUp = (record: ConfigRecord | null) => {
+    const directory = new Directory();
+    if (record !== null) directory.apply('wh_e', record);
+    return { directory, endpoints: new Endpoints(directory, cipher) };
+  };
+  const taskOf = (overrides: Partial<DeliveryTask> = {}) => task({ target_id: 'wh_e', ...overrides });
+
+  it('opens the current secret, and a rotated one', () => {
+    const { directory, endpoints } = setUp(sealed('whsec_one'));
+    expect(endpoints.of(taskOf())).toEqual({ kind: 'ready', url: 'https://wh_e.example.com/hook', secret: 'whsec_one' });
+    directory.apply('wh_e', sealed('whsec_two'));
+    expect(endpoints.of(taskOf({ attempt: 3 }))).toMatchObject({ kind: 'ready', secret: 'whsec_two' });
+  });
+
+  it('drops the tasks of a deleted webhook, and of a disabled one unless asked for by hand', () => {
+    expect(setUp(null).endpoints.of(taskOf())).toEqual({ kind: 'gone', reason: 'webhook deleted' });
+    const { endpoints } = setUp(sealed('whsec_off', false));
+    expect(endpoints.of(taskOf())).toEqual({ kind: 'gone', reason: 'webhook disabled' });
+    expect(endpoints.of(taskOf({ trigger: 'manual', attempt: 2 }))).toEqual({ kind: 'gone', reason: 'webhook disabled' });
+    expect(endpoints.of(taskOf({ trigger: 'manual', attempt: 1 }))).toMatchObject({ kind: 'ready' });
+    expect(endpoints.of(taskOf({ trigger: 'test' }))).toMatchObject({ kind: 'ready' });
+  });
+
+  it('fails a task whose secret this SECRETS_KEY cannot open', () => {
+    const { endpoints } = setUp(webhook('wh_e', 'acc_a', 'prj_a1', [], true, createCipher('another-key').seal('whsec_x')));
+    expect(endpoints.of(taskOf())).toMatchObject({ kind: 'unusable', url: 'https://wh_e.example.com/hook' });
+  });
+
+  it('never delivers partner tasks in this version', () => {
+    expect(setUp(sealed('s')).endpoints.of(taskOf({ target_kind: 'partner_webhook' }))).toMatchObject({ kind: 'gone' });
+  });
+});
