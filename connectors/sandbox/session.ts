@@ -16,7 +16,7 @@ import type { NumberSession, OtpOpener, SendResult, SessionEvents, SessionFact }
 import { phoneJid } from '../network/jids.js';
 import type { MediaSink } from '../network/media-sink.js';
 import { buttonsAsText, listAsText, otpBubbles } from '../network/outgoing-text.js';
-import { changeBehaviour, defaultBehaviour, sendFails } from './behaviour.js';
+import { changeBehaviour, defaultBehaviour, sendFails, type Behaviour } from './behaviour.js';
 import { receivedContent, type ReceivedContent } from './content.js';
 import { derivedPhone, pairingChallenge, sentWaId, simulatedWaId } from './ids.js';
 import { People } from './people.js';
@@ -43,6 +43,7 @@ export interface SandboxView {
   readonly phone: string | null;
   /** Messages delivered from the number, oldest first; buttons and lists as text, an OTP as two bubbles. */
   readonly delivered: readonly Delivered[];
+  readonly behaviour: Behaviour;
 }
 
 /** How much each session remembers: delivered messages, polls, authors, messages waiting to arrive. */
@@ -141,7 +142,7 @@ export class SandboxSession implements NumberSession {
   }
 
   view(): SandboxView {
-    return { status: this.status, phone: this.phone, delivered: [...this.delivered] };
+    return { status: this.status, phone: this.phone, delivered: [...this.delivered], behaviour: this.behaviour };
   }
 
   private async scan(phone: string | null): Promise<void> {
