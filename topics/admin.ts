@@ -76,7 +76,7 @@ export async function openOffsetReader(kafka: Kafka): Promise<OffsetReader> {
   };
 }
 
-async function readWatermarks(admin: Admin, topic: string): Promise<Watermarks> {
+export async function readWatermarks(admin: Admin, topic: string): Promise<Watermarks> {
   const offsets = await retrying(() => admin.fetchTopicOffsets(topic));
   return new Map(offsets.map((o) => [o.partition, { low: Number(o.low), high: Number(o.high) }]));
 }

@@ -1,5 +1,6 @@
 import type { Consumer, Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
+import { readWatermarks } from './admin.js';
 import { topicName, type TopicSpec } from './catalogue.js';
 import { decodeBatch, type ConsumedBatch } from './consumer.js';
 import { coPartitionedAssigner } from './co-partitioned-assigner.js';
@@ -36,9 +37,22 @@ export async function createPartitionOwner(kafka: Kafka, serdes: TopicSerdes, op
   let settled = Promise.resolve();
   const assign = (partitions: readonly number[]) => {
     owned = partitions;
-    settled = settled
-      .then(() => options.onAssignment(partitions))
-      .catch((err: unknown) => options.logger.error({ err, partitions }, 'assignment failed'));
+    settled = settled.then(() => setUp(partitions));
+  };
+  // Batches wait for this: a member must never take batches of partitions it failed to set up
+  // (it would drop them unresolved and fetch them again, forever). It tries again until it
+  // succeeds or a newer assignment replaces this one.
+  const setUp = async (partitions: readonly number[]) => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await options.onAssignment(partitions);
+        return;
+      } catch (err) {
+        if (owned !== partitions) return;
+        options.logger.error({ err, partitions, attempt }, 'assignment failed; trying again');
+        await new Promise((resolve) => setTimeout(resolve, Math.min(5_000, 100 * 2 ** attempt)));
+      }
+    }
   };
 
   const consumer: Consumer = kafka.consumer({
@@ -80,10 +94,7 @@ export async function createPartitionOwner(kafka: Kafka, serdes: TopicSerdes, op
     async commit(topic, partition, nextOffset) {
       await consumer.commitOffsets([{ topic, partition, offset: String(nextOffset) }]);
     },
-    async watermarks(topic) {
-      const offsets = await admin.fetchTopicOffsets(topic);
-      return new Map(offsets.map((o) => [o.partition, { low: Number(o.low), high: Number(o.high) }]));
-    },
+    watermarks: (topic) => readWatermarks(admin, topic),
     async stop() {
       await consumer.disconnect();
       assign([]);
