@@ -59,7 +59,9 @@ describe('a partition owner on the real broker', () => {
       expect(consumed).toEqual([command.event_id]);
       expect(early, 'batches taken before their partitions were set up').toBe(0);
       const taken = assignments.filter((a) => a.partitions.length > 0);
-      expect(taken.map((a) => a.failed)).toEqual([true, false]);
+      // kafkajs may join again on its own (a fetch that met a moving leader), so count no joins.
+      expect(taken[0]!.failed).toBe(true);
+      expect(taken.slice(1).map((a) => a.failed)).not.toContain(true);
       expect(taken[1]!.partitions).toEqual(taken[0]!.partitions);
     } finally {
       await owner.stop();
