@@ -13,11 +13,16 @@ const levels: Record<number, 'error' | 'warn' | 'info' | 'debug'> = {
   [KafkaLogLevel.DEBUG]: 'debug',
 };
 
-/** kafkajs logs through our pino logger; its chatty info lines go to debug. */
-function pinoLogCreator(logger: Logger): logCreator {
+/**
+ * kafkajs logs through our pino logger; its chatty info lines go to debug. So do the error answers
+ * of brokers that its connections log (a new topic's partition without a leader yet, a coordinator
+ * loading): the request's caller retries them, or reports the failure itself.
+ */
+export function pinoLogCreator(logger: Logger): logCreator {
   return () => ({ namespace, level, log }) => {
     const { message, ...extra } = log;
-    const target = levels[level] ?? 'debug';
+    const answered = namespace === 'Connection' && message.startsWith('Response ');
+    const target = answered ? 'debug' : (levels[level] ?? 'debug');
     logger[target === 'info' ? 'debug' : target]({ ...extra, namespace }, message);
   };
 }

@@ -1,6 +1,11 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../stack/logger.js';
+import { pinoLogCreator } from '../../topics/kafka.js';
+
+/** kafkajs' numeric log levels. */
+const KAFKA_ERROR = 1;
+const KAFKA_INFO = 4;
 
 function capture() {
   const lines: string[] = [];
@@ -22,5 +27,21 @@ describe('logs', () => {
     const text = lines.join('');
     expect(text).not.toMatch(/svc_live_|whsec|123456/);
     expect(text.match(/\[redacted\]/g)).toHaveLength(4);
+  });
+});
+
+describe('kafkajs logs', () => {
+  const logged = (entry: { namespace: string; level: number; message: string }) => {
+    const { lines, stream } = capture();
+    const log = pinoLogCreator(createLogger('debug', 'json', stream))(KAFKA_ERROR);
+    log({ namespace: entry.namespace, level: entry.level, label: 'ERROR', log: { message: entry.message, timestamp: '', error: 'x' } });
+    return (JSON.parse(lines[0]!) as { level: number }).level;
+  };
+
+  it('are errors, except a broker answer that the caller retries or reports', () => {
+    expect(logged({ namespace: 'Connection', level: KAFKA_ERROR, message: 'Response ListOffsets(key: 2, version: 3)' })).toBe(20);
+    expect(logged({ namespace: 'Connection', level: KAFKA_ERROR, message: 'Connection error: connect ECONNREFUSED' })).toBe(50);
+    expect(logged({ namespace: 'Consumer', level: KAFKA_ERROR, message: 'Crash: KafkaJSNumberOfRetriesExceeded' })).toBe(50);
+    expect(logged({ namespace: 'Consumer', level: KAFKA_INFO, message: 'Starting' })).toBe(20);
   });
 });
