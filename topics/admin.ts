@@ -38,8 +38,7 @@ export async function ensureTopics(
     // A broker that has just started may still answer that it does not host the new partitions,
     // and a leader named in the metadata may not serve its partition yet: wait until each one
     // answers an offsets request, so consumers do not start on topics that refuse their fetches.
-    await retrying(() => admin.fetchTopicMetadata({ topics: names }));
-    await retrying(() => Promise.all(names.map((name) => admin.fetchTopicOffsets(name))));
+    await Promise.all(names.map((name) => readWatermarks(admin, name)));
     return names;
   } finally {
     await admin.disconnect();

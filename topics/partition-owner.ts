@@ -48,9 +48,9 @@ export async function createPartitionOwner(kafka: Kafka, serdes: TopicSerdes, op
         await options.onAssignment(partitions);
         return;
       } catch (err) {
-        if (owned !== partitions) return;
         options.logger.error({ err, partitions, attempt }, 'assignment failed; trying again');
         await new Promise((resolve) => setTimeout(resolve, Math.min(5_000, 100 * 2 ** attempt)));
+        if (owned !== partitions) return;
       }
     }
   };
