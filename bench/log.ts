@@ -32,7 +32,7 @@ function command(n: number): SendCommand {
     to: `55119${String(n).padStart(8, '0')}@s.whatsapp.net`,
     origin: 'api',
     campaign_id: null,
-    idempotency_key_hash: null,
+    idempotency_key_hash: null, expires_at: null,
     content: { kind: 'text', body: `Hello customer ${n}, your order is on its way. Reply STOP to opt out.` },
   };
 }

@@ -671,6 +671,8 @@ export interface SendCommand {
   readonly idempotency_key_hash: null | string;
   /** What to send; the branch kind is the send type. */
   readonly content: TextContent | ImageContent | VideoContent | DocumentContent | AudioContent | StickerContent | LocationContent | ContactContent | ReactionContent | PollContent | ButtonsContent | ListContent | OtpContent;
+  /** When the API gave up waiting for the log to take this command and answered 503. A command the log took after this instant (its log-append time, the topic keeps append times) is never executed, projected or counted: a refused send never goes out. Null on commands written before this field existed. */
+  readonly expires_at: null | number;
 }
 
 /** What produced a send. */

@@ -1,14 +1,23 @@
-import type { Admin, Kafka } from 'kafkajs';
+import kafkajs, { type Admin, type Kafka } from 'kafkajs';
 import { topicName } from './catalogue.js';
+
+// Not among the names Node finds in kafkajs' CommonJS exports.
+const { ConfigResourceTypes, ConfigSource } = kafkajs;
 
 interface TopicShape {
   readonly name: string;
   readonly partitions: number;
   readonly cleanup: 'delete' | 'compact';
   readonly retentionMs?: number;
+  readonly timestamps?: 'append';
 }
 
-/** Creates the topics of the catalogue that do not exist yet. Existing topics are left as they are. */
+const TIMESTAMP_TYPE = 'message.timestamp.type';
+
+/**
+ * Creates the topics of the catalogue that do not exist yet. Existing topics keep their settings,
+ * except the timestamp type, which correctness depends on (send deadlines): it is set if missing.
+ */
 export async function ensureTopics(
   kafka: Kafka,
   specs: readonly TopicShape[],
@@ -19,6 +28,7 @@ export async function ensureTopics(
   try {
     const existing = new Set(await admin.listTopics());
     const missing = specs.filter((spec) => !existing.has(topicName(spec, options.prefix)));
+    await stampOnAppend(admin, specs.filter((spec) => spec.timestamps === 'append' && !missing.includes(spec)).map((spec) => topicName(spec, options.prefix)));
     if (missing.length === 0) return [];
     const names = missing.map((spec) => topicName(spec, options.prefix));
     await retrying(() =>
@@ -31,6 +41,7 @@ export async function ensureTopics(
           configEntries: [
             { name: 'cleanup.policy', value: spec.cleanup },
             { name: 'retention.ms', value: String(spec.retentionMs ?? -1) },
+            ...(spec.timestamps === 'append' ? [{ name: TIMESTAMP_TYPE, value: 'LogAppendTime' }] : []),
           ],
         })),
       }),
@@ -43,6 +54,34 @@ export async function ensureTopics(
   } finally {
     await admin.disconnect();
   }
+}
+
+/**
+ * Sets `LogAppendTime` on existing topics that lack it. The admin API kafkajs speaks replaces a
+ * topic's whole set of overrides, so the overrides already there are written back with it.
+ */
+async function stampOnAppend(admin: Admin, names: readonly string[]): Promise<void> {
+  if (names.length === 0) return;
+  const { resources } = await retrying(() =>
+    admin.describeConfigs({ includeSynonyms: false, resources: names.map((name) => ({ type: ConfigResourceTypes.TOPIC, name })) }),
+  );
+  const stale = resources.filter((r) => r.configEntries.find((e) => e.configName === TIMESTAMP_TYPE)?.configValue !== 'LogAppendTime');
+  if (stale.length === 0) return;
+  await retrying(() =>
+    admin.alterConfigs({
+      validateOnly: false,
+      resources: stale.map((r) => ({
+        type: ConfigResourceTypes.TOPIC,
+        name: r.resourceName,
+        configEntries: [
+          ...r.configEntries
+            .filter((e) => e.configSource === ConfigSource.TOPIC_CONFIG && e.configName !== TIMESTAMP_TYPE)
+            .map((e) => ({ name: e.configName, value: e.configValue })),
+          { name: TIMESTAMP_TYPE, value: 'LogAppendTime' },
+        ],
+      })),
+    }),
+  );
 }
 
 type Watermarks = Map<number, { low: number; high: number }>;

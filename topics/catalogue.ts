@@ -13,6 +13,11 @@ export interface TopicSpec<V> {
   readonly cleanup: 'delete' | 'compact';
   /** Kept for this long (delete topics); absent means forever. */
   readonly retentionMs?: number;
+  /**
+   * `append`: the broker stamps each record with the time it took it (`LogAppendTime`), so a
+   * deadline carried in a record can be held against the moment the log accepted it.
+   */
+  readonly timestamps?: 'append';
   /** Phantom: never set, only carries `V`. */
   readonly value?: V;
 }
@@ -27,7 +32,7 @@ function topic<V>(spec: Omit<TopicSpec<V>, 'value'>): TopicSpec<V> {
 export const topics = {
   sendCommands: topic<R.SendCommand>({
     name: 'gw.commands.send', key: 'instance id', schema: 'gateway.messages.SendCommand',
-    partitions: 12, cleanup: 'delete', retentionMs: 7 * DAY,
+    partitions: 12, cleanup: 'delete', retentionMs: 7 * DAY, timestamps: 'append',
   }),
   messageStatus: topic<R.MessageStatus>({
     name: 'gw.messages.status', key: 'instance id', schema: 'gateway.messages.MessageStatus',

@@ -1,4 +1,4 @@
-import { CompressionTypes, Partitioners, type Kafka, type Message, type Producer as KafkaProducer } from 'kafkajs';
+import { CompressionTypes, Partitioners, type Kafka, type Message, type Producer as KafkaProducer, type RecordMetadata } from 'kafkajs';
 import { topicName, type TopicSpec } from './catalogue.js';
 import type { TopicSerdes } from './serdes.js';
 
@@ -9,8 +9,14 @@ export interface OutgoingRecord<V> {
   readonly headers?: Readonly<Record<string, string>>;
 }
 
+/**
+ * When the broker took the records of one `send`, by partition: the log-append time of each
+ * partition written, for topics that stamp records on append (`timestamps: 'append'`); empty otherwise.
+ */
+export type AppendTimes = ReadonlyMap<number, number>;
+
 export interface Producer {
-  send<V>(spec: TopicSpec<V>, records: readonly OutgoingRecord<V>[]): Promise<void>;
+  send<V>(spec: TopicSpec<V>, records: readonly OutgoingRecord<V>[]): Promise<AppendTimes>;
   /** Writes bytes as they are, for records that must keep their original encoding (dead letters). */
   sendRaw(topic: string, records: readonly { key: string | null; value: Buffer | null; headers?: Record<string, string> }[]): Promise<void>;
   disconnect(): Promise<void>;
@@ -34,11 +40,12 @@ export async function createProducer(kafka: Kafka, serdes: TopicSerdes): Promise
     createPartitioner: Partitioners.DefaultPartitioner,
   });
   await producer.connect();
-  const gather = gathering(producer);
+  const gathered = gathering(producer);
+  const gather = gathered.send;
   return {
     async send(spec, records) {
       const serde = serdes.for(spec);
-      await gather(
+      return gather(
         topicName(spec, serdes.prefix),
         records.map((record) => ({
           key: record.key,
@@ -50,14 +57,17 @@ export async function createProducer(kafka: Kafka, serdes: TopicSerdes): Promise
     async sendRaw(topic, records) {
       await gather(topic, records.map((r) => ({ key: r.key, value: r.value, headers: r.headers })));
     },
-    disconnect: () => producer.disconnect(),
+    disconnect: () => {
+      gathered.close();
+      return producer.disconnect();
+    },
   };
 }
 
 interface Waiting {
   readonly topic: string;
   readonly messages: Message[];
-  resolve(): void;
+  resolve(times: AppendTimes): void;
   reject(error: unknown): void;
 }
 
@@ -67,6 +77,7 @@ const MAX_RECORDS_PER_REQUEST = 2_000;
 function gathering(producer: KafkaProducer) {
   let queue: Waiting[] = [];
   let sending = false;
+  let closed = false;
 
   const drain = async () => {
     sending = true;
@@ -82,22 +93,72 @@ function gathering(producer: KafkaProducer) {
         if (messages.length === 0) byTopic.set(w.topic, messages);
         messages.push(...w.messages);
       }
-      try {
-        await producer.sendBatch({
-          compression: CompressionTypes.None,
-          topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })),
-        });
-        for (const w of batch) w.resolve();
-      } catch (error) {
-        for (const w of batch) w.reject(error);
+      const topicMessages = [...byTopic].map(([topic, messages]) => ({ topic, messages }));
+      for (let failures = 0; ; failures++) {
+        try {
+          const written = await producer.sendBatch({ compression: CompressionTypes.None, topicMessages });
+          for (const w of batch) w.resolve(appendTimes(written, w.topic));
+          break;
+        } catch (error) {
+          if (closed || !brokerUnreachable(error)) {
+            for (const w of batch) w.reject(error);
+            break;
+          }
+          // The same records again: the idempotent producer reuses their sequence numbers, so a
+          // request the broker took before the connection failed is not written twice.
+          await new Promise((resolve) => setTimeout(resolve, backoffMs(failures)));
+        }
       }
     }
     sending = false;
   };
 
-  return (topic: string, messages: Message[]) =>
-    new Promise<void>((resolve, reject) => {
-      queue.push({ topic, messages, resolve, reject });
-      if (!sending) void drain();
-    });
+  return {
+    send: (topic: string, messages: Message[]) =>
+      new Promise<AppendTimes>((resolve, reject) => {
+        queue.push({ topic, messages, resolve, reject });
+        if (!sending) void drain();
+      }),
+    close: () => {
+      closed = true;
+    },
+  };
+}
+
+/**
+ * kafkajs retries what fails at the broker for ever, as configured, but gives up when it cannot
+ * reconnect to the cluster (a broker down for a while): such failures are tried again here.
+ */
+function brokerUnreachable(error: unknown): boolean {
+  for (let cause = error; cause instanceof Error; cause = cause.cause ?? ('originalError' in cause ? cause.originalError : undefined)) {
+    if (UNREACHABLE.has(cause.name) || ('retriable' in cause && cause.retriable === true)) return true;
+  }
+  return false;
+}
+
+const UNREACHABLE = new Set([
+  'KafkaJSConnectionError',
+  'KafkaJSConnectionClosedError',
+  'KafkaJSRequestTimeoutError',
+  'KafkaJSNumberOfRetriesExceeded',
+  'KafkaJSBrokerNotFound',
+  'KafkaJSNoBrokerAvailableError',
+  'KafkaJSMetadataNotLoaded',
+  'KafkaJSTopicMetadataNotLoaded',
+  'KafkaJSLockTimeout',
+]);
+
+/** 100 ms doubling to 5 s, with full jitter so that many producers do not retry in step. */
+function backoffMs(failures: number): number {
+  return Math.random() * Math.min(5_000, 100 * 2 ** failures);
+}
+
+/** A request gathers several sends: each gets the append times of its topic's partitions (-1: stamped at creation). */
+function appendTimes(written: readonly RecordMetadata[], topic: string): AppendTimes {
+  const times = new Map<number, number>();
+  for (const meta of written) {
+    const at = Number(meta.logAppendTime ?? -1);
+    if (meta.topicName === topic && at >= 0) times.set(meta.partition, at);
+  }
+  return times;
 }

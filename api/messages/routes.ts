@@ -4,7 +4,6 @@ import { createHash } from 'node:crypto';
 import { asEventId, asInstanceId, asMessageId, newId } from '../../schemas/ids.js';
 import type { SendCommand } from '../../schemas/records.js';
 import type { Cipher } from '../../stack/cipher.js';
-import { topics } from '../../topics/index.js';
 import type { RouteOptions } from '../context.js';
 import { gatewayError } from '../errors.js';
 import type { AuthContext } from '../plugins/auth.js';
@@ -12,7 +11,7 @@ import { buildContent, type MediaIngest } from './content.js';
 import { IdempotencyKeys, idempotentMessageId } from './idempotency.js';
 import { createNumberChooser } from './number-choice.js';
 import { SendAccepted, sendBodies, sendTypes, type AnySendBody, type SendType } from './schemas.js';
-import { withDeadline } from '../deadline.js';
+import { appendSend } from './append.js';
 
 export interface MessageRouteOptions extends RouteOptions {
   readonly ingestMedia: MediaIngest;
@@ -21,9 +20,6 @@ export interface MessageRouteOptions extends RouteOptions {
   readonly optedOut: (accountId: string, phone: string) => Promise<boolean>;
   readonly lastInstanceFor: (projectId: string, jid: string) => Promise<string | null>;
 }
-
-/** How long a send waits for the log to take its command before answering 503. */
-const WRITE_DEADLINE_MS = 10_000;
 
 /** The E.164 phone of a phone jid (contacts are kept by phone); none for groups and lids. */
 function phoneOf(jid: string): string | undefined {
@@ -56,7 +52,7 @@ export const messageRoutes: FastifyPluginAsyncTypebox<MessageRouteOptions> = asy
     const owner = { accountId: auth.accountId, projectId: auth.projectId, instanceId: number.instance_id };
     const content = await buildContent(type, body, { ingestMedia: options.ingestMedia, owner, cipher: options.cipher, locale: auth.locale });
     const messageId = asMessageId(key === undefined ? newId('msg') : idempotentMessageId(auth.accountId, key));
-    const command: SendCommand = {
+    const command: Omit<SendCommand, 'expires_at'> = {
       event_id: asEventId(newId('evt')),
       occurred_at: Date.now(),
       account_id: auth.accountId,
@@ -70,7 +66,7 @@ export const messageRoutes: FastifyPluginAsyncTypebox<MessageRouteOptions> = asy
       idempotency_key_hash: key === undefined ? null : createHash('sha256').update(key).digest('hex'),
       content,
     };
-    await withDeadline(clients.producer.send(topics.sendCommands, [{ key: number.instance_id, value: command }]), WRITE_DEADLINE_MS);
+    await appendSend(clients.producer, command);
     return { message_id: messageId, status: 'queued', client_reference: body.client_reference ?? null };
   };
 

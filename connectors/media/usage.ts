@@ -8,7 +8,9 @@ export type RecordUsage = (record: UsageRecord) => Promise<void>;
 
 /** Usage records go to `gw.usage`, keyed by account. */
 export function usageProducer(producer: Pick<Producer, 'send'>): RecordUsage {
-  return (record) => producer.send(topics.usage, [{ key: record.account_id, value: record }]);
+  return async (record) => {
+    await producer.send(topics.usage, [{ key: record.account_id, value: record }]);
+  };
 }
 
 /** The `media_stored` record of a stored media; its event id comes from the media id, so a repeat counts once. */

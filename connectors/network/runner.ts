@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { InstanceState, SandboxCommand, SendCommand } from '../../schemas/records.js';
 import {
   sendToDeadLetters,
+  takenInTime,
   topicName,
   topics,
   type ConsumedBatch,
@@ -252,11 +253,14 @@ export class ConnectorRunner {
           return;
         }
         case 'pairing':
-          return producer.send(topics.pairing, [{ key: id, value: pairingRecord(number.state, fact, Date.now()) }]);
+          await producer.send(topics.pairing, [{ key: id, value: pairingRecord(number.state, fact, Date.now()) }]);
+          return;
         case 'inbound':
-          return producer.send(topics.inboundMessages, [{ key: id, value: inboundRecord(number.state, fact.message) }]);
+          await producer.send(topics.inboundMessages, [{ key: id, value: inboundRecord(number.state, fact.message) }]);
+          return;
         case 'group':
-          return producer.send(topics.groups, [{ key: id, value: groupRecord(number.state, fact.event) }]);
+          await producer.send(topics.groups, [{ key: id, value: groupRecord(number.state, fact.event) }]);
+          return;
       }
     });
   }
@@ -308,12 +312,16 @@ export class ConnectorRunner {
             this.pauseCommands(batch.partition, partition);
             break;
           }
-          if (batch.topic === this.sendTopic) {
+          if (batch.topic === this.sendTopic && !takenInTime(command as SendCommand, record.timestamp)) {
+            await flush();
+            await this.deadLetter(record, refusedReason(command as SendCommand, record.timestamp));
+          } else if (batch.topic === this.sendTopic) {
             sends.push({ command: command as SendCommand, offset: record.offset });
             continue;
+          } else {
+            await flush();
+            await this.control(command as SandboxCommand);
           }
-          await flush();
-          await this.control(command as SandboxCommand);
         }
         await applied(record.offset);
       }
@@ -364,6 +372,11 @@ export class ConnectorRunner {
     this.deps.logger.error({ topic: record.topic, partition: record.partition, offset: record.offset, reason }, 'command dead-lettered');
     await sendToDeadLetters(this.deps.producer, this.deps.serdes.prefix, record, { 'x-dead-consumer': 'connector' }, reason);
   }
+}
+
+/** Why a send is not executed: the API answered 503 before the log took it (see `takenInTime`). */
+function refusedReason(command: SendCommand, takenAt: number): string {
+  return `refused: the log took this send at ${new Date(takenAt).toISOString()}, after the API gave up at ${new Date(command.expires_at!).toISOString()} and answered 503; never executed`;
 }
 
 function isLoaded(partition: OwnedPartition): boolean {

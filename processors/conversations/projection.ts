@@ -1,5 +1,5 @@
 import { topics } from '../../topics/index.js';
-import { onBatch, valuesOf, type Projection } from '../runtime/projection.js';
+import { onBatch, sendsTakenInTime, valuesOf, type Projection } from '../runtime/projection.js';
 import { inboundRow, sendRow } from './rows.js';
 import { applyStatuses, recordMessages } from './store.js';
 
@@ -81,7 +81,7 @@ export const conversationsProjection: Projection = {
     `CREATE INDEX IF NOT EXISTS conversation_numbers_by_jid ON conversation_numbers (project_id, jid)`,
   ],
   handlers: [
-    onBatch(topics.sendCommands, (tx, commands) => recordMessages(tx, valuesOf(commands).map(sendRow))),
+    onBatch(topics.sendCommands, (tx, commands) => recordMessages(tx, valuesOf(sendsTakenInTime(commands)).map(sendRow))),
     onBatch(topics.messageStatus, (tx, facts) => applyStatuses(tx, valuesOf(facts))),
     onBatch(topics.inboundMessages, (tx, messages) => recordMessages(tx, valuesOf(messages).map(inboundRow))),
   ],

@@ -1,5 +1,6 @@
 import type { PoolClient } from 'pg';
-import type { TopicSpec } from '../../topics/index.js';
+import type { SendCommand } from '../../schemas/records.js';
+import { takenInTime, type TopicSpec } from '../../topics/index.js';
 
 /** Where a record sits in the log, for handlers that keep it (ordering, idempotence). */
 export interface RecordMeta {
@@ -53,4 +54,9 @@ export function onBatch<V>(topic: TopicSpec<V>, applyAll: NonNullable<Handler<V>
 /** The values of records, tombstones left out. */
 export function valuesOf<V>(records: readonly Applied<V>[]): V[] {
   return records.flatMap((record) => (record.value === null ? [] : [record.value]));
+}
+
+/** The send commands the log took before their deadline: the others were refused (see `takenInTime`). */
+export function sendsTakenInTime(records: readonly Applied<SendCommand>[]): Applied<SendCommand>[] {
+  return records.filter((record) => record.value === null || takenInTime(record.value, record.meta.timestamp));
 }

@@ -2,7 +2,7 @@ import type { PoolClient } from 'pg';
 import { planNamed } from '../../api/plans.js';
 import type { ConfigRecord } from '../../schemas/records.js';
 import { topics, type Producer } from '../../topics/index.js';
-import { on, onBatch, valuesOf, type Projection, type RecordMeta } from '../runtime/projection.js';
+import { on, onBatch, sendsTakenInTime, valuesOf, type Projection, type RecordMeta } from '../runtime/projection.js';
 import {
   accountPlans,
   addToTotals,
@@ -34,7 +34,7 @@ export function usageProjection(producer: Producer): Projection {
     ddl: countersDdl,
     handlers: [
       on(topics.config, (tx, record, meta) => applyConfig(tx, record, meta)),
-      onBatch(topics.sendCommands, (tx, commands) => count(tx, producer, valuesOf(commands).map(sendUsage))),
+      onBatch(topics.sendCommands, (tx, commands) => count(tx, producer, valuesOf(sendsTakenInTime(commands)).map(sendUsage))),
       onBatch(topics.usage, (tx, records) => count(tx, producer, valuesOf(records).flatMap((record) => storedMediaUsage(record) ?? []))),
     ],
   };

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { SendCommand, UsageRecord } from '../../schemas/records.js';
 import type { ClickHouse } from '../../stack/clickhouse.js';
-import { createConsumer, topicName, topics, type ConsumedBatch, type ConsumedRecord, type Kafka, type TopicConsumer, type TopicSerdes } from '../../topics/index.js';
+import { createConsumer, takenInTime, topicName, topics, type ConsumedBatch, type ConsumedRecord, type Kafka, type TopicConsumer, type TopicSerdes } from '../../topics/index.js';
 import { sendUsage, storedMediaUsage, type UsageRow } from './rows.js';
 import { ensureUsageTable, insertUsageRows } from './table.js';
 
@@ -68,7 +68,9 @@ function rowOf(ctx: WriterContext, record: ConsumedRecord<unknown>): UsageRow | 
   }
   const value = record.decoded.value;
   if (value === null) return undefined;
-  return record.topic === ctx.sendTopic ? sendUsage(value as SendCommand) : storedMediaUsage(value as UsageRecord);
+  if (record.topic !== ctx.sendTopic) return storedMediaUsage(value as UsageRecord);
+  const command = value as SendCommand;
+  return takenInTime(command, record.timestamp) ? sendUsage(command) : undefined;
 }
 
 /** Inserts until it works; false when the consumer stops or loses the partition first. */

@@ -141,7 +141,7 @@ describe('the connector role with the sandbox network, on the real stack', () =>
       to: phoneJid(to),
       origin: 'api',
       campaign_id: null,
-      idempotency_key_hash: null,
+      idempotency_key_hash: null, expires_at: null,
       content,
     };
     await clients.producer.send(topics.sendCommands, [{ key: id, value: command }]);

@@ -47,7 +47,7 @@ describe('usage: counting, thresholds and routes on the real stack', () => {
       to: '5511999990000@s.whatsapp.net',
       origin: 'api',
       campaign_id: null,
-      idempotency_key_hash: null,
+      idempotency_key_hash: null, expires_at: null,
       content,
     };
   }

@@ -317,6 +317,7 @@ describe('the events projection', () => {
     return {
       async send<V>(spec: TopicSpec<V>, records: readonly { key: string; value: V | null }[]) {
         sent.push(records.map((r) => ({ topic: topicName(spec, ''), key: r.key, value: r.value as PublicEvent })));
+        return new Map();
       },
       sendRaw: async () => undefined,
       disconnect: async () => undefined,

@@ -74,7 +74,7 @@ describe('mime sniffing', () => {
 describe('media usage', () => {
   it('writes media_stored records to gw.usage, keyed by account', async () => {
     const sent: unknown[] = [];
-    const record = usageProducer({ send: async (spec, records) => void sent.push([spec, records]) });
+    const record = usageProducer({ send: async (spec, records) => (sent.push([spec, records]), new Map()) });
     const media: Media = { id: 'm1', mime_type: 'image/png', filename: null, size: 42, storage_key: 'media/m1', sha256: 'ab' };
     await record(mediaStoredUsage(media, owner, 1_000));
     expect(sent).toEqual([

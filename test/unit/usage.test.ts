@@ -22,7 +22,7 @@ function command(content: SendCommand['content']): SendCommand {
     to: '5511999999999@s.whatsapp.net',
     origin: 'api',
     campaign_id: null,
-    idempotency_key_hash: null,
+    idempotency_key_hash: null, expires_at: null,
     content,
   };
 }

@@ -1,0 +1,32 @@
+import type { SendCommand } from '../../schemas/records.js';
+import { partitionOf, takenInTime, topics, type Producer } from '../../topics/index.js';
+import { withDeadline } from '../deadline.js';
+import { gatewayError } from '../errors.js';
+
+/** How long a send waits for the log to take its command; past it the send is refused (503) for good. */
+export const SEND_DEADLINE_MS = 10_000;
+
+/**
+ * How much longer the API listens for the broker's answer after the deadline. The deadline is read
+ * on the API's clock and the append time on the broker's: a command the broker takes in time must
+ * not be answered 503, so clocks may differ by up to this much.
+ */
+const CLOCK_SKEW_MS = 2_000;
+
+/**
+ * Writes a send command with its deadline and tells whether the send is accepted. It is refused
+ * (503 `service_unavailable`) when the log does not take it in time: the command may still reach
+ * the log later (the producer retries on its own), and then every reader passes over it, so a
+ * client may retry a 503, with or without an Idempotency-Key, without messaging anyone twice.
+ */
+export async function appendSend(producer: Producer, command: Omit<SendCommand, 'expires_at'>): Promise<void> {
+  const expiresAt = Date.now() + SEND_DEADLINE_MS;
+  const key = command.instance_id;
+  const taken = await withDeadline(
+    producer.send(topics.sendCommands, [{ key, value: { ...command, expires_at: expiresAt } }]),
+    SEND_DEADLINE_MS + CLOCK_SKEW_MS,
+  );
+  const takenAt = taken.get(partitionOf(key, topics.sendCommands.partitions)) ?? Math.max(...taken.values());
+  // No append time (a topic still stamped at creation): the record's own time is earlier than the deadline.
+  if (Number.isFinite(takenAt) && !takenInTime({ expires_at: expiresAt }, takenAt)) throw gatewayError('service_unavailable');
+}
