@@ -45,7 +45,7 @@ export async function buildServer(deps: ApiDeps) {
     loggerInstance: deps.logger.child({}, { serializers: { req: requestForLog } }),
     trustProxy: true,
     bodyLimit: DEFAULT_BODY_LIMIT, // routes that take media or imports raise it (body-limits.ts)
-    maxParamLength: MAX_PARAM_LENGTH,
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', allErrors: false } },
     schemaController: { compilersFactory: { buildValidator: strictBodyValidators as ValidatorFactory } },
     frameworkErrors: answerFrameworkError,

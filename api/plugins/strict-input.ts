@@ -42,11 +42,24 @@ function refuseUnreadableBody(request: FastifyRequest): void {
   }
 }
 
+/** Fastify's query parser keeps a malformed escape (`%ED%A0%80`, `%C3%28`) as literal text; it is refused instead. */
+function queryDecodes(url: string): boolean {
+  const start = url.indexOf('?');
+  if (start === -1) return true;
+  try {
+    decodeURIComponent(url.slice(start + 1));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * The text rule, once for every route: params, querystring and body are walked before schema
  * validation, so no id or query value with a NUL reaches a database, a header or a log.
  */
 function refuseUnstorableText(request: FastifyRequest): void {
+  if (!queryDecodes(request.url)) throw gatewayError('invalid_request', { detail: 'the querystring is not valid percent-encoded UTF-8' });
   const skip = new Set(request.routeOptions.config.textCheckedByHandler ?? []);
   const found =
     findUnstorableText(request.params, 'params') ??
