@@ -622,6 +622,8 @@ const DEFAULT_HEADERS: Partial<Record<ErrorCode, Readonly<Record<string, string>
 export interface GatewayErrorOptions {
   headers?: Readonly<Record<string, string>>;
   cause?: unknown;
+  /** An HTTP status other than the code's own: `invalid_request` for a body too large (413), a URL too long (414), an encoding refused (415). */
+  status?: number;
 }
 
 /**
@@ -638,7 +640,7 @@ export class GatewayError<C extends ErrorCode = ErrorCode> extends Error {
     super(errorMessage(code, 'en', params), options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'GatewayError';
     this.code = code;
-    this.statusCode = ERRORS[code].status;
+    this.statusCode = options.status ?? ERRORS[code].status;
     this.params = params;
     const headers = { ...DEFAULT_HEADERS[code], ...options.headers };
     this.headers = Object.keys(headers).length > 0 ? headers : undefined;

@@ -1,4 +1,5 @@
-import Fastify from 'fastify';
+import { createRequire } from 'node:module';
+import Fastify, { type FastifyServerOptions } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -9,7 +10,9 @@ import { instanceRoutes } from './instances/routes.js';
 import { keyRoutes } from './keys/routes.js';
 import { messageRoutes, type MessageRouteOptions } from './messages/routes.js';
 import { authPlugin } from './plugins/auth.js';
-import { errorsPlugin } from './plugins/errors.js';
+import { answerClientError, answerFrameworkError, errorsPlugin, MAX_PARAM_LENGTH } from './plugins/errors.js';
+import { strictInputPlugin } from './plugins/strict-input.js';
+import { DEFAULT_BODY_LIMIT } from './body-limits.js';
 import { createRateLimiter, type RateLimit } from './plugins/rate-limit.js';
 import { poolRoutes } from './pools/routes.js';
 import { contactRoutes, type ContactRouteOptions } from './contacts/routes.js';
@@ -41,8 +44,12 @@ export async function buildServer(deps: ApiDeps) {
     // Query strings can carry credentials (media signatures, connect session tokens): logged without them.
     loggerInstance: deps.logger.child({}, { serializers: { req: requestForLog } }),
     trustProxy: true,
-    bodyLimit: 96 * 1024 * 1024, // base64 media of up to 64 MiB
+    bodyLimit: DEFAULT_BODY_LIMIT, // routes that take media or imports raise it (body-limits.ts)
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', allErrors: false } },
+    schemaController: { compilersFactory: { buildValidator: strictBodyValidators as ValidatorFactory } },
+    frameworkErrors: answerFrameworkError,
+    clientErrorHandler: answerClientError,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   await app.register(swagger, {
@@ -61,6 +68,7 @@ export async function buildServer(deps: ApiDeps) {
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
   await app.register(errorsPlugin);
+  await app.register(strictInputPlugin);
 
   const { ctx } = deps;
   await app.register(async (api) => {
@@ -88,6 +96,25 @@ export async function buildServer(deps: ApiDeps) {
 }
 
 export type ApiServer = Awaited<ReturnType<typeof buildServer>>;
+
+type ValidatorFactory = NonNullable<NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>['buildValidator']>;
+type Compile = (route: { httpPart?: string }) => unknown;
+type CompilerPool = (externalSchemas: unknown, options?: { customOptions?: object }) => Compile;
+
+// Fastify's own validator compiler (@fastify/ajv-compiler), resolved from Fastify: the version it uses.
+const ajvCompiler = createRequire(createRequire(import.meta.url).resolve('fastify'))('@fastify/ajv-compiler') as () => CompilerPool;
+const ajvPool = ajvCompiler();
+
+/**
+ * Fastify's AJV with one difference by part: querystring, params and headers arrive as text, so
+ * they keep coercing (`limit=10` is a number); a JSON body has its own types and is taken as sent
+ * (`"body": 12345` is refused, not turned into "12345").
+ */
+const strictBodyValidators: CompilerPool = (externalSchemas, options) => {
+  const text = ajvPool(externalSchemas, options);
+  const json = ajvPool(externalSchemas, { ...options, customOptions: { ...options?.customOptions, coerceTypes: false } });
+  return (route) => (route.httpPart === 'body' ? json : text)(route);
+};
 
 function requestForLog(request: { method: string; url: string; ip?: string }) {
   return { method: request.method, url: request.url.split('?')[0], remoteAddress: request.ip };

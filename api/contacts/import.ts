@@ -1,4 +1,5 @@
 import { contactId, normalizePhone } from '../../processors/contacts/index.js';
+import { textProblem } from '../storable-text.js';
 
 /** A contact's own values, as `ContactEvent` records carry them. */
 export interface ContactValues {
@@ -18,7 +19,7 @@ export interface ImportPlan {
   readonly created: number;
   readonly updated: number;
   readonly unchanged: number;
-  readonly invalidRows: { index: number; phone: string; reason: 'invalid_phone' }[];
+  readonly invalidRows: { index: number; phone: string; reason: 'invalid_phone' | 'invalid_text' }[];
   /** The new values of every created or changed contact, in row order. */
   readonly upserts: ContactValues[];
 }
@@ -32,6 +33,11 @@ export function planImport(accountId: string, rows: readonly ImportRow[], existi
   const current = new Map(existing);
   const plan = { created: 0, updated: 0, unchanged: 0, invalidRows: [] as ImportPlan['invalidRows'], upserts: [] as ContactValues[] };
   rows.forEach((row, index) => {
+    if ([row.phone, row.name ?? '', ...(row.tags ?? [])].some((text) => textProblem(text) !== undefined)) {
+      // The phone is echoed back: without the characters that make the row invalid.
+      plan.invalidRows.push({ index, phone: storableEcho(row.phone), reason: 'invalid_text' });
+      return;
+    }
     const phone = normalizePhone(row.phone);
     if (phone === undefined) {
       plan.invalidRows.push({ index, phone: row.phone, reason: 'invalid_phone' });
@@ -53,6 +59,13 @@ export function planImport(accountId: string, rows: readonly ImportRow[], existi
     plan.upserts.push(after);
   });
   return plan;
+}
+
+// eslint-disable-next-line no-control-regex -- replacing NUL is the point
+const UNSTORABLE = /[\u0000\p{Cs}]/gu;
+
+function storableEcho(text: string): string {
+  return text.replace(UNSTORABLE, '\uFFFD');
 }
 
 function normalizeTags(tags: readonly string[]): string[] {

@@ -14,6 +14,7 @@ import { contactRecord } from './records.js';
 import { CheckBody, CheckOut, ContactFilters, ContactOut, ImportBody, ImportResult } from './schemas.js';
 import { WRITE_DEADLINE_MS } from '../config-writes.js';
 import { withDeadline } from '../deadline.js';
+import { IMPORT_BODY_LIMIT } from '../body-limits.js';
 
 export interface ContactRouteOptions extends RouteOptions {
   /** Answers POST /contacts/check (the sandbox one until the connector provides the network's). */
@@ -42,16 +43,23 @@ const pageKey = (row: ContactRow): PageKey => ({ at: row.created_at, id: row.con
 
 const EXPORT_PAGE = 1000;
 
-/** Every contact the filter selects, as CSV lines, read a page at a time. */
-async function* exportCsv(pool: Pool, accountId: string, filter: ContactFilter): AsyncGenerator<string> {
+/**
+ * Every contact the filter selects, as CSV lines, read a page at a time. The first page is read
+ * before the answer starts: a failure there is an error answer, not a connection cut mid-file.
+ */
+async function exportCsv(pool: Pool, accountId: string, filter: ContactFilter): Promise<AsyncGenerator<string>> {
+  const first = await listContacts(pool, accountId, filter, { limit: EXPORT_PAGE });
+  return exportPages(pool, accountId, filter, first);
+}
+
+async function* exportPages(pool: Pool, accountId: string, filter: ContactFilter, first: ContactRow[]): AsyncGenerator<string> {
   yield CSV_HEADER;
-  let after: PageKey | undefined;
+  let rows = first;
   for (;;) {
-    const rows = await listContacts(pool, accountId, filter, { limit: EXPORT_PAGE, after });
     for (const row of rows) yield csvLine(row);
     const last = rows[rows.length - 1];
     if (rows.length < EXPORT_PAGE || last === undefined) return;
-    after = pageKey(last);
+    rows = await listContacts(pool, accountId, filter, { limit: EXPORT_PAGE, after: pageKey(last) });
   }
 }
 
@@ -65,7 +73,8 @@ export const contactRoutes: FastifyPluginAsyncTypebox<ContactRouteOptions> = asy
   app.post(
     '/contacts/import',
     {
-      config: { scope: 'contacts:write', partnerKeys: false },
+      config: { scope: 'contacts:write', partnerKeys: false, textCheckedByHandler: ['body/rows'] },
+      bodyLimit: IMPORT_BODY_LIMIT,
       schema: {
         tags: ['contacts'],
         summary: 'Upsert up to 1000 contacts by phone; dry_run only counts',
@@ -132,7 +141,7 @@ export const contactRoutes: FastifyPluginAsyncTypebox<ContactRouteOptions> = asy
       },
     },
     async (request, reply) => {
-      const lines = exportCsv(pool, request.auth.accountId, filterOf(request.query));
+      const lines = await exportCsv(pool, request.auth.accountId, filterOf(request.query));
       return reply
         .type('text/csv; charset=utf-8')
         .header('content-disposition', 'attachment; filename="contacts.csv"')

@@ -26,17 +26,23 @@ export const ContactFilters = Type.Object({
   q: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Part of the name or phone, case-insensitive' })),
 });
 
-export const ImportBody = Type.Object({
-  rows: Type.Array(
-    Type.Object({
-      phone: Type.String({ maxLength: 64, description: 'E.164; spaces, dots, dashes and parentheses are ignored' }),
-      name: Type.Optional(Type.String({ maxLength: 200, description: 'Replaces the name; an empty string clears it' })),
-      tags: Type.Optional(Type.Array(Tag, { maxItems: 50, description: 'Replaces the tags' })),
-    }),
-    { minItems: 1, maxItems: MAX_IMPORT_ROWS },
-  ),
-  dry_run: Type.Optional(Type.Boolean({ default: false, description: 'Count what the import would do, and write nothing' })),
-});
+export const ImportBody = Type.Object(
+  {
+    rows: Type.Array(
+      Type.Object(
+        {
+          phone: Type.String({ maxLength: 64, description: 'E.164; spaces, dots, dashes and parentheses are ignored' }),
+          name: Type.Optional(Type.String({ maxLength: 200, description: 'Replaces the name; an empty string clears it' })),
+          tags: Type.Optional(Type.Array(Tag, { maxItems: 50, description: 'Replaces the tags' })),
+        },
+        { additionalProperties: false },
+      ),
+      { minItems: 1, maxItems: MAX_IMPORT_ROWS, description: 'A row whose text holds a NUL or a lone surrogate is counted invalid (invalid_text), not refused with the request' },
+    ),
+    dry_run: Type.Optional(Type.Boolean({ default: false, description: 'Count what the import would do, and write nothing' })),
+  },
+  { additionalProperties: false },
+);
 
 export const ImportResult = Type.Object({
   dry_run: Type.Boolean(),
@@ -48,17 +54,22 @@ export const ImportResult = Type.Object({
     Type.Object({
       index: Type.Integer({ description: 'Position of the row in rows, from 0' }),
       phone: Type.String(),
-      reason: Type.Literal('invalid_phone'),
+      reason: Type.Union([Type.Literal('invalid_phone'), Type.Literal('invalid_text')], {
+        description: 'invalid_phone: not a phone; invalid_text: a field holds a NUL or a lone UTF-16 surrogate',
+      }),
     }),
   ),
 });
 
-export const CheckBody = Type.Object({
-  phones: Type.Array(
-    Type.String({ pattern: '^(\\+[1-9][0-9]{6,14}|[0-9]+@lid)$', description: 'E.164 phone, or a privacy identifier ending @lid' }),
-    { minItems: 1, maxItems: MAX_CHECK_PHONES },
-  ),
-});
+export const CheckBody = Type.Object(
+  {
+    phones: Type.Array(
+      Type.String({ pattern: '^(\\+[1-9][0-9]{6,14}|[0-9]+@lid)$', description: 'E.164 phone, or a privacy identifier ending @lid' }),
+      { minItems: 1, maxItems: MAX_CHECK_PHONES },
+    ),
+  },
+  { additionalProperties: false },
+);
 
 export const CheckOut = Type.Object({
   data: Type.Array(

@@ -30,7 +30,7 @@ export const conversationRoutes: FastifyPluginAsyncTypebox<ConversationRouteOpti
         tags: ['conversations'],
         summary: 'The inbox: conversations, newest message first',
         querystring: Type.Object({
-          instance_id: Type.Optional(Type.String({ description: 'Only conversations this number took part in' })),
+          instance_id: Type.Optional(Type.String({ maxLength: 100, description: 'Only conversations this number took part in' })),
           limit: Limit,
           cursor: Type.Optional(Cursor),
         }),

@@ -37,7 +37,7 @@ export function instanceOut(row: InstanceRow) {
   };
 }
 
-const Params = Type.Object({ id: Type.String() });
+const Params = Type.Object({ id: Type.String({ maxLength: 100 }) });
 
 /** The project's numbers (spec 4.3 `GET /instances`), and adding or removing one. */
 export const instanceRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { ctx }) => {
@@ -51,7 +51,7 @@ export const instanceRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (ap
         tags: ['instances'],
         summary: "List the project's numbers",
         // Partner keys may pass project_id=all: they still see only their connection's project.
-        querystring: Type.Object({ project_id: Type.Optional(Type.String()) }),
+        querystring: Type.Object({ project_id: Type.Optional(Type.String({ maxLength: 100 })) }),
         response: { 200: Type.Object({ data: Type.Array(InstanceOut) }) },
       },
     },
@@ -65,10 +65,13 @@ export const instanceRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (ap
       schema: {
         tags: ['instances'],
         summary: "Add a number; it is pending until paired (402 quota_exceeded past the plan's numbers)",
-        body: Type.Object({
-          nickname: Type.Optional(Type.String({ maxLength: 100 })),
-          connector: Type.Optional(Type.Union([Type.Literal('sandbox'), Type.Literal('baileys')])),
-        }),
+        body: Type.Object(
+          {
+            nickname: Type.Optional(Type.String({ maxLength: 100 })),
+            connector: Type.Optional(Type.Union([Type.Literal('sandbox'), Type.Literal('baileys')])),
+          },
+          { additionalProperties: false },
+        ),
         response: { 202: Type.Object({ id: Type.String(), status: Type.Literal('pending') }) },
       },
     },

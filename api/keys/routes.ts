@@ -21,7 +21,7 @@ const KeyOut = Type.Object({
   revoked_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
 });
 const IssuedOut = Type.Intersect([KeyOut, Type.Object({ api_key: Type.String({ description: 'Shown once' }) })]);
-const Params = Type.Object({ id: Type.String() });
+const Params = Type.Object({ id: Type.String({ maxLength: 100 }) });
 
 const roleRank: Record<Role, number> = { agent: 0, admin: 1, owner: 2 };
 
@@ -64,10 +64,13 @@ export const keyRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { 
       schema: {
         tags: ['keys'],
         summary: 'Create an API key (shown once)',
-        body: Type.Object({
-          role: Type.Optional(Type.Union(roles.map((r) => Type.Literal(r)))),
-          scopes: Type.Optional(Type.Array(Type.Union([...scopes.map((s) => Type.Literal(s)), Type.Literal('*')]), { minItems: 1 })),
-        }),
+        body: Type.Object(
+          {
+            role: Type.Optional(Type.Union(roles.map((r) => Type.Literal(r)))),
+            scopes: Type.Optional(Type.Array(Type.Union([...scopes.map((s) => Type.Literal(s)), Type.Literal('*')]), { minItems: 1 })),
+          },
+          { additionalProperties: false },
+        ),
         response: { 201: IssuedOut },
       },
     },

@@ -12,6 +12,9 @@ import { IdempotencyKeys, idempotentMessageId } from './idempotency.js';
 import { createNumberChooser } from './number-choice.js';
 import { SendAccepted, sendBodies, sendTypes, type AnySendBody, type SendType } from './schemas.js';
 import { appendSend } from './append.js';
+import { MEDIA_BODY_LIMIT, TEXT_BODY_LIMIT } from '../body-limits.js';
+
+const mediaTypes: ReadonlySet<SendType> = new Set(['image', 'video', 'document', 'audio', 'sticker']);
 
 export interface MessageRouteOptions extends RouteOptions {
   readonly ingestMedia: MediaIngest;
@@ -74,7 +77,8 @@ export const messageRoutes: FastifyPluginAsyncTypebox<MessageRouteOptions> = asy
     app.post(
       `/messages/${type}`,
       {
-        config: { scope: 'messages:send' },
+        config: { scope: 'messages:send', mediaBody: mediaTypes.has(type) },
+        bodyLimit: mediaTypes.has(type) ? MEDIA_BODY_LIMIT : TEXT_BODY_LIMIT,
         schema: {
           tags: ['messages'],
           summary: `Send a ${type} message`,

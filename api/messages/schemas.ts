@@ -10,18 +10,25 @@ const To = Type.String({
 const common = {
   to: To,
   client_reference: Type.Optional(Type.String({ maxLength: 255, description: 'Echoed back; not a uniqueness key' })),
-  instance_id: Type.Optional(Type.String({ description: 'Forces this number' })),
-  pool_id: Type.Optional(Type.String({ description: 'Chooses among the numbers of this pool' })),
+  instance_id: Type.Optional(Type.String({ maxLength: 100, description: 'Forces this number' })),
+  pool_id: Type.Optional(Type.String({ maxLength: 100, description: 'Chooses among the numbers of this pool' })),
 };
 
 function send<P extends TProperties>(properties: P): TObject<typeof common & P> {
   return Type.Object({ ...common, ...properties }, { additionalProperties: false });
 }
 
+/** A media type as RFC 6838 writes it, `type/subtype` with optional `; name=value` parameters: it becomes a header (S3, HTTP). */
+export const MediaType = Type.String({
+  maxLength: 255,
+  pattern: "^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}( *; *[A-Za-z0-9!#$&^_.+-]+=[A-Za-z0-9!#$&^_.+-]+)*$",
+  description: 'type/subtype, e.g. image/png or audio/ogg; codecs=opus',
+});
+
 const mediaSource = {
   url: Type.Optional(Type.String({ format: 'uri', maxLength: 2048, description: 'Fetched by the gateway; 64 MiB at most' })),
   base64: Type.Optional(Type.String({ description: 'The file itself, base64; 64 MiB at most once decoded' })),
-  mimetype: Type.Optional(Type.String({ maxLength: 255 })),
+  mimetype: Type.Optional(MediaType),
   filename: Type.Optional(Type.String({ maxLength: 255 })),
 };
 

@@ -3,12 +3,18 @@
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
-import { GatewayError, errorBody, resolveLocale, type ErrorCode, type ErrorParams } from '../errors.js';
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { DEFAULT_LOCALE, GatewayError, errorBody, resolveLocale, type ErrorCode, type ErrorParams } from '../errors.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** The account's language, set by authentication; it wins over Accept-Language. */
     accountLocale?: string;
+  }
+  interface FastifyContextConfig {
+    /** The body carries media (base64): over its limit it is `media_too_large`, not `invalid_request`. */
+    mediaBody?: boolean;
   }
 }
 
@@ -35,24 +41,35 @@ function firstValidationDetail(error: ValidationError): string | undefined {
   return `${context}${path} ${message}`.trim() || undefined;
 }
 
+/** Fastify's limit on one path parameter (find-my-way's `maxParamLength`, left at its default). */
+export const MAX_PARAM_LENGTH = 100;
+
 /**
- * Fastify's own errors about a malformed request (bad or empty JSON body, unsupported media type,
- * body too large, ...). Their messages are fixed texts that describe the client's mistake.
+ * A request error raised by Fastify or its parsers rather than by the gateway: an `FST_*` code or
+ * a 4xx status (the JSON parser's SyntaxError carries 400).
  */
-function isFastifyClientError(error: unknown): error is Error & { code: string; statusCode: number } {
-  return (
-    error instanceof Error &&
-    'code' in error &&
-    typeof error.code === 'string' &&
-    error.code.startsWith('FST_') &&
-    'statusCode' in error &&
-    typeof error.statusCode === 'number' &&
-    error.statusCode >= 400 &&
-    error.statusCode < 500
-  );
+function frameworkFailure(error: unknown): { code: string; status: number; message: string } | undefined {
+  if (!(error instanceof Error)) return undefined;
+  const code = 'code' in error && typeof error.code === 'string' ? error.code : '';
+  const status = 'statusCode' in error && typeof error.statusCode === 'number' ? error.statusCode : 500;
+  if (!code.startsWith('FST_') && (status < 400 || status >= 500)) return undefined;
+  return { code, status, message: error.message };
 }
 
-function answerFor(error: unknown): ErrorAnswer {
+/** A body over the route's limit: media routes answer the spec's media_too_large (8.3). */
+function bodyTooLarge(request: FastifyRequest): ErrorAnswer {
+  const limit = request.routeOptions.bodyLimit;
+  if (request.routeOptions.config.mediaBody === true) {
+    return { code: 'media_too_large', status: 413, params: limit === undefined ? {} : { limit: `${limit} bytes` } };
+  }
+  return { code: 'invalid_request', status: 413, params: { detail: `the body is larger than ${limit ?? 'the limit of'} bytes` } };
+}
+
+/**
+ * Every failure as a catalogue code, a status and a detail naming what was wrong; framework codes
+ * (`FST_*`) never reach the body.
+ */
+function answerFor(error: unknown, request: FastifyRequest): ErrorAnswer {
   if (error instanceof GatewayError) {
     // instanceof narrows to GatewayError<any>; name the catalogue-wide type again.
     const failure: GatewayError = error as GatewayError;
@@ -61,10 +78,23 @@ function answerFor(error: unknown): ErrorAnswer {
   if (isValidationError(error)) {
     return { code: 'invalid_request', status: 400, params: { detail: firstValidationDetail(error) } };
   }
-  if (isFastifyClientError(error)) {
-    return { code: 'invalid_request', status: error.statusCode, params: { detail: error.message } };
+  const failure = frameworkFailure(error);
+  if (failure === undefined || failure.status >= 500) return { code: 'internal_error', status: 500 };
+  const invalid = (status: number, detail: string): ErrorAnswer => ({ code: 'invalid_request', status, params: { detail } });
+  switch (failure.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return bodyTooLarge(request);
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return invalid(415, `content-type ${request.headers['content-type'] ?? '(none)'} is not accepted; send application/json; charset=utf-8`);
+    case 'FST_ERR_BAD_URL':
+      return invalid(400, 'the path is not valid percent-encoded UTF-8');
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return invalid(414, `a path parameter is longer than ${MAX_PARAM_LENGTH} characters`);
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return invalid(400, 'the body is empty; send a JSON object or no content-type');
+    default:
+      return invalid(failure.status, error instanceof SyntaxError ? 'the body is not valid JSON' : failure.message);
   }
-  return { code: 'internal_error', status: 500 };
 }
 
 function sendError(request: FastifyRequest, reply: FastifyReply, answer: ErrorAnswer): FastifyReply {
@@ -83,7 +113,7 @@ async function gatewayErrors(app: FastifyInstance): Promise<void> {
   app.decorateRequest('accountLocale', undefined);
 
   app.setErrorHandler((error, request, reply) => {
-    const answer = answerFor(error);
+    const answer = answerFor(error, request);
     if (answer.status >= 500) {
       // Only the log sees the original error; the client gets the catalogue's message.
       request.log.error({ err: error }, `request failed with ${answer.code}`);
@@ -92,6 +122,33 @@ async function gatewayErrors(app: FastifyInstance): Promise<void> {
   });
 
   app.setNotFoundHandler((request, reply) => sendError(request, reply, { code: 'not_found', status: 404 }));
+}
+
+/**
+ * Fastify's `frameworkErrors`: a URL it cannot decode or a path parameter over its length is
+ * answered before routing, by this, instead of Fastify's own body.
+ */
+export function answerFrameworkError(error: Error, request: FastifyRequest, reply: FastifyReply): void {
+  void sendError(request, reply, answerFor(error, request));
+}
+
+const RAW_STATUS: Readonly<Record<string, [number, string]>> = {
+  HPE_HEADER_OVERFLOW: [431, 'the request headers are too large'],
+  ERR_HTTP_REQUEST_TIMEOUT: [408, 'the request took too long to arrive'],
+};
+
+/**
+ * Fastify's `clientErrorHandler`: a request Node's HTTP parser refuses (malformed request line,
+ * headers too large) never reaches Fastify; it still gets the error object, in English.
+ */
+export function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
+  if (!socket.writable) return;
+  const [status, detail] = RAW_STATUS[error.code ?? ''] ?? [400, 'the request is not valid HTTP'];
+  const body = JSON.stringify(errorBody('invalid_request', DEFAULT_LOCALE, { detail }));
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Bad Request'}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+      `Content-Language: ${DEFAULT_LOCALE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
 }
 
 export const errorsPlugin = fp(gatewayErrors, { name: 'gateway-errors', fastify: '5.x' });

@@ -9,11 +9,14 @@ import { gatewayError } from '../errors.js';
 import { projectInstances } from '../instances/queries.js';
 
 const PoolOut = Type.Object({ id: Type.String(), name: Type.String(), instance_ids: Type.Array(Type.String()) });
-const PoolIn = Type.Object({
-  name: Type.String({ minLength: 1, maxLength: 100 }),
-  instance_ids: Type.Array(Type.String(), { maxItems: 500, uniqueItems: true }),
-});
-const Params = Type.Object({ id: Type.String() });
+const PoolIn = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 100 }),
+    instance_ids: Type.Array(Type.String({ maxLength: 100 }), { maxItems: 500, uniqueItems: true }),
+  },
+  { additionalProperties: false },
+);
+const Params = Type.Object({ id: Type.String({ maxLength: 100 }) });
 const poolOut = (p: PoolEntry) => ({ id: p.id, name: p.name, instance_ids: [...p.instance_ids] });
 
 /** Pools: named sets of the project's numbers that a send can narrow its choice to (`pool_id`). */

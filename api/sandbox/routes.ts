@@ -8,6 +8,11 @@ import { topics } from '../../topics/index.js';
 import type { RouteOptions } from '../context.js';
 import { gatewayError } from '../errors.js';
 import { withDeadline } from '../deadline.js';
+import { TEXT_BODY_LIMIT } from '../body-limits.js';
+import { MediaType } from '../messages/schemas.js';
+
+/** Bodies take only the fields they declare. */
+const closed = { additionalProperties: false } as const;
 
 const E164 = Type.String({ pattern: '^\\+[1-9][0-9]{6,14}$', description: 'E.164 phone', examples: ['+5511999998888'] });
 const Lid = Type.String({ pattern: '^[0-9]+@lid$', description: 'Privacy identity', examples: ['81234567890123@lid'] });
@@ -19,45 +24,51 @@ const Chat = Type.String({
   pattern: '^(\\+[1-9][0-9]{6,14}|[0-9]+@s\\.whatsapp\\.net|[0-9]+@lid|[0-9-]+@g\\.us)$',
   description: 'E.164 phone, phone jid, @lid identity or group jid',
 });
-const Group = Type.Object({
-  jid: Type.String({ pattern: '^[0-9-]+@g\\.us$' }),
-  name: Type.Optional(Type.String({ maxLength: 100 })),
-});
+const Group = Type.Object(
+  {
+    jid: Type.String({ pattern: '^[0-9-]+@g\\.us$' }),
+    name: Type.Optional(Type.String({ maxLength: 100 })),
+  },
+  closed,
+);
 const WaMessageId = Type.String({ minLength: 1, maxLength: 128, description: 'wa_message_id of a message' });
 
 /** Media given inline; the sandbox generates a small file when base64 is absent. Capped at 256 KiB. */
 const MAX_BASE64 = 349_528;
-const Media = Type.Object({
-  base64: Type.Optional(Type.String({ maxLength: MAX_BASE64, pattern: '^[A-Za-z0-9+/]*={0,2}$' })),
-  mimetype: Type.Optional(Type.String({ maxLength: 255 })),
-  filename: Type.Optional(Type.String({ maxLength: 255 })),
-});
+const Media = Type.Object(
+  {
+    base64: Type.Optional(Type.String({ maxLength: MAX_BASE64, pattern: '^[A-Za-z0-9+/]*={0,2}$' })),
+    mimetype: Type.Optional(MediaType),
+    filename: Type.Optional(Type.String({ maxLength: 255 })),
+  },
+  closed,
+);
 
 const Content = Type.Union(
   [
-    Type.Object({ type: Type.Literal('text'), body: Type.String({ minLength: 1, maxLength: 65_536 }) }),
+    Type.Object({ type: Type.Literal('text'), body: Type.String({ minLength: 1, maxLength: 65_536 }) }, closed),
     Type.Object({
       type: Type.Union(SandboxMediaTypeValues.map((t) => Type.Literal(t))),
       media: Type.Optional(Media),
       caption: Type.Optional(Type.String({ maxLength: 4_096 })),
       ptt: Type.Optional(Type.Boolean({ description: 'audio: a voice note' })),
-    }),
+    }, closed),
     Type.Object({
       type: Type.Literal('location'),
       latitude: Type.Number({ minimum: -90, maximum: 90 }),
       longitude: Type.Number({ minimum: -180, maximum: 180 }),
-      name: Type.Optional(Type.String()),
-      address: Type.Optional(Type.String()),
-    }),
-    Type.Object({ type: Type.Literal('contact'), contact_name: Type.String({ minLength: 1 }), contact_vcard: Type.Optional(Type.String()) }),
-    Type.Object({ type: Type.Literal('reaction'), quoted_message_id: WaMessageId, emoji: Type.String({ maxLength: 16 }) }),
+      name: Type.Optional(Type.String({ maxLength: 1_000 })),
+      address: Type.Optional(Type.String({ maxLength: 1_000 })),
+    }, closed),
+    Type.Object({ type: Type.Literal('contact'), contact_name: Type.String({ minLength: 1, maxLength: 255 }), contact_vcard: Type.Optional(Type.String({ maxLength: 10_000 })) }, closed),
+    Type.Object({ type: Type.Literal('reaction'), quoted_message_id: WaMessageId, emoji: Type.String({ maxLength: 16 }) }, closed),
     Type.Object({
       type: Type.Literal('poll'),
-      name: Type.String({ minLength: 1 }),
-      options: Type.Array(Type.String({ minLength: 1 }), { minItems: 2, maxItems: 12 }),
-      selectable_count: Type.Optional(Type.Integer({ minimum: 0 })),
-    }),
-    Type.Object({ type: Type.Literal('poll_vote'), poll_message_id: WaMessageId, selected: Type.Array(Type.String()) }),
+      name: Type.String({ minLength: 1, maxLength: 255 }),
+      options: Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { minItems: 2, maxItems: 12 }),
+      selectable_count: Type.Optional(Type.Integer({ minimum: 0, maximum: 12 })),
+    }, closed),
+    Type.Object({ type: Type.Literal('poll_vote'), poll_message_id: WaMessageId, selected: Type.Array(Type.String({ maxLength: 100 }), { maxItems: 12 }) }, closed),
   ],
   { description: 'What is written; `type` is the received message type (spec 2.4)' },
 );
@@ -67,7 +78,7 @@ const Accepted = Type.Object({
   wa_message_id: Type.Optional(Type.String({ description: 'Network id the simulated message will carry (to reply or react to it)' })),
 });
 
-const Params = Type.Object({ id: Type.String() });
+const Params = Type.Object({ id: Type.String({ maxLength: 100 }) });
 
 /** The statuses a control may set; pending and connecting come from pairing. */
 const settableStatuses = ['connected', 'warming', 'disconnected', 'logged_out', 'banned'] as const;
@@ -89,6 +100,7 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
       `/sandbox/instances/:id/${path}`,
       {
         config: { scope: 'sandbox:write' },
+        bodyLimit: path.endsWith('-messages') ? TEXT_BODY_LIMIT : undefined,
         schema: { tags: ['sandbox'], summary, params: Params, body, response: { 202: Accepted } },
       },
       async (request, reply) => {
@@ -115,11 +127,11 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
       method: Type.Optional(Type.Union([Type.Literal('qr'), Type.Literal('code')])),
       phone: Type.Optional(E164),
       auto: Type.Optional(Type.Boolean()),
-    }),
+    }, closed),
     (b) => ({ kind: 'connect', method: b.method ?? 'qr', phone: b.phone ?? null, auto: b.auto ?? false }),
   );
 
-  control('scan', 'The phone scans the QR or types the code: the number connects', Type.Object({ phone: Type.Optional(E164) }), (b) => ({
+  control('scan', 'The phone scans the QR or types the code: the number connects', Type.Object({ phone: Type.Optional(E164) }, closed), (b) => ({
     kind: 'scan',
     phone: b.phone ?? null,
   }));
@@ -130,7 +142,7 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
     Type.Object({
       status: Type.Union(settableStatuses.map((s) => Type.Literal(s))),
       reason: Type.Optional(Type.String({ maxLength: 200 })),
-    }),
+    }, closed),
     (b) => ({ kind: 'set_status', status: b.status, reason: b.reason ?? null }),
   );
 
@@ -144,7 +156,7 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
       quoted_id: Type.Optional(WaMessageId),
       group: Type.Optional(Group),
       mentions: Type.Optional(Type.Array(Person, { maxItems: 256 })),
-    }),
+    }, closed),
     (b) => ({
       kind: 'customer_message',
       from: b.from,
@@ -159,7 +171,7 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
   control(
     'phone-messages',
     "The number's owner writes from the phone (message.sent with origin external)",
-    Type.Object({ to: Chat, content: Content, quoted_id: Type.Optional(WaMessageId) }),
+    Type.Object({ to: Chat, content: Content, quoted_id: Type.Optional(WaMessageId) }, closed),
     (b) => ({ kind: 'phone_message', to: b.to, content: controlContent(b.content), quoted_id: b.quoted_id ?? null }),
   );
 
@@ -170,11 +182,11 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
       delivered_after_ms: Type.Optional(Type.Integer({ minimum: 0, maximum: 600_000 })),
       read_after_ms: Type.Optional(Type.Integer({ minimum: 0, maximum: 600_000 })),
       fail_to: Type.Optional(Type.Array(E164, { maxItems: 1_000 })),
-    }),
+    }, closed),
     (b) => ({ kind: 'set_behaviour', delivered_after_ms: b.delivered_after_ms ?? null, read_after_ms: b.read_after_ms ?? null, fail_to: b.fail_to ?? null }),
   );
 
-  control('lids', 'The number learns the phone behind a lid', Type.Object({ lid: Lid, phone: E164 }), (b) => ({
+  control('lids', 'The number learns the phone behind a lid', Type.Object({ lid: Lid, phone: E164 }, closed), (b) => ({
     kind: 'map_lid',
     lid: b.lid,
     phone: b.phone,
@@ -190,7 +202,7 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
       participants: Type.Optional(Type.Array(Person, { maxItems: 256 })),
       subject: Type.Optional(Type.String({ maxLength: 100 })),
       description: Type.Optional(Type.String({ maxLength: 2_048 })),
-    }),
+    }, closed),
     (b) => ({
       kind: 'group_update',
       change: b.change,

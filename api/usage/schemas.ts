@@ -8,7 +8,7 @@ export const UsageQuery = Type.Object({
   to: Type.Optional(Day('Last day counted (UTC), inclusive; default: today')),
   granularity: Type.Optional(Type.Union([Type.Literal('day'), Type.Literal('month')], { description: 'Length of each period; default: day' })),
   project_id: Type.Optional(
-    Type.String({ description: 'Only this project; omitted or `all`: the whole account (a partner-issued key always sees its own project only)' }),
+    Type.String({ maxLength: 100, description: 'Only this project; omitted or `all`: the whole account (a partner-issued key always sees its own project only)' }),
   ),
 });
 

@@ -1,0 +1,78 @@
+// What every request must be before a handler sees it, whatever its route: a JSON body in UTF-8
+// and sent as it is (no content-encoding), and text that can be stored everywhere (storable-text.ts).
+import fp from 'fastify-plugin';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { gatewayError } from '../errors.js';
+import { findUnstorableText } from '../storable-text.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Fields (`body/rows`) whose strings the handler checks itself, to answer per item rather than refuse the request. */
+    textCheckedByHandler?: readonly string[];
+  }
+}
+
+function hasBody(request: FastifyRequest): boolean {
+  const length = request.headers['content-length'];
+  return request.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}
+
+/** The charset parameter of a content-type, lower-cased and unquoted. */
+function charsetOf(contentType: string): string | undefined {
+  for (const parameter of contentType.split(';').slice(1)) {
+    const [name = '', value = ''] = parameter.split('=');
+    if (name.trim().toLowerCase() === 'charset') return value.trim().replace(/^"|"$/g, '').toLowerCase();
+  }
+  return undefined;
+}
+
+/**
+ * Fastify decodes every JSON body as UTF-8 and ignores content-encoding: a body declared in
+ * another charset or compressed would be read as something it is not. Both are refused (415).
+ */
+function refuseUnreadableBody(request: FastifyRequest): void {
+  if (!hasBody(request)) return;
+  const encoding = request.headers['content-encoding']?.trim().toLowerCase();
+  if (encoding !== undefined && encoding !== '' && encoding !== 'identity') {
+    throw gatewayError('invalid_request', { detail: `content-encoding ${encoding} is not accepted; send the body uncompressed` }, { status: 415 });
+  }
+  const charset = charsetOf(request.headers['content-type'] ?? '');
+  if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
+    throw gatewayError('invalid_request', { detail: `charset ${charset} is not accepted; send UTF-8` }, { status: 415 });
+  }
+}
+
+/** Fastify's query parser keeps a malformed escape (`%ED%A0%80`, `%C3%28`) as literal text; it is refused instead. */
+function queryDecodes(url: string): boolean {
+  const start = url.indexOf('?');
+  if (start === -1) return true;
+  try {
+    decodeURIComponent(url.slice(start + 1));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The text rule, once for every route: params, querystring and body are walked before schema
+ * validation, so no id or query value with a NUL reaches a database, a header or a log.
+ */
+function refuseUnstorableText(request: FastifyRequest): void {
+  if (!queryDecodes(request.url)) throw gatewayError('invalid_request', { detail: 'the querystring is not valid percent-encoded UTF-8' });
+  const skip = new Set(request.routeOptions.config.textCheckedByHandler ?? []);
+  const found =
+    findUnstorableText(request.params, 'params') ??
+    findUnstorableText(request.query, 'querystring') ??
+    findUnstorableText(request.body, 'body', skip);
+  if (found !== undefined) throw gatewayError('invalid_request', { detail: `${found.field} ${found.problem}` });
+}
+
+async function strictInput(app: FastifyInstance): Promise<void> {
+  // Only JSON bodies are read; Fastify's text/plain parser would hand a string to JSON schemas.
+  app.removeContentTypeParser('text/plain');
+  app.addHook('preParsing', async (request) => refuseUnreadableBody(request));
+  app.addHook('preValidation', async (request) => refuseUnstorableText(request));
+}
+
+export const strictInputPlugin = fp(strictInput, { name: 'gateway-strict-input', fastify: '5.x', dependencies: ['gateway-errors'] });
