@@ -13,3 +13,4 @@ export { partitionOf } from './partitioner.js';
 export { assignSlots, coPartitionedAssigner, CO_PARTITIONED, type SlotMember } from './co-partitioned-assigner.js';
 export type { Kafka } from 'kafkajs';
 export { sendToDeadLetters } from './dead-letter.js';
+export { listDeadLetters, redrive, redriveAll, REDRIVEN_FROM, type DeadLetter, type DeadLetterDeps } from './dead-letters.js';
