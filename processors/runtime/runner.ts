@@ -184,6 +184,10 @@ async function applyOnce(
           await client.query('ROLLBACK');
           return { kind: 'poisoned', offset: record.offset, failure };
         }
+      }
+      // Only once every other record applied: a pass that finds another poison would send these again.
+      for (const record of pending) {
+        const failure = poisoned.get(record.offset);
         if (failure) await deadLetter(ctx, record, failure);
       }
     }

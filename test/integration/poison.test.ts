@@ -8,7 +8,8 @@ import { conversationsProjection, instancesProjection, runProjection, waitUntilC
 import { eventsProjection } from '../../processors/events/index.js';
 import { startUsageWriter, type RunningUsageWriter } from '../../processors/usage/writer.js';
 import { asAccountId, asEventId, asInstanceId, asMessageId, asProjectId, newId, type AccountId } from '../../schemas/ids.js';
-import type { InstanceState, MessageStatus, PairingChallenge, PublicEvent, SandboxCommand, SendCommand } from '../../schemas/records.js';
+import { newSigningSecret } from '../../events/signature.js';
+import type { ConfigRecord, InstanceState, MessageStatus, PairingChallenge, PublicEvent, SandboxCommand, SendCommand } from '../../schemas/records.js';
 import { createCipher } from '../../stack/cipher.js';
 import type { Clients } from '../../stack/clients.js';
 import { createConsumer, endOffsets, listDeadLetters, partitionOf, topicName, topics, type TopicConsumer, type TopicSpec } from '../../topics/index.js';
@@ -185,12 +186,16 @@ describe('poison records never stop a consumer', () => {
       // The connector's test wrote its own poison to the send commands too: the conversations projection has both.
       const lettersOf = async () =>
         Promise.all([deadOf(topics.instances, /instances/), deadOf(topics.sendCommands, /conversations/), deadOf(topics.pairing, /events/)]);
+      let last: unknown;
       const [ofInstances, ofSends, ofPairing] = await waitFor('the dead letters of the projections', async () => {
         const found = await lettersOf();
+        last = found.map((f) => f.map((l) => `${l.by}: ${l.reason}`));
         return found[0].length === 2 && found[1].length >= 2 && found[2].length === 2 && found;
+      }).catch((error: unknown) => {
+        throw new Error(`${String(error)}; found ${JSON.stringify(last)}`);
       });
       expect(ofInstances.map((l) => l.reason)).toEqual([expect.stringMatching(/wire format/), expect.stringMatching(/0x00/)]);
-      expect(ofSends.map((l) => l.reason)).toEqual(expect.arrayContaining([expect.stringMatching(/wire format/), expect.stringMatching(/0x00/)]));
+      expect(ofSends.map((l) => l.reason)).toEqual(expect.arrayContaining([expect.stringMatching(/wire format/), expect.stringMatching(/0x00|Unicode escape/)]));
       expect(ofPairing.map((l) => l.reason)).toEqual([expect.stringMatching(/wire format/), expect.stringMatching(/not renderable/)]);
       const counts = (found: readonly unknown[][]) => found.map((f) => f.length);
       const before = counts([ofInstances, ofSends, ofPairing]);
@@ -211,7 +216,7 @@ describe('poison records never stop a consumer', () => {
   it('the usage writer dead-letters what it cannot count and counts the rest, also after a restart', async () => {
     let writer: RunningUsageWriter = await startUsageWriter(clients);
     const counted = async (command: SendCommand) =>
-      (await clients.clickhouse.query<{ n: string }>(`SELECT count() AS n FROM usage_events WHERE event_id = {id:String}`, { id: command.message_id }))[0]?.n === '1';
+      (await clients.clickhouse.query<{ n: number }>(`SELECT toUInt8(count()) AS n FROM usage_events WHERE event_id = {id:String}`, { id: command.message_id }))[0]?.n === 1;
     try {
       const bad = newId('inst');
       const good = idBeside(bad, topics.sendCommands);
@@ -258,6 +263,15 @@ describe('poison records never stop a consumer', () => {
       }
     };
     const key = project(poisoned);
+    // A webhook of the poisoned project: its events are rendered for it, and one cannot be.
+    const webhook: ConfigRecord = {
+      event_id: asEventId(newId('evt')), occurred_at: Date.now(), account_id: poisoned, project_id: key, instance_id: null, entity_id: 'wh_poisoned',
+      entity: {
+        kind: 'webhook', url: 'http://127.0.0.1:9/hook', event_types: ['message.received'], enabled: true, description: null, created_at: Date.now(),
+        secret_ciphertext: createCipher(env.config.secretsKey).seal(newSigningSecret()),
+      },
+    };
+    await clients.producer.send(topics.config, [{ key: webhook.entity_id, value: webhook }]);
     let dispatcher: RunningDispatcher = await startDispatcher(clients);
     try {
       await clients.producer.sendRaw(eventsTopic, [{ key, value: NOT_AVRO }]);
