@@ -222,7 +222,12 @@ export async function startDirectory(deps: { kafka: Kafka; serdes: TopicSerdes; 
       if (!record.decoded.ok) {
         deps.logger.error({ err: record.decoded.error, offset: record.offset }, 'undecodable config record skipped');
       } else if (record.key !== null) {
-        directory.apply(record.key, record.decoded.value as ConfigRecord | null);
+        // A view every process rebuilds from the log: a record it cannot take is skipped, never retried.
+        try {
+          directory.apply(record.key, record.decoded.value as ConfigRecord | null);
+        } catch (err) {
+          deps.logger.error({ err, offset: record.offset, partition: record.partition }, 'config record not applied; skipped');
+        }
       }
       directory.advance(batch.partition, record.offset + 1);
     }

@@ -12,6 +12,7 @@ import { isLocale } from '../api/errors.js';
 import { checkedAdvisory, publishAdvisory, type AdvisoryInput } from '../processors/events/index.js';
 import { listenCommand } from '../connectors/relay/index.js';
 import type { Clients } from './clients.js';
+import { listDeadLetters, redrive, redriveAll, type DeadLetter } from '../topics/index.js';
 
 const usage = `Usage: gateway <command>
 
@@ -24,6 +25,10 @@ const usage = `Usage: gateway <command>
                              write advisory.published to every webhook of the accounts named
   listen --forward-to URL [--events a,b] [--print] [--secret S] [--api-url URL] [--api-key K]
                              relay the project's events to a local URL, signed like webhooks (gateway listen --help)
+  dead-letters list [--limit N] [--json]
+                             the records consumers gave up on (gw.processors.dead), with who gave up and why
+  dead-letters retry <partition:offset ...> | --all
+                             write dead letters back to their topics (--all: those no earlier --all wrote back)
   stack up | down | status   manage the local stack (Kafka, schema registry, Postgres databases, S3, SMTP)
 `;
 
@@ -46,6 +51,8 @@ async function main(argv: string[]): Promise<number> {
       impact: { type: 'string' },
       action: { type: 'string' },
       link: { type: 'string' },
+      limit: { type: 'string' },
+      all: { type: 'boolean' },
     },
   });
   const [command, arg] = positionals;
@@ -83,6 +90,8 @@ async function main(argv: string[]): Promise<number> {
       return stackCommand(config, arg);
     case 'replay':
       return replay(config, arg);
+    case 'dead-letters':
+      return deadLettersCommand(config, arg, positionals.slice(2), { limit: values.limit, json: values.json ?? false, all: values.all ?? false });
     case undefined:
     case 'help':
       console.log(usage);
@@ -171,6 +180,39 @@ function printFirstAccount(account: CreatedAccount, port: number): void {
       '',
     ].join('\n'),
   );
+}
+
+async function deadLettersCommand(
+  config: Config,
+  action: string | undefined,
+  ids: readonly string[],
+  options: { limit: string | undefined; json: boolean; all: boolean },
+): Promise<number> {
+  const limit = Number(options.limit ?? 100);
+  const valid = (action === 'list' && Number.isInteger(limit) && limit > 0) || (action === 'retry' && options.all !== ids.length > 0);
+  if (!valid) {
+    console.error(usage);
+    return 1;
+  }
+  const clients = await buildClients(config, createLogger('warn', config.logFormat));
+  try {
+    if (action === 'list') {
+      const letters = await listDeadLetters(clients, limit);
+      console.log(options.json ? JSON.stringify(letters.map(deadLetterJson)) : letters.map(deadLetterLine).join('\n') || 'no dead letters');
+      return 0;
+    }
+    const redriven = options.all ? await redriveAll(clients) : await redrive(clients, ids);
+    console.log(`re-drove ${redriven.length} dead letter(s)${redriven.map((l) => `\n  ${l.id} -> ${l.topic}`).join('')}`);
+    return 0;
+  } finally {
+    await clients.close();
+  }
+}
+
+const deadLetterJson = (l: DeadLetter) => ({ ...l, at: new Date(l.at).toISOString() });
+
+function deadLetterLine(l: DeadLetter): string {
+  return `${l.id}\t${l.topic}/${l.partition}/${l.offset}\t${l.by}\t${new Date(l.at).toISOString()}\t${l.reason}`;
 }
 
 async function stackCommand(config: Config, action: string | undefined): Promise<number> {

@@ -6,7 +6,7 @@ import type { TopicSerdes } from './serdes.js';
 export interface PositionedReaderOptions {
   /** A group of this reader alone: nothing is committed to it, and it is deleted on stop. */
   readonly groupId: string;
-  readonly topic: TopicSpec<unknown>;
+  readonly topic: Pick<TopicSpec<unknown>, 'name'>;
   /** The partitions to read, each with the offset to start at (the next offset to read). */
   readonly from: ReadonlyMap<number, number>;
 }

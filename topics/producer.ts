@@ -1,5 +1,7 @@
 import { CompressionTypes, Partitioners, type Kafka, type Message, type Producer as KafkaProducer, type RecordMetadata } from 'kafkajs';
 import { topicName, type TopicSpec } from './catalogue.js';
+import { classify } from './failure.js';
+import { backoffMs } from './retry.js';
 import type { TopicSerdes } from './serdes.js';
 
 export interface OutgoingRecord<V> {
@@ -106,7 +108,7 @@ function gathering(producer: KafkaProducer) {
           }
           // The same records again: the idempotent producer reuses their sequence numbers, so a
           // request the broker took before the connection failed is not written twice.
-          await new Promise((resolve) => setTimeout(resolve, backoffMs(failures)));
+          await new Promise((resolve) => setTimeout(resolve, backoffMs(failures + 1, 100, 5_000)));
         }
       }
     }
@@ -127,30 +129,11 @@ function gathering(producer: KafkaProducer) {
 
 /**
  * kafkajs retries what fails at the broker for ever, as configured, but gives up when it cannot
- * reconnect to the cluster (a broker down for a while): such failures are tried again here.
+ * reconnect to the cluster (a broker down for a while): such failures are tried again here, from
+ * 100 ms up to 5 s apart, so the log takes what waited soon after the broker is back.
  */
 function brokerUnreachable(error: unknown): boolean {
-  for (let cause = error; cause instanceof Error; cause = cause.cause ?? ('originalError' in cause ? cause.originalError : undefined)) {
-    if (UNREACHABLE.has(cause.name) || ('retriable' in cause && cause.retriable === true)) return true;
-  }
-  return false;
-}
-
-const UNREACHABLE = new Set([
-  'KafkaJSConnectionError',
-  'KafkaJSConnectionClosedError',
-  'KafkaJSRequestTimeoutError',
-  'KafkaJSNumberOfRetriesExceeded',
-  'KafkaJSBrokerNotFound',
-  'KafkaJSNoBrokerAvailableError',
-  'KafkaJSMetadataNotLoaded',
-  'KafkaJSTopicMetadataNotLoaded',
-  'KafkaJSLockTimeout',
-]);
-
-/** 100 ms doubling to 5 s, with full jitter so that many producers do not retry in step. */
-function backoffMs(failures: number): number {
-  return Math.random() * Math.min(5_000, 100 * 2 ** failures);
+  return classify(error) === 'transient';
 }
 
 /** A request gathers several sends: each gets the append times of its topic's partitions (-1: stamped at creation). */

@@ -5,6 +5,7 @@ import {
   sendToDeadLetters,
   takenInTime,
   topicName,
+  untilSettled,
   topics,
   type ConsumedBatch,
   type ConsumedRecord,
@@ -291,35 +292,36 @@ export class ConnectorRunner {
       await batch.heartbeat();
     };
     // Consecutive sends are executed together; any other record first executes those before it.
-    let sends: { readonly command: SendCommand; readonly offset: number }[] = [];
+    let sends: PendingSend[] = [];
+    /** Executes the sends gathered so far; false when the batch stopped first. */
     const flush = async () => {
       const last = sends[sends.length - 1];
-      if (!last) return;
-      await this.sends.send(sends.map((s) => s.command));
+      if (!last) return true;
+      if (!(await this.execute(batch, sends))) return false;
       sends = [];
-      await applied(last.offset);
+      await applied(last.record.offset);
+      return true;
     };
     try {
       for (const record of batch.records) {
         if (!batch.isRunning()) break;
         if (!record.decoded.ok || record.decoded.value === null) {
-          await flush();
+          if (!(await flush())) break;
           await this.deadLetter(record, record.decoded.ok ? 'empty command' : record.decoded.error.message);
         } else {
           const command = record.decoded.value as SendCommand | SandboxCommand;
           if (!this.numbers.has(command.instance_id) && (await this.statesMayBeBehind(batch.partition, partition, record))) {
-            await flush();
-            this.pauseCommands(batch.partition, partition);
+            if (await flush()) this.pauseCommands(batch.partition, partition);
             break;
           }
           if (batch.topic === this.sendTopic && !takenInTime(command as SendCommand, record.timestamp)) {
-            await flush();
+            if (!(await flush())) break;
             await this.deadLetter(record, refusedReason(command as SendCommand, record.timestamp));
           } else if (batch.topic === this.sendTopic) {
-            sends.push({ command: command as SendCommand, offset: record.offset });
+            sends.push({ command: command as SendCommand, record });
             continue;
           } else {
-            await flush();
+            if (!(await flush())) break;
             await this.control(command as SandboxCommand);
           }
         }
@@ -360,6 +362,28 @@ export class ConnectorRunner {
     }, LOAD_TIMEOUT_MS);
   }
 
+  /**
+   * Executes sends together, retrying transient failures; when they fail for good (a command
+   * Postgres cannot store, a bug), each is executed alone so that only the one at fault is
+   * dead-lettered. False when the batch stopped first.
+   */
+  private async execute(batch: ConsumedBatch, sends: readonly PendingSend[]): Promise<boolean> {
+    const settled = await untilSettled(() => this.sends.send(sends.map((s) => s.command)), {
+      isRunning: () => batch.isRunning(),
+      heartbeat: () => batch.heartbeat(),
+      logger: this.deps.logger,
+      what: 'executing sends',
+    });
+    if (settled.kind !== 'failed') return settled.kind === 'done';
+    const [only] = sends;
+    if (sends.length === 1 && only) {
+      await this.deadLetter(only.record, settled.failure.message);
+      return true;
+    }
+    for (const send of sends) if (!(await this.execute(batch, [send]))) return false;
+    return true;
+  }
+
   private async control(command: SandboxCommand): Promise<void> {
     try {
       await this.deps.controls.apply(command);
@@ -377,6 +401,11 @@ export class ConnectorRunner {
 /** Why a send is not executed: the API answered 503 before the log took it (see `takenInTime`). */
 function refusedReason(command: SendCommand, takenAt: number): string {
   return `refused: the log took this send at ${new Date(takenAt).toISOString()}, after the API gave up at ${new Date(command.expires_at!).toISOString()} and answered 503; never executed`;
+}
+
+interface PendingSend {
+  readonly command: SendCommand;
+  readonly record: ConsumedRecord<unknown>;
 }
 
 function isLoaded(partition: OwnedPartition): boolean {

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import {
   sendToDeadLetters,
+  untilSettled,
   type ConsumedBatch,
   type ConsumedRecord,
   type Kafka,
@@ -55,8 +56,9 @@ export class Intake {
   /**
    * Runs the consumer's loop: an undecodable record is dead-lettered, a tombstone settled at once,
    * and each value handed to `each`, which admits it and returns true, or returns false to leave it
-   * and the rest of the batch unresolved (fetched again once the partition resumes). Once stopping,
-   * a batch pauses its partition and is left unresolved.
+   * and the rest of the batch unresolved (fetched again once the partition resumes); a value `each`
+   * throws on is retried by the rule of `untilSettled`, then dead-lettered. Once stopping, a batch
+   * pauses its partition and is left unresolved.
    */
   async consume(each: (record: ConsumedRecord<unknown>, value: unknown, batch: ConsumedBatch) => boolean): Promise<void> {
     await this.deps.consumer.run(async (batch) => {
@@ -68,7 +70,18 @@ export class Intake {
         if (!batch.isRunning()) return;
         if (!record.decoded.ok) this.deadLetter(record, record.decoded.error.message);
         else if (record.decoded.value === null) this.admit(record, () => []);
-        else if (!each(record, record.decoded.value, batch)) break;
+        else {
+          const { value } = record.decoded;
+          const taken = await untilSettled(async () => each(record, value, batch), {
+            isRunning: () => batch.isRunning(),
+            heartbeat: () => batch.heartbeat(),
+            logger: this.deps.logger,
+            what: 'taking a record in',
+          });
+          if (taken.kind === 'stopped') return;
+          if (taken.kind === 'failed') this.deadLetter(record, taken.failure.message);
+          else if (!taken.value) break;
+        }
         batch.resolve(record.offset);
       }
       // Too much in flight: this partition waits until enough deliveries have settled.
@@ -96,7 +109,7 @@ export class Intake {
     );
   }
 
-  /** Sends an undecodable record to `gw.processors.dead` as it was, with the reason in headers. */
+  /** Sends a record that cannot be delivered to `gw.processors.dead` as it was, with the reason in headers. */
   deadLetter(record: ConsumedRecord<unknown>, reason: string): void {
     this.deps.logger.error({ topic: record.topic, partition: record.partition, offset: record.offset, reason }, 'record dead-lettered');
     this.admit(record, () => [

@@ -2,8 +2,12 @@ import type { Pool, PoolClient } from 'pg';
 import type { Logger } from 'pino';
 import {
   createConsumer,
+  backoffMs,
+  gaveUp,
   GatewayFailure,
   sendToDeadLetters,
+  sleepWithHeartbeat,
+  UNKNOWN_ATTEMPTS,
   topicName,
   type ConsumedBatch,
   type ConsumedRecord,
@@ -36,8 +40,6 @@ export interface RunningProjection {
   readonly groupId: string;
   stop(): Promise<void>;
 }
-
-const MAX_BACKOFF_MS = 10_000;
 
 /**
  * Runs a projection as a consumer-group member. Each batch of a partition is applied in one
@@ -89,20 +91,25 @@ type Attempt =
   /** Applying the records together hit bad data: apply them one by one to find which. */
   | { readonly kind: 'split' };
 
+/**
+ * Applies a batch until it commits. Transient failures are retried for as long as they last; once
+ * unknown failures have come back `UNKNOWN_ATTEMPTS` times, the records whose handler still fails
+ * with one are dead-lettered like records of bad data.
+ */
 async function processBatch(ctx: BatchContext, batch: ConsumedBatch): Promise<void> {
   if (batch.records.length === 0) return;
   const poisoned = new Map<number, GatewayFailure>();
   let oneByOne = false;
-  for (let failures = 0; batch.isRunning(); ) {
+  for (let failures = 0, unknown = 0; batch.isRunning(); ) {
     let attempt: Attempt;
     try {
-      attempt = await applyOnce(ctx, batch, poisoned, oneByOne);
+      attempt = await applyOnce(ctx, batch, poisoned, oneByOne, unknown >= UNKNOWN_ATTEMPTS);
     } catch (error) {
       const failure = GatewayFailure.from(error);
-      if (!failure.retryable) throw failure;
+      if (failure.kind !== 'transient') unknown += 1;
       failures += 1;
-      const delay = Math.min(MAX_BACKOFF_MS, 100 * 2 ** failures);
-      ctx.logger.warn({ err: failure, attempt: failures, delayMs: delay }, 'batch failed; retrying');
+      const delay = backoffMs(failures);
+      ctx.logger.warn({ err: failure, kind: failure.kind, attempt: failures, delayMs: delay }, 'batch failed; retrying');
       await sleepWithHeartbeat(batch, delay);
       continue;
     }
@@ -135,6 +142,7 @@ async function applyOnce(
   batch: ConsumedBatch,
   poisoned: ReadonlyMap<number, GatewayFailure>,
   oneByOne: boolean,
+  givingUp: boolean,
 ): Promise<Attempt> {
   const client = await ctx.pool.connect();
   try {
@@ -165,17 +173,21 @@ async function applyOnce(
     const handler = ctx.handlers.get(batch.topic);
     const together = oneByOne ? undefined : decodedRecords(pending);
     if (handler?.applyAll && together) {
-      if (await failureOf(() => handler.applyAll!(client, together))) {
+      if (await failureOf(() => handler.applyAll!(client, together), givingUp)) {
         await client.query('ROLLBACK');
         return { kind: 'split' };
       }
     } else {
       for (const record of pending) {
-        const failure = poisoned.get(record.offset) ?? (await applyRecord(ctx, client, record));
+        const failure = poisoned.get(record.offset) ?? (await applyRecord(ctx, client, record, givingUp));
         if (failure && !poisoned.has(record.offset)) {
           await client.query('ROLLBACK');
           return { kind: 'poisoned', offset: record.offset, failure };
         }
+      }
+      // Only once every other record applied: a pass that finds another poison would send these again.
+      for (const record of pending) {
+        const failure = poisoned.get(record.offset);
         if (failure) await deadLetter(ctx, record, failure);
       }
     }
@@ -196,12 +208,17 @@ async function applyOnce(
 }
 
 /** Applies one record; a non-retryable failure is returned (the record will be dead-lettered), others thrown. */
-async function applyRecord(ctx: BatchContext, client: PoolClient, record: ConsumedRecord<unknown>): Promise<GatewayFailure | undefined> {
+async function applyRecord(
+  ctx: BatchContext,
+  client: PoolClient,
+  record: ConsumedRecord<unknown>,
+  givingUp: boolean,
+): Promise<GatewayFailure | undefined> {
   const handler = ctx.handlers.get(record.topic);
   if (!handler) return GatewayFailure.nonRetryable(`no handler for topic ${record.topic}`);
   if (!record.decoded.ok) return GatewayFailure.nonRetryable(record.decoded.error.message, record.decoded.error);
   const { value } = record.decoded;
-  return failureOf(() => handler.apply(client, value, record));
+  return failureOf(() => handler.apply(client, value, record), givingUp);
 }
 
 /** The records as handlers take them; undefined when one of them could not be decoded. */
@@ -214,21 +231,17 @@ function decodedRecords(records: readonly ConsumedRecord<unknown>[]): Applied<un
   return applied;
 }
 
-/** Runs a handler; a non-retryable failure is returned, others thrown. */
-async function failureOf(apply: () => Promise<void>): Promise<GatewayFailure | undefined> {
+/** Runs a handler; a permanent failure is returned (an unknown one too once `givingUp`), others thrown. */
+async function failureOf(apply: () => Promise<void>, givingUp: boolean): Promise<GatewayFailure | undefined> {
   try {
     await apply();
     return undefined;
   } catch (error) {
-    if (error instanceof GatewayFailure && !error.retryable) return error;
-    if (isDataError(error)) return GatewayFailure.nonRetryable(`record rejected by Postgres: ${error.message}`, error);
-    throw error;
+    const failure = GatewayFailure.from(error);
+    if (failure.kind === 'permanent') return failure;
+    if (failure.kind === 'unknown' && givingUp) return gaveUp(failure, UNKNOWN_ATTEMPTS);
+    throw failure;
   }
-}
-
-/** Postgres data exceptions (class 22) and constraint violations (class 23) will fail the same way again. */
-function isDataError(error: unknown): error is Error & { code: string } {
-  return error instanceof Error && 'code' in error && typeof error.code === 'string' && /^2[23]/.test(error.code);
 }
 
 async function lockStoredOffset(client: PoolClient, batch: ConsumedBatch): Promise<number | undefined> {
@@ -246,12 +259,4 @@ async function deadLetter(ctx: BatchContext, record: ConsumedRecord<unknown>, fa
 
 function lastOffset(batch: ConsumedBatch): number {
   return batch.records[batch.records.length - 1]?.offset ?? -1;
-}
-
-async function sleepWithHeartbeat(batch: ConsumedBatch, ms: number): Promise<void> {
-  const until = Date.now() + ms;
-  while (Date.now() < until && batch.isRunning()) {
-    await new Promise((resolve) => setTimeout(resolve, Math.min(1_000, until - Date.now())));
-    await batch.heartbeat().catch(() => undefined);
-  }
 }

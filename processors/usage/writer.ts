@@ -1,7 +1,20 @@
 import type { Logger } from 'pino';
 import type { SendCommand, UsageRecord } from '../../schemas/records.js';
 import type { ClickHouse } from '../../stack/clickhouse.js';
-import { createConsumer, takenInTime, topicName, topics, type ConsumedBatch, type ConsumedRecord, type Kafka, type TopicConsumer, type TopicSerdes } from '../../topics/index.js';
+import {
+  createConsumer,
+  sendToDeadLetters,
+  takenInTime,
+  topicName,
+  topics,
+  untilSettled,
+  type ConsumedBatch,
+  type ConsumedRecord,
+  type Kafka,
+  type Producer,
+  type TopicConsumer,
+  type TopicSerdes,
+} from '../../topics/index.js';
 import { sendUsage, storedMediaUsage, type UsageRow } from './rows.js';
 import { ensureUsageTable, insertUsageRows } from './table.js';
 
@@ -9,6 +22,7 @@ export interface UsageWriterDeps {
   readonly kafka: Kafka;
   readonly serdes: TopicSerdes;
   readonly clickhouse: ClickHouse;
+  readonly producer: Producer;
   readonly logger: Logger;
 }
 
@@ -16,8 +30,6 @@ export interface RunningUsageWriter {
   readonly groupId: string;
   stop(): Promise<void>;
 }
-
-const MAX_BACKOFF_MS = 10_000;
 
 /**
  * Writes counted usage into ClickHouse: a consumer group on the send commands and `gw.usage`
@@ -37,13 +49,17 @@ export async function startUsageWriter(deps: UsageWriterDeps, options: { groupId
     fromBeginning: true,
   });
   const sendTopic = topicName(topics.sendCommands, deps.serdes.prefix);
-  await consumer.run((batch) => writeBatch({ clickhouse: deps.clickhouse, consumer, logger, sendTopic }, batch));
+  const context: WriterContext = { clickhouse: deps.clickhouse, producer: deps.producer, prefix: deps.serdes.prefix, groupId, consumer, logger, sendTopic };
+  await consumer.run((batch) => writeBatch(context, batch));
   logger.info({ groupId }, 'usage writer running');
   return { groupId, stop: () => consumer.stop() };
 }
 
 interface WriterContext {
   readonly clickhouse: ClickHouse;
+  readonly producer: Producer;
+  readonly prefix: string;
+  readonly groupId: string;
   readonly consumer: TopicConsumer;
   readonly logger: Logger;
   readonly sendTopic: string;
@@ -52,46 +68,57 @@ interface WriterContext {
 async function writeBatch(ctx: WriterContext, batch: ConsumedBatch): Promise<void> {
   const last = batch.records[batch.records.length - 1];
   if (!last) return;
-  const rows = batch.records.flatMap((record) => rowOf(ctx, record) ?? []);
-  if (!(await insertWithRetry(ctx, batch, rows))) return;
+  const counted: Counted[] = [];
+  for (const record of batch.records) {
+    if (!record.decoded.ok) await deadLetter(ctx, record, record.decoded.error.message);
+    else {
+      const row = rowOf(ctx, record, record.decoded.value);
+      if (row) counted.push({ record, row });
+    }
+  }
+  if (!(await insert(ctx, batch, counted))) return;
   batch.resolve(last.offset);
   await ctx.consumer
     .commit(batch.topic, batch.partition, last.offset + 1)
     .catch((err: unknown) => ctx.logger.warn({ err }, 'offset commit failed; the batch may be written again, and counts once'));
 }
 
-function rowOf(ctx: WriterContext, record: ConsumedRecord<unknown>): UsageRow | undefined {
-  if (!record.decoded.ok) {
-    // The usage projection reads the same topics and dead-letters the record; here it is only skipped.
-    ctx.logger.error({ err: record.decoded.error, topic: record.topic, offset: record.offset }, 'undecodable record not counted');
-    return undefined;
-  }
-  const value = record.decoded.value;
+interface Counted {
+  readonly record: ConsumedRecord<unknown>;
+  readonly row: UsageRow;
+}
+
+function rowOf(ctx: WriterContext, record: ConsumedRecord<unknown>, value: unknown): UsageRow | undefined {
   if (value === null) return undefined;
   if (record.topic !== ctx.sendTopic) return storedMediaUsage(value as UsageRecord);
   const command = value as SendCommand;
   return takenInTime(command, record.timestamp) ? sendUsage(command) : undefined;
 }
 
-/** Inserts until it works; false when the consumer stops or loses the partition first. */
-async function insertWithRetry(ctx: WriterContext, batch: ConsumedBatch, rows: readonly UsageRow[]): Promise<boolean> {
-  for (let failures = 1; batch.isRunning(); failures++) {
-    try {
-      await insertUsageRows(ctx.clickhouse, rows);
-      return true;
-    } catch (err) {
-      const delayMs = Math.min(MAX_BACKOFF_MS, 100 * 2 ** failures);
-      ctx.logger.warn({ err, attempt: failures, delayMs }, 'usage insert failed; retrying');
-      await sleepWithHeartbeat(batch, delayMs);
-    }
+/**
+ * Inserts the rows in one statement, retrying transient failures; when ClickHouse refuses them for
+ * good, each is inserted alone so that only the record at fault is dead-lettered. False when the
+ * consumer stops or loses the partition first.
+ */
+async function insert(ctx: WriterContext, batch: ConsumedBatch, counted: readonly Counted[]): Promise<boolean> {
+  if (counted.length === 0) return true;
+  const settled = await untilSettled(() => insertUsageRows(ctx.clickhouse, counted.map((c) => c.row)), {
+    isRunning: () => batch.isRunning(),
+    heartbeat: () => batch.heartbeat(),
+    logger: ctx.logger,
+    what: 'usage insert',
+  });
+  if (settled.kind !== 'failed') return settled.kind === 'done';
+  const [only] = counted;
+  if (counted.length === 1 && only) {
+    await deadLetter(ctx, only.record, settled.failure.message);
+    return true;
   }
-  return false;
+  for (const one of counted) if (!(await insert(ctx, batch, [one]))) return false;
+  return true;
 }
 
-async function sleepWithHeartbeat(batch: ConsumedBatch, ms: number): Promise<void> {
-  const until = Date.now() + ms;
-  while (Date.now() < until && batch.isRunning()) {
-    await new Promise((resolve) => setTimeout(resolve, Math.min(1_000, until - Date.now())));
-    await batch.heartbeat().catch(() => undefined);
-  }
+async function deadLetter(ctx: WriterContext, record: ConsumedRecord<unknown>, reason: string): Promise<void> {
+  ctx.logger.error({ topic: record.topic, partition: record.partition, offset: record.offset, reason }, 'record not counted; dead-lettered');
+  await sendToDeadLetters(ctx.producer, ctx.prefix, record, { 'x-dead-consumer': ctx.groupId }, reason);
 }
