@@ -12,9 +12,14 @@ export interface OwedReceipt {
   readonly sent_at: number;
 }
 
+/**
+ * Unlogged: a write needs no WAL flush, so a send waits a round trip and no disk for its receipts.
+ * The rows survive a connector that dies; a Postgres crash empties the table (the simulated network
+ * then forgets, a cost the sandbox can take).
+ */
 const DDL = [
   `CREATE SCHEMA IF NOT EXISTS sandbox`,
-  `CREATE TABLE IF NOT EXISTS sandbox.pending_receipts (
+  `CREATE UNLOGGED TABLE IF NOT EXISTS sandbox.pending_receipts (
     instance_id text NOT NULL,
     wa_message_id text NOT NULL,
     status text NOT NULL,
