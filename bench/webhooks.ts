@@ -105,7 +105,7 @@ async function main(): Promise<void> {
   const prefix = `${id}.`;
   const logger = pino({ level: 'warn' });
   const kafka = createKafka(config.kafka, logger);
-  await ensureTopics(kafka, allTopics, { prefix, replicationFactor: config.kafka.replicationFactor });
+  await ensureTopics(kafka, allTopics(config), { prefix, replicationFactor: config.kafka.replicationFactor });
   const serdes = await TopicSerdes.register(new AvroSerdes(config.schemaRegistryUrl, loadSchemaFiles()), [topics.events, topics.config], prefix);
   const producer = await createProducer(kafka, serdes);
   const secret = newSigningSecret();

@@ -16,6 +16,7 @@ import {
 import { createHttpFetcher, type HttpFetcher } from '../connectors/http/index.js';
 import { createMediaLinks, createMediaStore, usageProducer, type MediaLinks, type MediaStore } from '../connectors/media/index.js';
 import { createMailer, type Mailer } from '../connectors/email/smtp.js';
+import { retrySchedule } from '../connectors/webhooks/index.js';
 import { createClickHouse, type ClickHouse } from './clickhouse.js';
 import type { Config } from './config.js';
 
@@ -36,17 +37,21 @@ export interface Clients {
   close(): Promise<void>;
 }
 
-export const allTopics: readonly TopicSpec<unknown>[] = Object.values(topics);
+/** The topics of the catalogue and the retry tiers of the configured schedule. */
+export function allTopics(config: Config): readonly TopicSpec<unknown>[] {
+  return [...Object.values(topics), ...retrySchedule(config.webhooks.retryDelaysMs).tiers];
+}
 
 /** Creates the topics, registers the schemas and connects every client. */
 export async function buildClients(config: Config, logger: Logger): Promise<Clients> {
   const kafka = createKafka(config.kafka, logger);
-  const created = await ensureTopics(kafka, [...allTopics, deadLetterTopic], {
+  const specs = allTopics(config);
+  const created = await ensureTopics(kafka, [...specs, deadLetterTopic], {
     prefix: config.kafka.topicPrefix,
     replicationFactor: config.kafka.replicationFactor,
   });
   if (created.length > 0) logger.info({ topics: created }, 'topics created');
-  const serdes = await TopicSerdes.register(new AvroSerdes(config.schemaRegistryUrl, loadSchemaFiles()), allTopics, config.kafka.topicPrefix);
+  const serdes = await TopicSerdes.register(new AvroSerdes(config.schemaRegistryUrl, loadSchemaFiles()), specs, config.kafka.topicPrefix);
   const producer = await createProducer(kafka, serdes);
   const pool = new pg.Pool({ connectionString: config.databaseUrl, max: config.databasePoolSize });
   pool.on('error', (err) => logger.warn({ err }, 'idle Postgres client failed'));

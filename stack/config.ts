@@ -98,14 +98,26 @@ function integer(env: Env, name: string, fallback: number): number {
 
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };
 
-/** A comma-separated list of durations such as `10s,1m,10m,1h`. */
-function durations(env: Env, name: string, fallback: string): readonly number[] {
+/** Spec 6.3: an account webhook is retried up to 5 times. */
+const MAX_WEBHOOK_RETRIES = 5;
+
+/**
+ * The webhook retry schedule, `10s,1m,10m,1h,1h`: one positive duration a retry, at most
+ * `MAX_WEBHOOK_RETRIES`. Refused at start otherwise, naming the entry at fault.
+ */
+function retryDelays(env: Env, name: string, fallback: string): readonly number[] {
   const raw = text(env, name, fallback);
+  const parts = raw.split(',').map((part) => part.trim());
+  const refuse = (why: string) => new Error(`${name} ${why} (got "${raw}"; e.g. 10s,1m,10m,1h,1h)`);
+  if (parts.length > MAX_WEBHOOK_RETRIES) throw refuse(`has ${parts.length} delays: a webhook is retried at most ${MAX_WEBHOOK_RETRIES} times`);
   return Object.freeze(
-    raw.split(',').map((part) => {
-      const match = /^(\d+)(ms|s|m|h)$/.exec(part.trim());
-      if (!match) throw new Error(`${name} must be durations like 10s,1m,10m,1h, got "${raw}"`);
-      return Number(match[1]) * UNIT_MS[match[2]!]!;
+    parts.map((part, i) => {
+      if (part === '') throw refuse(`has an empty entry at position ${i + 1}`);
+      const match = /^(\d+)(ms|s|m|h)$/.exec(part);
+      if (!match) throw refuse(`entry "${part}" is not a duration in ms, s, m or h`);
+      const ms = Number(match[1]) * UNIT_MS[match[2]!]!;
+      if (ms <= 0) throw refuse(`entry "${part}" is not positive: a retry must wait`);
+      return ms;
     }),
   );
 }
@@ -159,7 +171,7 @@ export function loadConfig(env: Env = process.env): Config {
     keyRotationGraceMs: integer(env, 'KEY_ROTATION_GRACE_HOURS', 24) * 3_600_000,
     webhooks: Object.freeze({
       timeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000),
-      retryDelaysMs: durations(env, 'WEBHOOK_RETRY_DELAYS', '10s,1m,10m,1h,1h'),
+      retryDelaysMs: retryDelays(env, 'WEBHOOK_RETRY_DELAYS', '10s,1m,10m,1h,1h'),
       endpointConcurrency: integer(env, 'WEBHOOK_ENDPOINT_CONCURRENCY', 10),
       endpointQueue: integer(env, 'WEBHOOK_ENDPOINT_QUEUE', 1_000),
     }),

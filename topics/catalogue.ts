@@ -74,22 +74,6 @@ export const topics = {
     name: 'gw.deliveries.attempts', key: 'webhook id', schema: 'gateway.webhooks.DeliveryAttempt',
     partitions: 6, cleanup: 'delete', retentionMs: 30 * DAY,
   }),
-  deliveryRetry10s: topic<R.DeliveryTask>({
-    name: 'gw.deliveries.retry.10s', key: 'webhook id', schema: 'gateway.webhooks.DeliveryTask',
-    partitions: 6, cleanup: 'delete', retentionMs: DAY,
-  }),
-  deliveryRetry1m: topic<R.DeliveryTask>({
-    name: 'gw.deliveries.retry.1m', key: 'webhook id', schema: 'gateway.webhooks.DeliveryTask',
-    partitions: 6, cleanup: 'delete', retentionMs: DAY,
-  }),
-  deliveryRetry10m: topic<R.DeliveryTask>({
-    name: 'gw.deliveries.retry.10m', key: 'webhook id', schema: 'gateway.webhooks.DeliveryTask',
-    partitions: 6, cleanup: 'delete', retentionMs: 2 * DAY,
-  }),
-  deliveryRetry1h: topic<R.DeliveryTask>({
-    name: 'gw.deliveries.retry.1h', key: 'webhook id', schema: 'gateway.webhooks.DeliveryTask',
-    partitions: 6, cleanup: 'delete', retentionMs: 3 * DAY,
-  }),
   deliveryDead: topic<R.DeliveryTask>({
     name: 'gw.deliveries.dead', key: 'webhook id', schema: 'gateway.webhooks.DeliveryTask',
     partitions: 6, cleanup: 'delete', retentionMs: 30 * DAY,
@@ -103,6 +87,27 @@ export const topics = {
     partitions: 6, cleanup: 'delete', retentionMs: 30 * DAY,
   }),
 } as const;
+
+/**
+ * The retry tier of one delay, `gw.deliveries.retry.<delay>` (`10s`, `1m`, `1500ms`): it holds
+ * tasks that all wait this long, so its order is the order they fall due. Kept a comfortable
+ * multiple of the delay, and a day at least, so tasks outlive a dispatcher outage.
+ */
+export function deliveryRetryTier(delayMs: number): TopicSpec<R.DeliveryTask> {
+  return topic<R.DeliveryTask>({
+    name: `gw.deliveries.retry.${durationLabel(delayMs)}`, key: 'webhook id', schema: 'gateway.webhooks.DeliveryTask',
+    partitions: 6, cleanup: 'delete', retentionMs: Math.max(DAY, 72 * delayMs),
+  });
+}
+
+const UNITS: readonly (readonly [string, number])[] = [['h', HOUR], ['m', 60_000], ['s', 1_000], ['ms', 1]];
+
+/** A duration in the largest unit that writes it whole: `10s`, `1m`, `1h`, `90s`, `1500ms`. */
+export function durationLabel(ms: number): string {
+  if (!Number.isInteger(ms) || ms <= 0) throw new Error(`a duration label needs a positive whole number of ms, got ${ms}`);
+  const [unit, size] = UNITS.find(([, size]) => ms % size === 0)!;
+  return `${ms / size}${unit}`;
+}
 
 export type TopicCatalogue = typeof topics;
 export type AnyTopic = TopicCatalogue[keyof TopicCatalogue];

@@ -1,4 +1,4 @@
-export { topics, deadLetterTopic, topicName, valueSubject, type TopicSpec, type AnyTopic } from './catalogue.js';
+export { topics, deadLetterTopic, deliveryRetryTier, durationLabel, topicName, valueSubject, type TopicSpec, type AnyTopic } from './catalogue.js';
 export { createKafka, type KafkaSettings } from './kafka.js';
 export { ensureTopics, endOffsets, watermarks, openOffsetReader, type OffsetReader } from './admin.js';
 export { deleteSubject, removePrefixed } from './cleanup.js';

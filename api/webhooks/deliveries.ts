@@ -9,7 +9,7 @@ import {
 } from '../../processors/deliveries/index.js';
 import { asAccountId, asEventId, asInstanceId, asProjectId, newId } from '../../schemas/ids.js';
 import type { DeliveryTask } from '../../schemas/records.js';
-import { topics } from '../../topics/index.js';
+import { retrySchedule } from '../../connectors/webhooks/schedule.js';
 import { WRITE_DEADLINE_MS } from '../config-writes.js';
 import type { RouteOptions } from '../context.js';
 import { Cursor, decodeCursor, Limit, NextCursor, paginate } from '../conversations/cursor.js';
@@ -61,6 +61,7 @@ function attemptOut(row: AttemptRow) {
  */
 export const deliveryRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { ctx }) => {
   const { directory, clients } = ctx;
+  const firstTier = retrySchedule(clients.config.webhooks.retryDelaysMs).retries[0].tier;
 
   const ownDelivery = async (projectId: string, webhookId: string, deliveryId: string) => {
     const webhook = ownWebhook(directory, projectId, webhookId);
@@ -148,7 +149,7 @@ export const deliveryRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (ap
         last_error: null,
         body_json: delivery.body_json,
       };
-      await withDeadline(clients.producer.send(topics.deliveryRetry10s, [{ key: webhook.id, value: task }]), WRITE_DEADLINE_MS);
+      await withDeadline(clients.producer.send(firstTier, [{ key: webhook.id, value: task }]), WRITE_DEADLINE_MS);
       return reply.code(202).send({ delivery_id: task.delivery_id });
     },
   );

@@ -25,7 +25,11 @@ export interface NetworkConnector {
 
 /** The live network session of one number. */
 export interface NumberSession {
-  /** Executes a send; a session that is not connected answers `failed` with `not_connected`. */
+  /**
+   * Executes a send; a session that is not connected answers `failed` with `not_connected`. The
+   * sends of a batch are called in order without waiting for each answer: a session takes each
+   * send in the order of the calls (the sandbox does, before its first await).
+   */
   send(command: SendCommand): Promise<SendResult>;
   /** Starts pairing: the session reports `connecting` and a pairing challenge. */
   pair(method: PairingMethod, phone?: string): Promise<void>;

@@ -1,6 +1,6 @@
 import type { Clients } from '../../stack/clients.js';
 import { createCipher } from '../../stack/cipher.js';
-import { SandboxNetwork } from '../sandbox/index.js';
+import { PendingReceipts, SandboxNetwork } from '../sandbox/index.js';
 import type { OtpOpener } from './connector.js';
 import type { MediaSink } from './media-sink.js';
 import { ConnectorRunner } from './runner.js';
@@ -41,7 +41,9 @@ export async function startConnectorRole(clients: Clients, options: ConnectorRol
   const logger = clients.logger.child({ role: 'connector' });
   if (!options.sandbox && !options.media) logger.warn('no media sink: received media arrive without their files');
   const sandbox =
-    options.sandbox ?? new SandboxNetwork({ logger, media: options.media, otp: options.otp ?? createCipher(clients.config.secretsKey) });
+    options.sandbox ??
+    new SandboxNetwork({ logger, receipts: new PendingReceipts(clients.pool), media: options.media, otp: options.otp ?? createCipher(clients.config.secretsKey) });
+  await sandbox.ensureSchema();
   const runner = new ConnectorRunner({
     kafka: clients.kafka,
     serdes: clients.serdes,

@@ -55,7 +55,7 @@ export class Sends {
     const sends = firstOfEachMessage(commands);
     const claims = await executed.claim(sends);
     const stored = deferred<Map<string, SendOutcome>>();
-    const results: { send: SendRef; result: SendResult }[] = [];
+    const executing: { send: SendRef; result: Promise<SendResult> }[] = [];
     const written: Promise<void>[] = [];
     for (const [i, command] of sends.entries()) {
       const claim = claims[i]!;
@@ -64,11 +64,16 @@ export class Sends {
         written.push(this.writeStatus(command, Promise.resolve(claim.outcome)));
         continue;
       }
-      const result = claim.kind === 'new' ? await this.execute(command) : (this.unfinished.get(command.message_id) ?? interrupted);
-      this.unfinished.set(command.message_id, result);
-      results.push({ send: command, result });
+      // Started in order, each without waiting for the answer to the one before (see `NumberSession.send`).
+      const result = claim.kind === 'new' ? this.execute(command) : Promise.resolve(this.unfinished.get(command.message_id) ?? interrupted);
+      executing.push({ send: command, result });
       // Queued in the number's writer now, before the network can answer with a receipt: sent comes first.
       written.push(this.writeStatus(command, stored.promise.then((outcomes) => outcomes.get(command.message_id)!)));
+    }
+    const results: { send: SendRef; result: SendResult }[] = [];
+    for (const { send, result } of executing) {
+      results.push({ send, result: await result });
+      this.unfinished.set(send.message_id, results[results.length - 1]!.result);
     }
     const finishing = results.length === 0 ? Promise.resolve(new Map<string, SendOutcome>()) : executed.finish(results);
     finishing.then(stored.resolve, stored.reject);

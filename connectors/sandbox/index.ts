@@ -1,2 +1,3 @@
 export { SandboxNetwork } from './network.js';
+export { PendingReceipts } from './receipts.js';
 export type { Delivered, SandboxView, SessionDeps as SandboxDeps } from './session.js';

@@ -20,7 +20,13 @@ export class SandboxNetwork implements NetworkConnector, SandboxControls {
       if (this.sessions.get(id) === session) this.sessions.delete(id);
     });
     this.sessions.set(id, session);
+    session.resume(Date.now());
     return session;
+  }
+
+  /** Creates the sandbox's own tables (`sandbox.pending_receipts`). */
+  ensureSchema(): Promise<void> {
+    return this.deps.receipts.ensureSchema();
   }
 
   async apply(command: SandboxCommand): Promise<void> {

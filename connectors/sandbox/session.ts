@@ -9,7 +9,6 @@ import type {
   SandboxGroupUpdate,
   SandboxPhoneMessage,
   SendCommand,
-  SendStatus,
   TextContent,
 } from '../../schemas/records.js';
 import type { NumberSession, OtpOpener, SendResult, SessionEvents, SessionFact } from '../network/connector.js';
@@ -20,10 +19,13 @@ import { changeBehaviour, defaultBehaviour, sendFails, type Behaviour } from './
 import { receivedContent, type ReceivedContent } from './content.js';
 import { derivedPhone, pairingChallenge, sentWaId, simulatedWaId } from './ids.js';
 import { People } from './people.js';
+import type { OwedReceipt, PendingReceipts } from './receipts.js';
 import { Recent } from './recent.js';
 
 export interface SessionDeps {
   readonly logger: Logger;
+  /** The receipts the network owes, kept in Postgres so a killed connector does not forget them. */
+  readonly receipts: PendingReceipts;
   readonly media?: MediaSink;
   /** Opens OTP codes for the code bubble; absent, the bubble holds the masked code. */
   readonly otp?: OtpOpener;
@@ -48,6 +50,8 @@ export interface SandboxView {
 
 /** How much each session remembers: delivered messages, polls, authors, messages waiting to arrive. */
 const MEMORY = 1_000;
+/** Owed receipts a reopened session loads at a time; the next ones once these are on the log. */
+const RELOAD_PAGE = 1_000;
 
 const canSend = (status: InstanceStatus) => status === 'connected' || status === 'warming';
 
@@ -91,9 +95,31 @@ export class SandboxSession implements NumberSession {
     }
     if (command.content.kind === 'poll') this.polls.set(waId, command.content.options);
     const { deliveredAfterMs, readAfterMs } = this.behaviour;
-    this.later(deliveredAfterMs, () => this.receipt(waId, 'delivered'));
-    this.later(Math.max(deliveredAfterMs, readAfterMs), () => this.receipt(waId, 'read'));
+    const now = Date.now();
+    const owed = (status: OwedReceipt['status'], afterMs: number): OwedReceipt =>
+      ({ instance_id: this.instance.instance_id, wa_message_id: waId, status, due_at: now + afterMs, sent_at: now });
+    const receipts = [owed('delivered', deliveredAfterMs), owed('read', Math.max(deliveredAfterMs, readAfterMs))];
+    await this.deps.receipts.add(receipts);
+    for (const receipt of receipts) void this.owe(receipt);
     return { kind: 'accepted', wa_message_id: waId };
+  }
+
+  /**
+   * Receipts owed for sends made before this session opened (by a connector that was killed, or
+   * by the worker the number moved from): the due ones now, the others when they fall due.
+   */
+  resume(openedAt: number): void {
+    this.reload(openedAt).catch((err: unknown) => this.deps.logger.warn({ err, instanceId: this.instance.instance_id }, 'sandbox owed receipts not reloaded'));
+  }
+
+  private async reload(openedAt: number): Promise<void> {
+    let after: OwedReceipt | undefined;
+    do {
+      const page = await this.deps.receipts.owed(this.instance.instance_id, openedAt, after, RELOAD_PAGE);
+      if (this.closed) return;
+      await Promise.all(page.map((receipt) => this.owe(receipt)));
+      after = page.length === RELOAD_PAGE ? page[page.length - 1] : undefined;
+    } while (after);
   }
 
   async pair(method: PairingMethod, phone?: string): Promise<void> {
@@ -278,10 +304,22 @@ export class SandboxSession implements NumberSession {
     if (this.delivered.length > MEMORY) this.delivered.shift();
   }
 
-  private receipt(waId: string, status: SendStatus): void {
-    this.events
-      .emit({ kind: 'status', wa_message_id: waId, status, error_code: null, error_reason: null, occurred_at: Date.now() })
-      .catch((err: unknown) => this.deps.logger.warn({ err, waId, status }, 'sandbox receipt not written'));
+  /**
+   * Emits a receipt when it falls due. Once it is on the log the network owes it no longer; a
+   * session closed meanwhile leaves it owed (its fact may have been dropped), for the next one.
+   * Resolves when the receipt is settled, never when the session closes first.
+   */
+  private owe(receipt: OwedReceipt): Promise<void> {
+    const { wa_message_id: waId, status } = receipt;
+    return new Promise((settled) =>
+      this.later(receipt.due_at - Date.now(), () => {
+        this.events
+          .emit({ kind: 'status', wa_message_id: waId, status, error_code: null, error_reason: null, occurred_at: Date.now() })
+          .then(() => (this.closed ? undefined : this.deps.receipts.settle([receipt])))
+          .catch((err: unknown) => this.deps.logger.warn({ err, waId, status }, 'sandbox receipt not written; owed until the session opens again'))
+          .finally(settled);
+      }),
+    );
   }
 
   private later(ms: number, run: () => void): void {

@@ -7,14 +7,14 @@ import type { Endpoints } from './endpoint.js';
 import type { EndpointLimiter } from './limiter.js';
 import { judge, outcomeOf } from './outcome.js';
 import type { PostResult, WebhookPoster } from './post.js';
-import { nextStep, overflowStep, type NextStep } from './schedule.js';
+import { nextStep, overflowStep, type NextStep, type RetrySchedule } from './schedule.js';
 
 export interface DeliverDeps {
   readonly endpoints: Endpoints;
   readonly limiter: EndpointLimiter;
   readonly poster: WebhookPoster;
   readonly producer: Producer;
-  readonly retryDelaysMs: readonly number[];
+  readonly schedule: RetrySchedule;
   readonly logger: Logger;
 }
 
@@ -61,7 +61,7 @@ async function exchange(deps: DeliverDeps, task: DeliveryTask): Promise<Exchange
 async function record(deps: DeliverDeps, task: DeliveryTask, { url, startedAt, result }: Extract<Exchange, { kind: 'posted' }>): Promise<void> {
   const verdict = judge(result);
   const now = Date.now();
-  const step: NextStep | undefined = verdict.delivered ? undefined : nextStep(task, verdict.retryable, deps.retryDelaysMs, now);
+  const step: NextStep | undefined = verdict.delivered ? undefined : nextStep(task, verdict.retryable, deps.schedule, now);
   const attempt: DeliveryAttempt = {
     event_id: task.event_id,
     occurred_at: startedAt,
@@ -102,7 +102,7 @@ async function record(deps: DeliverDeps, task: DeliveryTask, { url, startedAt, r
 /** The endpoint has a full queue: the task waits on the first tier, its attempt not counted. */
 async function overflow(deps: DeliverDeps, task: DeliveryTask): Promise<void> {
   const now = Date.now();
-  const step = overflowStep(deps.retryDelaysMs, now);
+  const step = overflowStep(deps.schedule, now);
   await deps.producer.send(step.topic, [{ key: task.target_id, value: { ...task, occurred_at: now, not_before: step.notBefore } }]);
   deps.logger.debug({ ...ids(task) }, 'endpoint queue full: delivery moved to the first retry tier');
 }

@@ -9,6 +9,7 @@ import { EndpointLimiter } from './limiter.js';
 import { Load } from './load.js';
 import { createWebhookPoster } from './post.js';
 import { consumeRetries } from './retries.js';
+import { retrySchedule } from './schedule.js';
 
 /** Deliveries one dispatcher holds at most before it pauses fetching. */
 const MAX_IN_FLIGHT = 10_000;
@@ -34,18 +35,19 @@ export async function startDispatcher(clients: Clients): Promise<RunningDispatch
     allowRanges: config.outbound.allowCidrs,
   });
   const load = new Load(MAX_IN_FLIGHT);
+  const schedule = retrySchedule(config.webhooks.retryDelaysMs);
   const deliver = createDeliver({
     endpoints: new Endpoints(directory.directory, createCipher(config.secretsKey)),
     limiter: new EndpointLimiter(config.webhooks.endpointConcurrency, config.webhooks.endpointQueue),
     poster,
     producer: clients.producer,
-    retryDelaysMs: config.webhooks.retryDelaysMs,
+    schedule,
     logger,
   });
   const deps = { kafka: clients.kafka, serdes: clients.serdes, producer: clients.producer, load, logger, deliver };
   const events = await consumeEvents({ ...deps, directory: directory.directory });
-  const retries = await consumeRetries(deps);
-  logger.info({ retries: config.webhooks.retryDelaysMs.length, timeoutMs: config.webhooks.timeoutMs }, 'dispatcher running');
+  const retries = await consumeRetries(deps, schedule.tiers);
+  logger.info({ retries: schedule.retries.length, tiers: schedule.tiers.map((tier) => tier.name), timeoutMs: config.webhooks.timeoutMs }, 'dispatcher running');
 
   return {
     async stop() {

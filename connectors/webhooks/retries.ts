@@ -1,7 +1,6 @@
 import type { DeliveryTask } from '../../schemas/records.js';
-import { createConsumer } from '../../topics/index.js';
+import { createConsumer, type TopicSpec } from '../../topics/index.js';
 import { Intake, type ConsumerDeps, type RunningIntake } from './intake.js';
-import { retryTiers } from './schedule.js';
 
 export interface RunningRetries extends RunningIntake {
   /** Clears the timers of partitions waiting for their head task to fall due. */
@@ -9,13 +8,13 @@ export interface RunningRetries extends RunningIntake {
 }
 
 /**
- * Later attempts: the group `<prefix>dispatcher.retry` reads the retry tiers (and the redeliveries
- * by hand the API writes to the first tier). A partition whose head task is not due yet is paused
- * until it is, by a timer: nothing sleeps inside a batch, so heartbeats go on.
+ * Later attempts: the group `<prefix>dispatcher.retry` reads the retry tiers of the schedule (and
+ * the redeliveries by hand the API writes to the first tier). A partition whose head task is not
+ * due yet is paused until it is, by a timer: nothing sleeps inside a batch, so heartbeats go on.
  */
-export async function consumeRetries(deps: ConsumerDeps): Promise<RunningRetries> {
+export async function consumeRetries(deps: ConsumerDeps, tiers: readonly TopicSpec<DeliveryTask>[]): Promise<RunningRetries> {
   const groupId = `${deps.serdes.prefix}dispatcher.retry`;
-  const consumer = await createConsumer(deps.kafka, deps.serdes, { groupId, topics: retryTiers, fromBeginning: true });
+  const consumer = await createConsumer(deps.kafka, deps.serdes, { groupId, topics: tiers, fromBeginning: true });
   const intake = new Intake({ ...deps, consumer, groupId, prefix: deps.serdes.prefix });
   const timers = new Set<NodeJS.Timeout>();
   const resumeAfter = (waitMs: number, resume: () => void) => {

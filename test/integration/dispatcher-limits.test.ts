@@ -8,7 +8,7 @@ import { asAccountId, asEventId, asProjectId, newId, type ProjectId } from '../.
 import type { ConfigRecord, DeliveryAttempt, DeliveryTask, PublicEvent } from '../../schemas/records.js';
 import { createCipher, type Cipher } from '../../stack/cipher.js';
 import type { Clients } from '../../stack/clients.js';
-import { createConsumer, topics, type TopicConsumer, type TopicSpec } from '../../topics/index.js';
+import { createConsumer, deliveryRetryTier, topics, type TopicConsumer, type TopicSpec } from '../../topics/index.js';
 import { testClients } from '../support/clients.js';
 import { createTestEnv, waitFor, type TestEnv } from '../support/env.js';
 
@@ -150,7 +150,7 @@ describe('dispatcher limits, retry tiers and the directory on the real stack', (
     await register('wh_hang', asProjectId('prj_hang'), 'hang');
     await register('wh_ok', asProjectId('prj_ok'), 'ok');
     await collect(topics.deliveryAttempts, attempts);
-    await collect(topics.deliveryRetry10s, firstTier);
+    await collect(deliveryRetryTier(300), firstTier);
     dispatcher = await startDispatcher(clients);
   });
 
@@ -194,7 +194,7 @@ describe('dispatcher limits, retry tiers and the directory on the real stack', (
   it('takes a redelivery by hand from the first tier: a manual task with a new delivery id, due now', async () => {
     const e = event(asProjectId('prj_ok'));
     const manual = task('wh_ok', e, { trigger: 'manual', attempt: 1, delivery_id: newId('dlv'), last_error: null });
-    await clients.producer.send(topics.deliveryRetry10s, [{ key: 'wh_ok', value: manual }]);
+    await clients.producer.send(deliveryRetryTier(300), [{ key: 'wh_ok', value: manual }]);
     await waitFor('the manual attempt', () => attempts.find((a) => a.delivery_id === manual.delivery_id));
     expect(arrived('wh_ok').has(e.event_id)).toBe(true);
     const [attempt] = attempts.filter((a) => a.delivery_id === manual.delivery_id);
@@ -206,7 +206,7 @@ describe('dispatcher limits, retry tiers and the directory on the real stack', (
     const gone = task('wh_deleted', event(asProjectId('prj_ok')), {});
     const later = task('wh_ok', e, { not_before: Date.now() + 1_500 });
     // One key, so the deleted webhook's task is judged before the due one is attempted.
-    await clients.producer.send(topics.deliveryRetry1m, [
+    await clients.producer.send(deliveryRetryTier(300), [
       { key: 'wh_ok', value: gone },
       { key: 'wh_ok', value: later },
     ]);

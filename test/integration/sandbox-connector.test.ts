@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startConnectorRole, type ConnectorRole, type MediaOwner, type MediaSink } from '../../connectors/network/index.js';
 import { phoneJid } from '../../connectors/network/jids.js';
 import { simulatedWaId } from '../../connectors/sandbox/ids.js';
-import { SandboxNetwork } from '../../connectors/sandbox/index.js';
+import { PendingReceipts, SandboxNetwork } from '../../connectors/sandbox/index.js';
 import { asAccountId, asEventId, asInstanceId, asMessageId, asProjectId, newId } from '../../schemas/ids.js';
 import type { InboundMessage, InstanceState, MessageStatus, SandboxCommand, SendCommand } from '../../schemas/records.js';
 import { createCipher } from '../../stack/cipher.js';
@@ -87,7 +87,7 @@ describe('the connector role with the sandbox network, on the real stack', () =>
   let clients: Clients;
   const log = new Log();
   const media = memoryMedia();
-  const sandbox = new SandboxNetwork({ logger: quiet, media, otp: cipher });
+  let sandbox: SandboxNetwork;
   let role: ConnectorRole;
 
   const states = (id: string) => log.of<InstanceState>(topics.instances, clients.serdes.prefix).filter((s) => s.value.instance_id === id);
@@ -165,6 +165,7 @@ describe('the connector role with the sandbox network, on the real stack', () =>
     env = await createTestEnv();
     clients = await testClients(env);
     await log.start(clients, `${env.id}.reader`);
+    sandbox = new SandboxNetwork({ logger: quiet, receipts: new PendingReceipts(clients.pool), media, otp: cipher });
     role = await startConnectorRole(clients, { sandbox, media, otp: cipher });
   });
 
@@ -402,7 +403,7 @@ describe('the connector role with the sandbox network, on the real stack', () =>
   it('splits partitions between two members: each number has its session on exactly the member owning its partition', async () => {
     const numbers = await Promise.all(Array.from({ length: 8 }, (_, i) => connectedNumber(`spread${i}`, `+55119222200${10 + i}`)));
     const partitionOf = (id: string) => states(id)[0]!.partition;
-    const second = new SandboxNetwork({ logger: quiet, media, otp: cipher });
+    const second = new SandboxNetwork({ logger: quiet, receipts: new PendingReceipts(clients.pool), media, otp: cipher });
     const other = await startConnectorRole(clients, { sandbox: second, media, otp: cipher });
     let moved: string | undefined;
     let executed: SendCommand | undefined;

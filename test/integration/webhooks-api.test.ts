@@ -9,7 +9,7 @@ import { asAccountId, asEventId, asProjectId, newId, type ConnectionId } from '.
 import type { DeliveryAttempt, DeliveryOutcome, DeliveryTask, PublicEvent } from '../../schemas/records.js';
 import { startApi, type RunningApi } from '../../stack/api-role.js';
 import type { Clients } from '../../stack/clients.js';
-import { createConsumer, endOffsets, topicName, topics, type TopicConsumer } from '../../topics/index.js';
+import { createConsumer, deliveryRetryTier, endOffsets, topicName, topics, type TopicConsumer } from '../../topics/index.js';
 import { testClients } from '../support/clients.js';
 import { createTestEnv, waitFor, type TestEnv } from '../support/env.js';
 
@@ -76,7 +76,7 @@ describe('webhooks API', () => {
     return response.json<WebhookBody>();
   }
 
-  async function follow<V>(spec: typeof topics.events | typeof topics.deliveryRetry10s, into: Map<string, { key: string | null; value: V }>, id: (v: V) => string) {
+  async function follow<V>(spec: typeof topics.events | ReturnType<typeof deliveryRetryTier>, into: Map<string, { key: string | null; value: V }>, id: (v: V) => string) {
     const reader = await createConsumer(clients.kafka, clients.serdes, { groupId: `${env.id}.${spec.name}`, topics: [spec], fromBeginning: true });
     await reader.run(async (batch) => {
       for (const r of batch.records) if (r.decoded.ok && r.decoded.value) into.set(id(r.decoded.value as V), { key: r.key, value: r.decoded.value as V });
@@ -92,7 +92,7 @@ describe('webhooks API', () => {
     second = await startApi(clients, { listen: false });
     deliveries = await runProjection(clients, deliveriesProjection);
     await follow<PublicEvent>(topics.events, events, (e) => e.event_id);
-    await follow<DeliveryTask>(topics.deliveryRetry10s, tasks, (t) => t.delivery_id);
+    await follow<DeliveryTask>(deliveryRetryTier(10_000), tasks, (t) => t.delivery_id);
   });
 
   afterAll(async () => {

@@ -32,6 +32,18 @@ describe('configuration', () => {
     expect(() => loadConfig({ PORT: 'eighty' })).toThrow(/PORT must be a non-negative integer/);
   });
 
+  it('reads the webhook retry delays, and refuses a schedule that cannot work', () => {
+    expect(loadConfig({}).webhooks.retryDelaysMs).toEqual([10_000, 60_000, 600_000, 3_600_000, 3_600_000]);
+    expect(loadConfig({ WEBHOOK_RETRY_DELAYS: ' 1s, 2s,4s ,1500ms' }).webhooks.retryDelaysMs).toEqual([1_000, 2_000, 4_000, 1_500]);
+    const refused = (value: string) => () => loadConfig({ WEBHOOK_RETRY_DELAYS: value });
+    expect(refused('10s,,1m')).toThrow(/WEBHOOK_RETRY_DELAYS has an empty entry at position 2/);
+    expect(refused('10s,1m,')).toThrow(/empty entry at position 3/);
+    expect(refused('10s,0ms')).toThrow(/entry "0ms" is not positive/);
+    expect(refused('10s,-1s')).toThrow(/entry "-1s" is not a duration/);
+    expect(refused('10s,1d')).toThrow(/entry "1d" is not a duration/);
+    expect(refused('1s,1s,1s,1s,1s,1s')).toThrow(/has 6 delays: a webhook is retried at most 5 times/);
+  });
+
   it('masks credentials before the config is logged', () => {
     const shown = JSON.stringify(redactConfig(loadConfig({ DATABASE_URL: 'postgres://u:hunter2@db/gw', S3_SECRET_ACCESS_KEY: 'topsecret' })));
     expect(shown).not.toContain('hunter2');

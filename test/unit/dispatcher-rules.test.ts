@@ -3,7 +3,7 @@ import { Directory } from '../../api/directory.js';
 import { Endpoints } from '../../connectors/webhooks/endpoint.js';
 import { EndpointLimiter } from '../../connectors/webhooks/limiter.js';
 import { judge, outcomeOf } from '../../connectors/webhooks/outcome.js';
-import { nextStep, overflowStep, retryTiers } from '../../connectors/webhooks/schedule.js';
+import { nextStep, overflowStep, retrySchedule } from '../../connectors/webhooks/schedule.js';
 import { targetsOf } from '../../connectors/webhooks/targets.js';
 import { deliveryIdOf, firstTasks } from '../../connectors/webhooks/tasks.js';
 import { Watermarks } from '../../connectors/webhooks/watermark.js';
@@ -12,7 +12,7 @@ import { deliveryHeaders, sign, verify } from '../../events/signature.js';
 import { asAccountId, asEventId, asInstanceId, asProjectId } from '../../schemas/ids.js';
 import type { ConfigRecord, DeliveryTask, PublicEvent } from '../../schemas/records.js';
 import { createCipher } from '../../stack/cipher.js';
-import { topics } from '../../topics/index.js';
+import { deliveryRetryTier, durationLabel } from '../../topics/index.js';
 
 function webhook(id: string, account: string, project: string, eventTypes: string[], enabled = true, sealed = 'sealed'): ConfigRecord {
   return {
@@ -161,7 +161,7 @@ describe('dispatcher: signatures as a receiver checks them', () => {
 });
 
 describe('dispatcher: outcomes and the retry schedule', () => {
-  const delays = [10_000, 60_000, 600_000, 3_600_000, 3_600_000];
+  const delays = retrySchedule([10_000, 60_000, 600_000, 3_600_000, 3_600_000]);
 
   it('counts only 2xx as delivered and retries every other answer, timeouts and transport failures', () => {
     expect(judge({ kind: 'response', status: 200, excerpt: '', durationMs: 1 })).toEqual({ delivered: true });
@@ -182,34 +182,57 @@ describe('dispatcher: outcomes and the retry schedule', () => {
     expect(outcomeOf({ delivered: false, timedOut: false, retryable: true, summary: '' }, false)).toBe('failed_final');
   });
 
-  it('sends retry n to tier n with the n-th delay, the fourth and later to the last tier, then to the dead letters', () => {
+  it('sends retry n to the tier of its own delay, then to the dead letters', () => {
     const now = 1_000_000;
     const steps = [1, 2, 3, 4, 5, 6].map((attempt) => nextStep(task({ attempt }), true, delays, now));
-    expect(steps.slice(0, 5)).toEqual([
-      { kind: 'retry', topic: topics.deliveryRetry10s, notBefore: now + 10_000 },
-      { kind: 'retry', topic: topics.deliveryRetry1m, notBefore: now + 60_000 },
-      { kind: 'retry', topic: topics.deliveryRetry10m, notBefore: now + 600_000 },
-      { kind: 'retry', topic: topics.deliveryRetry1h, notBefore: now + 3_600_000 },
-      { kind: 'retry', topic: topics.deliveryRetry1h, notBefore: now + 3_600_000 },
+    expect(steps.slice(0, 5).map((step) => (step.kind === 'retry' ? [step.topic.name, step.notBefore - now] : step.kind))).toEqual([
+      ['gw.deliveries.retry.10s', 10_000],
+      ['gw.deliveries.retry.1m', 60_000],
+      ['gw.deliveries.retry.10m', 600_000],
+      ['gw.deliveries.retry.1h', 3_600_000],
+      ['gw.deliveries.retry.1h', 3_600_000],
     ]);
     expect(steps[5]).toEqual({ kind: 'dead' });
-    expect(retryTiers).toHaveLength(4);
+  });
+
+  it('derives one tier a distinct delay: the default schedule keeps the four tier names of before', () => {
+    expect(delays.tiers.map((t) => t.name)).toEqual(['gw.deliveries.retry.10s', 'gw.deliveries.retry.1m', 'gw.deliveries.retry.10m', 'gw.deliveries.retry.1h']);
+    expect(retrySchedule([1_000, 2_000, 4_000, 8_000]).tiers.map((t) => t.name)).toEqual(
+      ['1s', '2s', '4s', '8s'].map((label) => `gw.deliveries.retry.${label}`),
+    );
+    // Equal delays share a tier, wherever they stand in the schedule; unequal ones never do.
+    const mixed = retrySchedule([2_000, 1_500, 2_000, 90_000]);
+    expect(mixed.tiers.map((t) => t.name)).toEqual(['gw.deliveries.retry.2s', 'gw.deliveries.retry.1500ms', 'gw.deliveries.retry.90s']);
+    expect(mixed.retries.map((r) => r.tier.name)).toEqual(['gw.deliveries.retry.2s', 'gw.deliveries.retry.1500ms', 'gw.deliveries.retry.2s', 'gw.deliveries.retry.90s']);
+    for (const { tier, delayMs } of mixed.retries) expect(tier).toEqual(deliveryRetryTier(delayMs));
+  });
+
+  it('keeps a tier a day at least, and a comfortable multiple of longer delays', () => {
+    expect(deliveryRetryTier(10_000)).toMatchObject({ partitions: 6, cleanup: 'delete', retentionMs: 86_400_000 });
+    expect(deliveryRetryTier(3_600_000).retentionMs).toBe(3 * 86_400_000);
+    expect(deliveryRetryTier(86_400_000).retentionMs! / 86_400_000).toBeGreaterThanOrEqual(3);
+  });
+
+  it('writes a delay in the largest unit that holds it whole', () => {
+    expect([10_000, 60_000, 600_000, 3_600_000, 1_500, 90_000, 7_200_000, 1].map(durationLabel)).toEqual(['10s', '1m', '10m', '1h', '1500ms', '90s', '2h', '1ms']);
+    expect(() => durationLabel(0)).toThrow(/positive/);
   });
 
   it('takes the number of retries from the delays, and fast delays for tests', () => {
-    const fast = [200, 200];
-    expect(nextStep(task({ attempt: 2 }), true, fast, 0)).toEqual({ kind: 'retry', topic: topics.deliveryRetry1m, notBefore: 200 });
+    const fast = retrySchedule([200, 200]);
+    expect(nextStep(task({ attempt: 2 }), true, fast, 0)).toEqual({ kind: 'retry', topic: deliveryRetryTier(200), notBefore: 200 });
     expect(nextStep(task({ attempt: 3 }), true, fast, 0)).toEqual({ kind: 'dead' });
+    expect(() => retrySchedule([])).toThrow(/at least one/);
   });
 
   it('dead-letters a refused destination at once and never retries or dead-letters a test event', () => {
     expect(nextStep(task({ attempt: 1 }), false, delays, 0)).toEqual({ kind: 'dead' });
     expect(nextStep(task({ attempt: 1, trigger: 'test' }), true, delays, 0)).toEqual({ kind: 'none' });
-    expect(nextStep(task({ attempt: 1, trigger: 'manual' }), true, delays, 0)).toMatchObject({ kind: 'retry', topic: topics.deliveryRetry10s });
+    expect(nextStep(task({ attempt: 1, trigger: 'manual' }), true, delays, 0)).toMatchObject({ kind: 'retry', topic: deliveryRetryTier(10_000) });
   });
 
   it('moves an overflowing delivery to the first tier after the first delay', () => {
-    expect(overflowStep(delays, 5)).toEqual({ kind: 'retry', topic: topics.deliveryRetry10s, notBefore: 10_005 });
+    expect(overflowStep(delays, 5)).toEqual({ kind: 'retry', topic: deliveryRetryTier(10_000), notBefore: 10_005 });
   });
 });
 
