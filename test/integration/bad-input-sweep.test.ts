@@ -11,7 +11,7 @@ import { asAccountId, asEventId, asInstanceId, asProjectId, newId } from '../../
 import type { InstanceState } from '../../schemas/records.js';
 import { startApi, type RunningApi } from '../../stack/api-role.js';
 import type { Clients } from '../../stack/clients.js';
-import { endOffsets, topicName, topics } from '../../topics/index.js';
+import { deliveryRetryTier, endOffsets, topicName, topics } from '../../topics/index.js';
 import { testClients } from '../support/clients.js';
 import { createTestEnv, type TestEnv } from '../support/env.js';
 
@@ -74,7 +74,7 @@ const TEN_KB = 'a'.repeat(10 * 1024);
 const MEDIA_SENDS = new Set(['/messages/image', '/messages/video', '/messages/document', '/messages/audio', '/messages/sticker']);
 
 /** Record counts on the topics a request could write to. */
-const writeTopics = [topics.sendCommands, topics.config, topics.instances, topics.contacts, topics.sandboxCommands, topics.deliveryRetry10s];
+const writeTopics = [topics.sendCommands, topics.config, topics.instances, topics.contacts, topics.sandboxCommands, deliveryRetryTier(10_000)];
 
 function typesOf(schema: Schema): Set<string> | undefined {
   const branches = schema.anyOf ?? schema.oneOf;

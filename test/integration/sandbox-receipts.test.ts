@@ -44,6 +44,7 @@ describe('sandbox receipts survive a SIGKILL of the connector', () => {
       origin: 'api',
       campaign_id: null,
       idempotency_key_hash: null,
+      expires_at: null,
       content: { kind: 'text', body: `message ${n}` },
     };
   }
