@@ -43,6 +43,11 @@ interface Sample {
   readonly rss: Record<Role, number>;
 }
 
+/** Ctrl-C ends the load early: the table is printed for what ran, and the test prefix is removed. */
+let interrupted = false;
+process.once('SIGINT', () => (interrupted = true));
+process.once('SIGTERM', () => (interrupted = true));
+
 async function main(): Promise<void> {
   const config = loadConfig();
   await stackUp({ root: config.stackRoot });
@@ -52,12 +57,12 @@ async function main(): Promise<void> {
   const admin = new URL(config.databaseUrl);
   admin.pathname = '/postgres';
   await withPg(admin.toString(), (c) => c.query(`CREATE DATABASE gateway_${id}`));
-  const chdbPath = path.join(tmpdir(), `${id}-chdb`);
+  /** Embedded ClickHouse takes a lock on its folder: one folder per process. */
+  const chdbPath = (role: string) => path.join(tmpdir(), `${id}-chdb-${role}`);
   const port = 3900 + Math.floor(Math.random() * 90);
   const env = {
     DATABASE_URL: database.toString(),
     KAFKA_TOPIC_PREFIX: `${id}.`,
-    CHDB_PATH: chdbPath,
     ALLOW_PRIVATE_NETWORK: 'true',
     PORT: String(port),
     LOG_LEVEL: 'warn',
@@ -75,7 +80,7 @@ async function main(): Promise<void> {
   const children = new Map<Role, ChildProcess>();
   try {
     const account = JSON.parse(
-      await run([cli, 'accounts', 'create', '--name', 'Soak', '--email', 'soak@gateway.local', '--sandbox-numbers', '4', '--plan', 'scale', '--json'], env),
+      await run([cli, 'accounts', 'create', '--name', 'Soak', '--email', 'soak@gateway.local', '--sandbox-numbers', '4', '--plan', 'scale', '--json'], { ...env, CHDB_PATH: chdbPath('accounts') }),
     ) as { api_key: string; instance_ids: string[] };
     // Their logs (warnings and errors only) go to a file: a pipe nobody reads would stall them.
     const logFile = path.join(tmpdir(), `${id}-roles.log`);
@@ -84,7 +89,8 @@ async function main(): Promise<void> {
     if (snapshots) mkdirSync(snapshots);
     const nodeFlags = snapshots ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${snapshots}`] : [];
     for (const role of ROLES) {
-      children.set(role, spawn(process.execPath, [...nodeFlags, cli, role], { env: { ...process.env, ...env }, stdio: ['ignore', log, log] }));
+      const roleEnv = { ...process.env, ...env, CHDB_PATH: chdbPath(role) };
+      children.set(role, spawn(process.execPath, [...nodeFlags, cli, role], { env: roleEnv, stdio: ['ignore', log, log] }));
     }
     const gateway = `http://127.0.0.1:${port}`;
     const auth = { authorization: `Bearer ${account.api_key}`, 'content-type': 'application/json' };
@@ -128,7 +134,7 @@ async function main(): Promise<void> {
     }, SAMPLE_SECONDS * 1_000);
     const tickMs = 100;
     const perTick = (RATE * tickMs) / 1_000;
-    for (let tick = 0; performance.now() - started < durationMs; tick++) {
+    for (let tick = 0; performance.now() - started < durationMs && !interrupted; tick++) {
       const wait = started + tick * tickMs - performance.now();
       if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
       for (let i = 0; i < perTick; i++) {
@@ -160,7 +166,7 @@ async function main(): Promise<void> {
     receiver.close();
     await removePrefixed(createKafka(config.kafka, pino({ level: 'silent' })), config.schemaRegistryUrl, `${id}.`);
     await withPg(admin.toString(), (c) => c.query(`DROP DATABASE IF EXISTS gateway_${id} WITH (FORCE)`));
-    rmSync(chdbPath, { recursive: true, force: true });
+    for (const role of ['accounts', ...ROLES]) rmSync(chdbPath(role), { recursive: true, force: true });
   }
 }
 

@@ -46,8 +46,10 @@ export interface SandboxView {
   readonly behaviour: Behaviour;
 }
 
-/** How much each session remembers: delivered messages, polls, authors, messages waiting to arrive. */
+/** How much each session remembers: polls, authors, messages waiting to arrive. */
 const MEMORY = 1_000;
+/** Delivered messages kept per session: only tests read them, and they look at their last few sends. */
+const DELIVERED_KEPT = 100;
 
 const canSend = (status: InstanceStatus) => status === 'connected' || status === 'warming';
 
@@ -275,7 +277,7 @@ export class SandboxSession implements NumberSession {
 
   private remember(delivered: Delivered): void {
     this.delivered.push(delivered);
-    if (this.delivered.length > MEMORY) this.delivered.shift();
+    if (this.delivered.length > DELIVERED_KEPT) this.delivered.shift();
   }
 
   private receipt(waId: string, status: SendStatus): void {
