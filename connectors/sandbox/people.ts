@@ -1,13 +1,17 @@
 import type { Sender } from '../../schemas/records.js';
 import { isLid, phoneJid, phoneOfJid, toJid } from '../network/jids.js';
+import { Recent } from './recent.js';
+
+/** Privacy identities a number remembers (sandbox controls map them): the newest ones. */
+const KNOWN = 1_000;
 
 /**
  * Who is who, as one number knows it: the phones behind privacy identities (@lid). A person the
  * number knows by lid appears with the phone jid and the lid kept; an unknown lid stays a lid.
  */
 export class People {
-  private readonly phoneByLid = new Map<string, string>();
-  private readonly lidByPhone = new Map<string, string>();
+  private readonly phoneByLid = new Recent<string, string>(KNOWN);
+  private readonly lidByPhone = new Recent<string, string>(KNOWN);
 
   map(lid: string, phone: string): void {
     this.phoneByLid.set(lid, phone);

@@ -48,10 +48,12 @@ export interface SandboxView {
   readonly behaviour: Behaviour;
 }
 
-/** How much each session remembers: delivered messages, polls, authors, messages waiting to arrive. */
+/** How much each session remembers: polls, authors, messages waiting to arrive. */
 const MEMORY = 1_000;
 /** Owed receipts a reopened session loads at a time; the next ones once these are on the log. */
 const RELOAD_PAGE = 1_000;
+/** Delivered messages kept per session: only tests read them, and they look at their last few sends. */
+const DELIVERED_KEPT = 100;
 
 const canSend = (status: InstanceStatus) => status === 'connected' || status === 'warming';
 
@@ -301,7 +303,7 @@ export class SandboxSession implements NumberSession {
 
   private remember(delivered: Delivered): void {
     this.delivered.push(delivered);
-    if (this.delivered.length > MEMORY) this.delivered.shift();
+    if (this.delivered.length > DELIVERED_KEPT) this.delivered.shift();
   }
 
   /**

@@ -71,6 +71,15 @@ describe('identities', () => {
     expect(people.person('111@lid', 'Ana')).toEqual({ jid: '5511999990001@s.whatsapp.net', lid: '111@lid', name: 'Ana', phone: '+5511999990001' });
     expect(people.person('+5511999990001')).toEqual({ jid: '5511999990001@s.whatsapp.net', lid: '111@lid', name: null, phone: '+5511999990001' });
   });
+
+  it('knows only the newest 1,000 lids', () => {
+    const people = new People();
+    for (let n = 0; n <= 1_000; n++) people.map(`${n}@lid`, `+55119${String(10_000_000 + n)}`);
+    expect(people.person('0@lid').phone).toBeNull();
+    expect(people.person('+5511910000000').lid).toBeNull();
+    expect(people.person('1@lid').phone).toBe('+5511910000001');
+    expect(people.person('1000@lid').phone).toBe('+5511910001000');
+  });
 });
 
 describe('sandbox behaviour', () => {

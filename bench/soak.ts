@@ -1,0 +1,267 @@
+/**
+ * Soak benchmark: does the memory of each role level off under a steady load?
+ * Every role runs as its own process on a test prefix and database; the api takes a steady rate of
+ * `POST /messages/text` spread over 4 sandbox numbers (receipts at once, so each send also brings
+ * `delivered` and `read` facts), one webhook posts every event to a local receiver. The RSS of each
+ * role process is sampled every few seconds; the table gives the RSS after warm-up and at the end,
+ * and the slope over the second half of the run (least squares), flat when under 1 MB/min.
+ *
+ *   npm run bench:soak                              (100 sends/s for 10 minutes)
+ *   npm run bench:soak -- --minutes 2 --rate 100    (or SOAK_MINUTES, SOAK_RATE, SOAK_SAMPLE_SECONDS)
+ *   npm run bench:soak -- --heap-snapshots          also a heap snapshot of each role after warm-up
+ *                                                   and at the end, to compare (e.g. in Chrome's DevTools)
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { pino } from 'pino';
+import { Pool, request } from 'undici';
+import { loadConfig, repoRoot } from '../stack/config.js';
+import { stackUp } from '../stack/local/index.js';
+import { createKafka, removePrefixed } from '../topics/index.js';
+
+const { values: flags } = parseArgs({
+  options: { minutes: { type: 'string' }, rate: { type: 'string' }, 'sample-seconds': { type: 'string' }, 'heap-snapshots': { type: 'boolean' } },
+});
+const MINUTES = Number(flags.minutes ?? process.env.SOAK_MINUTES ?? 10);
+const RATE = Number(flags.rate ?? process.env.SOAK_RATE ?? 100);
+const SAMPLE_SECONDS = Number(flags['sample-seconds'] ?? process.env.SOAK_SAMPLE_SECONDS ?? 5);
+/** A slope under this is flat: 1 MB/min is 1.4 GB a day, but the noise of a 5-minute run is near it. */
+const FLAT_MB_PER_MIN = 1;
+/** The sweeper has no work in this version: it is left out. */
+const ROLES = ['api', 'processor', 'connector', 'dispatcher'] as const;
+type Role = (typeof ROLES)[number];
+const cli = path.join(repoRoot, 'dist', 'stack', 'cli.js');
+
+interface Sample {
+  readonly minutes: number;
+  readonly rss: Record<Role, number>;
+}
+
+/** Ctrl-C ends the load early: the table is printed for what ran, and the test prefix is removed. */
+let interrupted = false;
+process.once('SIGINT', () => (interrupted = true));
+process.once('SIGTERM', () => (interrupted = true));
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  await stackUp({ root: config.stackRoot });
+  const id = `soak${Date.now().toString(36)}`;
+  const database = new URL(config.databaseUrl);
+  database.pathname = `/gateway_${id}`;
+  const admin = new URL(config.databaseUrl);
+  admin.pathname = '/postgres';
+  await withPg(admin.toString(), (c) => c.query(`CREATE DATABASE gateway_${id}`));
+  /** Embedded ClickHouse takes a lock on its folder: one folder per process. */
+  const chdbPath = (role: string) => path.join(tmpdir(), `${id}-chdb-${role}`);
+  const port = 3900 + Math.floor(Math.random() * 90);
+  const env = {
+    DATABASE_URL: database.toString(),
+    KAFKA_TOPIC_PREFIX: `${id}.`,
+    ALLOW_PRIVATE_NETWORK: 'true',
+    PORT: String(port),
+    LOG_LEVEL: 'warn',
+    LOG_FORMAT: 'json',
+  };
+  let delivered = 0;
+  const receiver = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      delivered++;
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  const children = new Map<Role, ChildProcess>();
+  try {
+    const account = JSON.parse(
+      await run([cli, 'accounts', 'create', '--name', 'Soak', '--email', 'soak@gateway.local', '--sandbox-numbers', '4', '--plan', 'scale', '--json'], { ...env, CHDB_PATH: chdbPath('accounts') }),
+    ) as { api_key: string; instance_ids: string[] };
+    // Their logs (warnings and errors only) go to a file: a pipe nobody reads would stall them.
+    const logFile = path.join(tmpdir(), `${id}-roles.log`);
+    const log = openSync(logFile, 'a');
+    const snapshots = flags['heap-snapshots'] ? path.join(tmpdir(), `${id}-heap`) : undefined;
+    if (snapshots) mkdirSync(snapshots);
+    const nodeFlags = snapshots ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${snapshots}`] : [];
+    for (const role of ROLES) {
+      const roleEnv = { ...process.env, ...env, CHDB_PATH: chdbPath(role) };
+      children.set(role, spawn(process.execPath, [...nodeFlags, cli, role], { env: roleEnv, stdio: ['ignore', log, log] }));
+    }
+    const gateway = `http://127.0.0.1:${port}`;
+    const auth = { authorization: `Bearer ${account.api_key}`, 'content-type': 'application/json' };
+    await until('the api and its 4 connected numbers', async () => {
+      const response = await request(`${gateway}/instances`, { headers: auth });
+      if (response.statusCode !== 200) return (await response.body.dump(), false);
+      const { data } = (await response.body.json()) as { data: Array<{ status: string }> };
+      return data.length === 4 && data.every((n) => n.status === 'connected');
+    });
+    for (const number of account.instance_ids) {
+      await post(`${gateway}/sandbox/instances/${number}/behaviour`, auth, { delivered_after_ms: 0, read_after_ms: 0 });
+    }
+    const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+    await post(`${gateway}/webhooks`, auth, { url: receiverUrl });
+
+    const customers = Array.from({ length: 1_000 }, (_, i) => `+55119${String(10_000_000 + i)}`);
+    const pool = new Pool(gateway, { connections: 16 });
+    let n = 0;
+    let accepted = 0;
+    let refused = 0;
+    const samples: Sample[] = [];
+    const durationMs = MINUTES * 60_000;
+    const warmUpMinutes = Math.min(1, MINUTES / 4);
+    let snapshotsTaken = 0;
+    const snapshot = () => {
+      if (!snapshots) return;
+      snapshotsTaken += ROLES.length;
+      for (const child of children.values()) child.kill('SIGUSR2');
+    };
+    console.log(`soak: ${RATE} sends/s for ${MINUTES} min, RSS of ${ROLES.join(', ')} every ${SAMPLE_SECONDS} s; role logs in ${logFile}`);
+    const started = performance.now();
+    const sampler = setInterval(() => {
+      const minutes = (performance.now() - started) / 60_000;
+      const rss = Object.fromEntries(ROLES.map((role) => [role, rssMb(children.get(role)!)])) as Record<Role, number>;
+      samples.push({ minutes, rss });
+      if (minutes >= warmUpMinutes && snapshotsTaken === 0) snapshot();
+      if (samples.length % Math.max(1, Math.round(60 / SAMPLE_SECONDS)) === 0) {
+        const line = ROLES.map((role) => `${role} ${rss[role].toFixed(0)}`).join('  ');
+        console.log(`  ${minutes.toFixed(1).padStart(5)} min  RSS MB: ${line}  (accepted ${accepted}, refused ${refused}, webhooks ${delivered})`);
+      }
+    }, SAMPLE_SECONDS * 1_000);
+    const tickMs = 100;
+    const perTick = (RATE * tickMs) / 1_000;
+    for (let tick = 0; performance.now() - started < durationMs && !interrupted; tick++) {
+      const wait = started + tick * tickMs - performance.now();
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      for (let i = 0; i < perTick; i++) {
+        n++;
+        const body = JSON.stringify({ to: customers[n % customers.length], body: `Your order ${n} is on its way.`, client_reference: `order-${n}` });
+        pool.request({ method: 'POST', path: '/messages/text', headers: auth, body }).then(
+          async (response) => {
+            await response.body.dump();
+            if (response.statusCode === 202) accepted++;
+            else refused++;
+          },
+          () => refused++,
+        );
+      }
+    }
+    clearInterval(sampler);
+    await pool.close();
+    if (snapshots) {
+      snapshot();
+      await until('the heap snapshots', async () => (await snapshotsWritten(snapshots)) === snapshotsTaken, 300_000);
+      console.log(`heap snapshots (after warm-up, at the end; by process id): ${snapshots}`);
+    }
+    for (const [role, child] of children) {
+      if (child.exitCode !== null) throw new Error(`the ${role} role exited (${String(child.exitCode)}) during the run`);
+    }
+    report(samples, { accepted, refused, delivered });
+  } finally {
+    await Promise.all([...children.values()].map(stop));
+    receiver.close();
+    await removePrefixed(createKafka(config.kafka, pino({ level: 'silent' })), config.schemaRegistryUrl, `${id}.`);
+    await withPg(admin.toString(), (c) => c.query(`DROP DATABASE IF EXISTS gateway_${id} WITH (FORCE)`));
+    for (const role of ['accounts', ...ROLES]) rmSync(chdbPath(role), { recursive: true, force: true });
+  }
+}
+
+/** Snapshots whose file has stopped growing: Node writes them in place. */
+async function snapshotsWritten(dir: string): Promise<number> {
+  const sizes = () => readdirSync(dir).filter((f) => f.endsWith('.heapsnapshot')).map((f) => statSync(path.join(dir, f)).size);
+  const before = sizes();
+  await new Promise((resolve) => setTimeout(resolve, 2_000));
+  const after = sizes();
+  return after.length === before.length && after.every((size, i) => size > 0 && size === before[i]) ? after.length : 0;
+}
+
+function report(samples: readonly Sample[], counts: { accepted: number; refused: number; delivered: number }): void {
+  const end = samples[samples.length - 1]!.minutes;
+  const warmUp = Math.min(1, MINUTES / 4);
+  const afterWarmUp = samples.find((s) => s.minutes >= warmUp)!;
+  const secondHalf = samples.filter((s) => s.minutes >= end / 2);
+  console.log(`${counts.accepted} sends accepted, ${counts.refused} refused, ${counts.delivered} webhook deliveries`);
+  console.log(`role        RSS at ${warmUp.toFixed(1)} min   at ${end.toFixed(1)} min   peak     slope 2nd half   flat (< ${FLAT_MB_PER_MIN} MB/min)`);
+  for (const role of ROLES) {
+    const slope = leastSquaresSlope(secondHalf.map((s) => [s.minutes, s.rss[role]]));
+    const peak = Math.max(...samples.map((s) => s.rss[role]));
+    console.log(
+      `${role.padEnd(11)} ${mb(afterWarmUp.rss[role]).padStart(13)} ${mb(samples[samples.length - 1]!.rss[role]).padStart(11)} ${mb(peak).padStart(8)}` +
+        ` ${`${slope.toFixed(2)} MB/min`.padStart(16)}   ${slope < FLAT_MB_PER_MIN ? 'yes' : 'NO'}`,
+    );
+  }
+}
+
+function leastSquaresSlope(points: ReadonlyArray<readonly [number, number]>): number {
+  const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
+  const mx = mean(points.map(([x]) => x));
+  const my = mean(points.map(([, y]) => y));
+  const num = points.reduce((sum, [x, y]) => sum + (x - mx) * (y - my), 0);
+  const den = points.reduce((sum, [x]) => sum + (x - mx) ** 2, 0);
+  return den === 0 ? 0 : num / den;
+}
+
+const mb = (value: number) => `${value.toFixed(0)} MB`;
+
+/** Resident set size of a child, from /proc (Linux). */
+function rssMb(child: ChildProcess): number {
+  const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
+  const kb = /^VmRSS:\s+(\d+) kB/m.exec(status);
+  return kb ? Number(kb[1]) / 1024 : NaN;
+}
+
+async function post(url: string, headers: Record<string, string>, body: unknown): Promise<void> {
+  const response = await request(url, { method: 'POST', headers, body: JSON.stringify(body) });
+  const text = await response.body.text();
+  if (response.statusCode >= 300) throw new Error(`POST ${url}: ${response.statusCode} ${text}`);
+}
+
+function start(args: string[], env: Record<string, string>): ChildProcess {
+  return spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+async function run(args: string[], env: Record<string, string>): Promise<string> {
+  const child = start(args, env);
+  let out = '';
+  child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  const code = await new Promise((resolve) => child.once('exit', resolve));
+  if (code !== 0) throw new Error(`${args.join(' ')} exited ${String(code)}`);
+  return out.trim().split('\n').pop()!;
+}
+
+async function until(what: string, condition: () => Promise<boolean>, timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition().catch(() => false))) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+async function withPg(url: string, work: (client: pg.Client) => Promise<unknown>): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);
