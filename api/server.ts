@@ -1,4 +1,4 @@
-import { createRequire } from 'node:module';
+import ajvCompiler from '@fastify/ajv-compiler';
 import Fastify, { type FastifyServerOptions } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -101,9 +101,8 @@ type ValidatorFactory = NonNullable<NonNullable<NonNullable<FastifyServerOptions
 type Compile = (route: { httpPart?: string }) => unknown;
 type CompilerPool = (externalSchemas: unknown, options?: { customOptions?: object }) => Compile;
 
-// Fastify's own validator compiler (@fastify/ajv-compiler), resolved from Fastify: the version it uses.
-const ajvCompiler = createRequire(createRequire(import.meta.url).resolve('fastify'))('@fastify/ajv-compiler') as () => CompilerPool;
-const ajvPool = ajvCompiler();
+// Fastify's own validator compiler, the version Fastify 5 uses.
+const ajvPool = ajvCompiler() as unknown as CompilerPool;
 
 /**
  * Fastify's AJV with one difference by part: querystring, params and headers arrive as text, so
