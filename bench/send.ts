@@ -9,11 +9,10 @@
  *
  *   npm run bench:send      (BENCH_SECONDS=10, BENCH_CONNECTIONS=64, BENCH_RATE=1000)
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import path from 'node:path';
 import { tmpdir } from 'node:os';
-import pg from 'pg';
 import { pino } from 'pino';
 import { Pool, request } from 'undici';
 import { loadSchemaFiles } from '../schemas/load.js';
@@ -22,6 +21,7 @@ import type { MessageStatus } from '../schemas/records.js';
 import { loadConfig, repoRoot } from '../stack/config.js';
 import { stackUp } from '../stack/local/index.js';
 import { createConsumer, createKafka, ensureTopics, removePrefixed, topics, TopicSerdes } from '../topics/index.js';
+import { percentiles, run, runMain, start, stop, until, withPg } from './support.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64);
@@ -204,62 +204,10 @@ async function steady(kafka: ReturnType<typeof createKafka>, id: string, base: s
   return { sent, delivered: deliveredAfter.length, ...percentiles(deliveredAfter) };
 }
 
-function percentiles(values: number[]): { p50: number; p99: number } {
-  const sorted = [...values].sort((a, b) => a - b);
-  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
-  return { p50: at(0.5), p99: at(0.99) };
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  await exited;
-}
-
-function start(args: string[], env: Record<string, string>): ChildProcess {
-  const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
-  return child;
-}
-
-async function run(args: string[], env: Record<string, string>): Promise<string> {
-  const child = start(args, env);
-  let out = '';
-  child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
-  const code = await new Promise((resolve) => child.once('exit', resolve));
-  if (code !== 0) throw new Error(`${args.join(' ')} exited ${String(code)}`);
-  return out.trim().split('\n').pop()!;
-}
-
 async function firstLine(child: ChildProcess): Promise<string> {
   const lines = createInterface({ input: child.stdout! });
   for await (const line of lines) return line;
   throw new Error('the process printed nothing');
 }
 
-async function until(what: string, condition: () => Promise<boolean>, timeoutMs = 120_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition().catch(() => false))) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
-
-async function withPg(url: string, work: (client: pg.Client) => Promise<unknown>): Promise<void> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    await work(client);
-  } finally {
-    await client.end();
-  }
-}
-
-main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    console.error(error);
-    process.exit(1);
-  },
-);
+runMain(main);

@@ -18,12 +18,12 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import pg from 'pg';
 import { pino } from 'pino';
 import { Pool, request } from 'undici';
 import { loadConfig, repoRoot } from '../stack/config.js';
 import { stackUp } from '../stack/local/index.js';
 import { createKafka, removePrefixed } from '../topics/index.js';
+import { run, runMain, stop, until, withPg } from './support.js';
 
 const { values: flags } = parseArgs({
   options: { minutes: { type: 'string' }, rate: { type: 'string' }, 'sample-seconds': { type: 'string' }, 'heap-snapshots': { type: 'boolean' } },
@@ -220,48 +220,4 @@ async function post(url: string, headers: Record<string, string>, body: unknown)
   if (response.statusCode >= 300) throw new Error(`POST ${url}: ${response.statusCode} ${text}`);
 }
 
-function start(args: string[], env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  await exited;
-}
-
-async function run(args: string[], env: Record<string, string>): Promise<string> {
-  const child = start(args, env);
-  let out = '';
-  child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
-  const code = await new Promise((resolve) => child.once('exit', resolve));
-  if (code !== 0) throw new Error(`${args.join(' ')} exited ${String(code)}`);
-  return out.trim().split('\n').pop()!;
-}
-
-async function until(what: string, condition: () => Promise<boolean>, timeoutMs = 120_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition().catch(() => false))) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
-
-async function withPg(url: string, work: (client: pg.Client) => Promise<unknown>): Promise<void> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    await work(client);
-  } finally {
-    await client.end();
-  }
-}
-
-main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    console.error(error);
-    process.exit(1);
-  },
-);
+runMain(main);

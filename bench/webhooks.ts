@@ -9,7 +9,7 @@
  *
  *   npm run bench:webhooks   (BENCH_EVENTS=20000, BENCH_CONCURRENCY=32, BENCH_RATE=500, BENCH_SECONDS=10)
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -29,6 +29,7 @@ import { allTopics } from '../stack/clients.js';
 import { loadConfig, repoRoot } from '../stack/config.js';
 import { stackUp } from '../stack/local/index.js';
 import { createKafka, createProducer, ensureTopics, removePrefixed, topics, TopicSerdes, type Producer } from '../topics/index.js';
+import { percentiles, runMain, start, stop, until } from './support.js';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 20_000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
@@ -151,10 +152,10 @@ async function main(): Promise<void> {
     const dispatcherRound = async (round: number): Promise<number> => {
       const events = Array.from({ length: EVENTS }, () => event(`d${round}`));
       await produce(producer, events);
-      const child = start([cli, 'dispatcher'], { ...dispatcherEnv, WEBHOOK_ENDPOINT_QUEUE: String(EVENTS) });
+      const child = start([cli, 'dispatcher'], { ...dispatcherEnv, WEBHOOK_ENDPOINT_QUEUE: String(EVENTS) }, 'ignore');
       children.push(child);
       const ids = events.map((e) => e.event_id as string);
-      await until(`round ${round} of the dispatcher`, () => arrivals.has(ids), 300_000);
+      await until(`round ${round} of the dispatcher`, () => arrivals.has(ids), 300_000, 20);
       await stop(child);
       return arrivals.rate(ids);
     };
@@ -166,10 +167,10 @@ async function main(): Promise<void> {
         return { body, headers: deliveryHeaders(secret, body, e) };
       });
       writeFileSync(bodiesFile, JSON.stringify(posted));
-      const child = start([fileURLToPath(import.meta.url), 'bare', bodiesFile, url, String(CONCURRENCY)], {});
+      const child = start([fileURLToPath(import.meta.url), 'bare', bodiesFile, url, String(CONCURRENCY)], {}, 'ignore');
       children.push(child);
       const ids = events.map((e) => e.event_id as string);
-      await until(`round ${round} of the bare loop`, () => arrivals.has(ids), 300_000);
+      await until(`round ${round} of the bare loop`, () => arrivals.has(ids), 300_000, 20);
       await stop(child);
       return arrivals.rate(ids);
     };
@@ -186,7 +187,7 @@ async function main(): Promise<void> {
       }
     }
 
-    const steady = await steadyLoad(producer, arrivals, start([cli, 'dispatcher'], dispatcherEnv), children);
+    const steady = await steadyLoad(producer, arrivals, start([cli, 'dispatcher'], dispatcherEnv, 'ignore'), children);
 
     const body = envelopeBody(event('size')).length;
     console.log(`webhook benchmark: ${EVENTS} deliveries a round, concurrency ${CONCURRENCY}, best of ${ROUNDS} rounds, ${body}-byte bodies`);
@@ -232,7 +233,7 @@ async function steadyLoad(producer: Producer, arrivals: Arrivals, dispatcher: Ch
   }
   await Promise.all(writes);
   const ids = [...writtenAt.keys()];
-  await until('the last steady deliveries', () => arrivals.has(ids), 60_000).catch(() => undefined);
+  await until('the last steady deliveries', () => arrivals.has(ids), 60_000, 20).catch(() => undefined);
   const latencies = ids.flatMap((id) => {
     const at = arrivals.at(id);
     return at === undefined ? [] : [at - writtenAt.get(id)!];
@@ -264,38 +265,5 @@ async function bareLoop(file: string, url: string, concurrency: number): Promise
   await agent.close();
 }
 
-function percentiles(values: number[]): { p50: number; p99: number } {
-  const sorted = [...values].sort((a, b) => a - b);
-  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
-  return { p50: at(0.5), p99: at(0.99) };
-}
-
-function start(args: string[], env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  await exited;
-}
-
-async function until(what: string, condition: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
-
 const [mode, ...args] = process.argv.slice(2);
-const run = mode === 'bare' ? bareLoop(args[0]!, args[1]!, Number(args[2])) : main();
-run.then(
-  () => process.exit(0),
-  (error: unknown) => {
-    console.error(error);
-    process.exit(1);
-  },
-);
+runMain(() => (mode === 'bare' ? bareLoop(args[0]!, args[1]!, Number(args[2])) : main()));

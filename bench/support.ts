@@ -1,0 +1,61 @@
+// What the benches share: child processes of the built CLI, waiting on a condition, percentiles.
+import { spawn, type ChildProcess } from 'node:child_process';
+import pg from 'pg';
+
+export function percentiles(values: readonly number[]): { p50: number; p99: number } {
+  const sorted = [...values].sort((a, b) => a - b);
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
+  return { p50: at(0.5), p99: at(0.99) };
+}
+
+/** Starts `node <args>`; its stdout is piped for readers, or ignored. */
+export function start(args: readonly string[], env: Record<string, string>, stdout: 'pipe' | 'ignore' = 'pipe'): ChildProcess {
+  return spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', stdout, 'inherit'] });
+}
+
+export async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+/** Runs `node <args>` to its end and answers the last line it printed. */
+export async function run(args: readonly string[], env: Record<string, string>): Promise<string> {
+  const child = start(args, env);
+  let out = '';
+  child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  const code = await new Promise((resolve) => child.once('exit', resolve));
+  if (code !== 0) throw new Error(`${args.join(' ')} exited ${String(code)}`);
+  return out.trim().split('\n').pop()!;
+}
+
+/** Polls `condition` (a throw counts as false) until it holds, or fails after `timeoutMs`. */
+export async function until(what: string, condition: () => boolean | Promise<boolean>, timeoutMs = 120_000, intervalMs = 100): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await Promise.resolve().then(condition).catch(() => false))) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+}
+
+export async function withPg(url: string, work: (client: pg.Client) => Promise<unknown>): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Runs a bench's main and exits with its outcome (child processes and clients may hold the loop open). */
+export function runMain(main: () => Promise<void>): void {
+  main().then(
+    () => process.exit(0),
+    (error: unknown) => {
+      console.error(error);
+      process.exit(1);
+    },
+  );
+}
