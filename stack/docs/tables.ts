@@ -52,12 +52,12 @@ export function eventTable(): string {
     return [
       code(type),
       accountEventTypes.has(type) ? 'account' : 'project',
-      'webhooks, streams',
+      'webhooks, `GET /stream`, `GET /webhooks/listen`',
       payload.map(code).join(', '),
       extra.map(code).join(', '),
     ];
   });
-  const streamRows = streamOnlyEventTypes.map((type) => [code(type), 'project', '`GET /stream` only', 'see below', '`instance_id`']);
+  const streamRows = streamOnlyEventTypes.map((type) => [code(type), 'project', '`GET /stream` only', 'see below', 'see below']);
   return table(['event', 'scope', 'received by', 'payload fields (of its sample)', 'envelope adds'], [...webhookRows, ...streamRows]);
 }
 
