@@ -19,6 +19,10 @@ const EXAMPLE_HOST = /^(localhost|127\.0\.0\.1|\[::1\]|([\w-]+\.)*example\.(com|
 
 const inRepository = (file: string) => !path.relative(root, file).startsWith('..') && existsSync(file);
 
+/** GitHub's anchors of a page's headings: lower case, punctuation dropped, spaces as hyphens. */
+const anchorsOf = (page: string) =>
+  new Set([...page.replace(/```[\s\S]*?```/g, '').matchAll(/^#+ (.+)$/gm)].map((match) => match[1]!.toLowerCase().replace(/[^\p{L}\p{N} _-]/gu, '').replaceAll(' ', '-')));
+
 /** The host of a URL as written; `new URL` refuses placeholders such as `$PORT`. */
 const hostOf = (url: string) => url.replace(/^https?:\/\//, '').split(/[/:?#]/)[0] ?? '';
 
@@ -35,6 +39,18 @@ describe('the README and docs/', () => {
       .filter((target) => /^[a-z][a-z0-9+.-]*:/i.test(target) || !inRepository(path.join(root, path.dirname(page), decodeURI(target.split('#')[0]!))));
     expect(broken).toEqual([]);
     expect(prose.match(URL_PATTERN) ?? []).toEqual([]);
+  });
+
+  it.each(pages)('%s links only to headings that exist', (page) => {
+    const missing = [...read(page).replace(CODE, '').matchAll(LINK)]
+      .map((match) => match[1]!)
+      .filter((target) => target.includes('#') && !/^[a-z][a-z0-9+.-]*:/i.test(target))
+      .filter((target) => {
+        const [file = '', anchor = ''] = target.split('#');
+        const linked = file === '' ? page : path.relative(root, path.join(root, path.dirname(page), file));
+        return !anchorsOf(read(linked)).has(anchor);
+      });
+    expect(missing).toEqual([]);
   });
 
   it.each(pages)('%s names only example hosts in its code', (page) => {
