@@ -19,7 +19,8 @@ import { Pool, request } from 'undici';
 import { loadSchemaFiles } from '../schemas/load.js';
 import { AvroSerdes } from '../schemas/serde.js';
 import type { MessageStatus } from '../schemas/records.js';
-import { loadConfig, repoRoot } from '../stack/config.js';
+import { loadConfig } from '../stack/config.js';
+import { repoRoot } from '../shared/repo-root.js';
 import { stackUp } from '../stack/local/index.js';
 import { createConsumer, createKafka, ensureTopics, removePrefixed, topics, TopicSerdes } from '../topics/index.js';
 

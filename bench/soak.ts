@@ -21,7 +21,8 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { pino } from 'pino';
 import { Pool, request } from 'undici';
-import { loadConfig, repoRoot } from '../stack/config.js';
+import { loadConfig } from '../stack/config.js';
+import { repoRoot } from '../shared/repo-root.js';
 import { stackUp } from '../stack/local/index.js';
 import { createKafka, removePrefixed } from '../topics/index.js';
 

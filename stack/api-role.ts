@@ -10,7 +10,7 @@ import { lastInstanceFor } from '../processors/conversations/index.js';
 import { projectionsFor } from '../processors/index.js';
 import { ensureProjectionSchema } from '../processors/runtime/store.js';
 import { optedOut } from '../processors/contacts/index.js';
-import { createCipher, type Cipher } from './cipher.js';
+import { createCipher, type Cipher } from '../shared/cipher.js';
 import type { Clients } from './clients.js';
 import { checkDependencies } from './readiness.js';
 

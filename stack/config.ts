@@ -1,27 +1,8 @@
 import { createHmac } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
 import path from 'node:path';
-
-/** The repository root, whether running from `dist/` or from the TypeScript sources. */
-export const repoRoot = (() => {
-  const here = path.dirname(fileURLToPath(import.meta.url));
-  const parts = here.split(path.sep);
-  const dist = parts.lastIndexOf('dist');
-  return dist >= 0 ? parts.slice(0, dist).join(path.sep) : path.resolve(here, '..');
-})();
-
-export interface S3Config {
-  readonly endpoint: string;
-  readonly region: string;
-  readonly bucket: string;
-  readonly accessKeyId: string;
-  readonly secretAccessKey: string;
-  readonly forcePathStyle: boolean;
-}
-
-export type ClickHouseConfig =
-  | { readonly kind: 'server'; readonly url: string }
-  | { readonly kind: 'embedded'; readonly path: string };
+import type { S3Config } from '../connectors/media/s3.js';
+import type { ClickHouseOptions } from '../shared/clickhouse.js';
+import { repoRoot } from '../shared/repo-root.js';
 
 export interface Config {
   readonly host: string;
@@ -38,7 +19,7 @@ export interface Config {
   readonly schemaRegistryUrl: string;
   readonly databaseUrl: string;
   readonly databasePoolSize: number;
-  readonly clickhouse: ClickHouseConfig;
+  readonly clickhouse: ClickHouseOptions;
   readonly s3: S3Config;
   readonly smtpUrl: string;
   readonly media: {

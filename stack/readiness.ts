@@ -1,10 +1,6 @@
 import { request } from 'undici';
+import type { DependencyCheck, DependencyName } from '../shared/readiness.js';
 import type { Clients } from './clients.js';
-
-export type DependencyName = 'kafka' | 'registry' | 'postgres' | 'clickhouse' | 's3' | 'smtp';
-export type DependencyCheck =
-  | { readonly status: 'up'; readonly latency_ms: number }
-  | { readonly status: 'down'; readonly latency_ms: number; readonly error: string };
 
 const TIMEOUT_MS = 2_000;
 

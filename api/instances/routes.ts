@@ -6,7 +6,7 @@ import type { RouteOptions } from '../context.js';
 import { gatewayError } from '../errors.js';
 import { planNamed } from '../plans.js';
 import { WRITE_DEADLINE_MS } from '../config-writes.js';
-import { withDeadline } from '../deadline.js';
+import { withDeadline } from '../../shared/deadline.js';
 import { createInstance } from './create.js';
 import { projectInstance, projectInstances, type InstanceRow } from './queries.js';
 

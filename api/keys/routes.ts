@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { KeyedSerial } from '../../connectors/network/serial.js';
+import { KeyedSerial } from '../../shared/serial.js';
 import { asEventId, newId } from '../../schemas/ids.js';
 import type { ConfigRecord } from '../../schemas/records.js';
 import { writeConfig } from '../config-writes.js';

@@ -1,10 +1,10 @@
 import type { Readable } from 'node:stream';
 import type { AccountId, InstanceId, ProjectId } from '../../schemas/ids.js';
 import type { Media } from '../../schemas/records.js';
-import type { S3Config } from '../../stack/config.js';
+import type { S3Config } from './s3.js';
 import { createFilesystemMediaStore } from './filesystem.js';
 import { createS3MediaStore } from './s3-store.js';
-import type { MediaLinks } from './signing.js';
+import type { MediaLinks } from '../../shared/media-links.js';
 import type { RecordUsage } from './usage.js';
 
 /** Whose storage a media counts against (the `media_stored` usage record). */

@@ -1,5 +1,5 @@
 import type { Clients } from '../../stack/clients.js';
-import { createCipher } from '../../stack/cipher.js';
+import { createCipher } from '../../shared/cipher.js';
 import { PendingReceipts, SandboxNetwork } from '../sandbox/index.js';
 import type { OtpOpener } from './connector.js';
 import type { MediaSink } from './media-sink.js';

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startDirectory } from '../../api/directory.js';
-import { createCipher } from '../../stack/cipher.js';
+import { createCipher } from '../../shared/cipher.js';
 import type { Clients } from '../../stack/clients.js';
 import { createDeliver } from './deliver.js';
 import { Endpoints } from './endpoint.js';
