@@ -1,8 +1,8 @@
 import type { AccountId, InstanceId, ProjectId } from '../schemas/ids.js';
 import { sandboxNetworkDirectory } from '../api/contacts/network.js';
-import { startDirectory, type Directory } from '../api/directory.js';
+import { startDirectory, type Directory } from '../processors/directory.js';
 import { ingestSendMedia } from '../api/media/ingest.js';
-import { planNamed } from '../api/plans.js';
+import { planNamed } from '../processors/usage/plans.js';
 import { buildServer, type ApiServer } from '../api/server.js';
 import { ensureApiTables } from '../api/storage.js';
 import { StreamHub } from '../api/streams/index.js';

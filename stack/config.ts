@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import path from 'node:path';
 import type { S3Config } from '../connectors/media/s3.js';
+import type { WebhookOptions } from '../connectors/webhooks/index.js';
 import type { ClickHouseOptions } from '../shared/clickhouse.js';
 import { repoRoot } from '../shared/repo-root.js';
 
@@ -40,16 +41,7 @@ export interface Config {
   readonly secretsKey: string;
   /** How long a rotated API key keeps working. */
   readonly keyRotationGraceMs: number;
-  readonly webhooks: {
-    /** An attempt that has no answer by then counts as timed out and is retried. */
-    readonly timeoutMs: number;
-    /** Wait before each retry; its length is the number of retries (spec 6.3: up to 5). */
-    readonly retryDelaysMs: readonly number[];
-    /** Requests in flight to one endpoint at a time, per dispatcher. */
-    readonly endpointConcurrency: number;
-    /** Deliveries waiting for one endpoint before more are moved to the first retry tier. */
-    readonly endpointQueue: number;
-  };
+  readonly webhooks: WebhookOptions;
   readonly streams: {
     /** SSE comment lines sent while no event flows, so proxies keep the connection open. */
     readonly heartbeatMs: number;

@@ -5,7 +5,7 @@ import { asEventId, newId } from '../../schemas/ids.js';
 import type { ConfigRecord } from '../../schemas/records.js';
 import { writeConfig } from '../config-writes.js';
 import type { RouteOptions } from '../context.js';
-import type { KeyEntry } from '../directory.js';
+import type { KeyEntry } from '../../processors/directory.js';
 import { gatewayError } from '../errors.js';
 import { roles, scopes, type Role, type Scope } from '../plugins/auth.js';
 import { issueKey } from './issue.js';

@@ -1,4 +1,4 @@
-import type { Directory } from '../../api/directory.js';
+import type { Directory } from '../../processors/directory.js';
 import type { Cipher } from '../../shared/cipher.js';
 import type { DeliveryTask } from '../../schemas/records.js';
 

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { startDirectory } from '../../api/directory.js';
+import { startDirectory } from '../directory.js';
 import { isHttpUrl } from '../../shared/http/index.js';
 import type { AdvisoryPayload } from '../../events/payloads.js';
 import { asAccountId, asEventId, derivedId, newId } from '../../schemas/ids.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount } from '../../api/accounts/create.js';
-import { Directory } from '../../api/directory.js';
+import { Directory } from '../../processors/directory.js';
 import { issueKey } from '../../api/keys/issue.js';
 import { changeProjectWebhooks } from '../../api/webhooks/project-lock.js';
 import { webhookRecord } from '../../api/webhooks/records.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Directory } from '../../api/directory.js';
+import { Directory } from '../../processors/directory.js';
 import { Endpoints } from '../../connectors/webhooks/endpoint.js';
 import { EndpointLimiter } from '../../connectors/webhooks/limiter.js';
 import { judge, outcomeOf } from '../../connectors/webhooks/outcome.js';
