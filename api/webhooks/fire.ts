@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { isStreamOnly, isWebhookEventType, listensTo, type WebhookEventType } from '../../events/catalogue.js';
-import { sampleEvent, type SampleOwner } from '../../events/samples.js';
+import { sampleEvent, type SampleOwner } from './samples.js';
 import type { PublicEvent } from '../../schemas/records.js';
 import { topics } from '../../topics/index.js';
 import { WRITE_DEADLINE_MS } from '../config-writes.js';
