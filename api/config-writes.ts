@@ -1,7 +1,7 @@
 import type { ConfigRecord } from '../schemas/records.js';
 import { topics } from '../topics/index.js';
 import type { ApiContext } from './context.js';
-import { withDeadline } from './deadline.js';
+import { withDeadline } from '../shared/deadline.js';
 
 /** How long a route waits for the log to take a write. */
 export const WRITE_DEADLINE_MS = 10_000;

@@ -1,5 +1,5 @@
 import type { Pool } from 'pg';
-import { runDdl } from '../stack/ddl.js';
+import { runDdl } from '../shared/ddl.js';
 
 /**
  * Tables the API itself keeps (not projections of the log): rate-limit buckets shared by every

@@ -24,9 +24,10 @@ import { asAccountId, asEventId, asInstanceId, asProjectId } from '../schemas/id
 import { loadSchemaFiles } from '../schemas/load.js';
 import { AvroSerdes } from '../schemas/serde.js';
 import type { ConfigRecord, PublicEvent } from '../schemas/records.js';
-import { createCipher } from '../stack/cipher.js';
+import { createCipher } from '../shared/cipher.js';
 import { allTopics } from '../stack/clients.js';
-import { loadConfig, repoRoot } from '../stack/config.js';
+import { loadConfig } from '../stack/config.js';
+import { repoRoot } from '../shared/repo-root.js';
 import { stackUp } from '../stack/local/index.js';
 import { createKafka, createProducer, ensureTopics, removePrefixed, topics, TopicSerdes, type Producer } from '../topics/index.js';
 import { percentiles, runMain, start, stop, until } from './support.js';

@@ -1,4 +1,4 @@
-import type { MediaLinks } from '../connectors/media/index.js';
+import type { MediaLinks } from '../shared/media-links.js';
 import type { Producer } from '../topics/index.js';
 import { contactsProjection } from './contacts/index.js';
 import { conversationsProjection } from './conversations/index.js';

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 
 /**
  * Branded ids: strings at run time, distinct types at compile time, so an instance id cannot be
@@ -42,5 +42,13 @@ export function newId(prefix: string): string {
   const bytes = randomBytes(16);
   let id = '';
   for (const byte of bytes) id += BASE32[byte & 31];
+  return `${prefix}_${id}`;
+}
+
+/** An id shaped like `newId` (prefix, 16 base32 characters) but derived from `parts`, so a repeat gives the same id. */
+export function derivedId(prefix: string, ...parts: readonly string[]): string {
+  const digest = createHash('sha256').update(parts.join('\u0000')).digest();
+  let id = '';
+  for (const byte of digest.subarray(0, 16)) id += BASE32[byte & 31];
   return `${prefix}_${id}`;
 }

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { repoRoot } from '../stack/config.js';
+import { repoRoot } from '../shared/repo-root.js';
 
 /** An Avro schema as JSON: a primitive or full name, a union (array), or a complex type (object). */
 export type AvroJson = string | AvroJson[] | { [key: string]: unknown };

@@ -1,8 +1,8 @@
 import type { AccountId, InstanceId, ProjectId } from '../schemas/ids.js';
 import { sandboxNetworkDirectory } from '../api/contacts/network.js';
-import { startDirectory, type Directory } from '../api/directory.js';
+import { startDirectory, type Directory } from '../processors/directory.js';
 import { ingestSendMedia } from '../api/media/ingest.js';
-import { planNamed } from '../api/plans.js';
+import { planNamed } from '../processors/usage/plans.js';
 import { buildServer, type ApiServer } from '../api/server.js';
 import { ensureApiTables } from '../api/storage.js';
 import { StreamHub } from '../api/streams/index.js';
@@ -10,7 +10,7 @@ import { lastInstanceFor } from '../processors/conversations/index.js';
 import { projectionsFor } from '../processors/index.js';
 import { ensureProjectionSchema } from '../processors/runtime/store.js';
 import { optedOut } from '../processors/contacts/index.js';
-import { createCipher, type Cipher } from './cipher.js';
+import { createCipher, type Cipher } from '../shared/cipher.js';
 import type { Clients } from './clients.js';
 import { checkDependencies } from './readiness.js';
 

@@ -13,11 +13,11 @@ import {
   type Producer,
   type TopicSpec,
 } from '../topics/index.js';
-import { createHttpFetcher, type HttpFetcher } from '../connectors/http/index.js';
+import { createHttpFetcher, type HttpFetcher } from '../shared/http/index.js';
 import { createMediaLinks, createMediaStore, usageProducer, type MediaLinks, type MediaStore } from '../connectors/media/index.js';
 import { createMailer, type Mailer } from '../connectors/email/smtp.js';
 import { retrySchedule } from '../connectors/webhooks/index.js';
-import { createClickHouse, type ClickHouse } from './clickhouse.js';
+import { createClickHouse, type ClickHouse } from '../shared/clickhouse.js';
 import type { Config } from './config.js';
 
 /** Every client a role may use, built once per process. Modules receive only the ones they need. */

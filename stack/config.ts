@@ -1,27 +1,9 @@
 import { createHmac } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
 import path from 'node:path';
-
-/** The repository root, whether running from `dist/` or from the TypeScript sources. */
-export const repoRoot = (() => {
-  const here = path.dirname(fileURLToPath(import.meta.url));
-  const parts = here.split(path.sep);
-  const dist = parts.lastIndexOf('dist');
-  return dist >= 0 ? parts.slice(0, dist).join(path.sep) : path.resolve(here, '..');
-})();
-
-export interface S3Config {
-  readonly endpoint: string;
-  readonly region: string;
-  readonly bucket: string;
-  readonly accessKeyId: string;
-  readonly secretAccessKey: string;
-  readonly forcePathStyle: boolean;
-}
-
-export type ClickHouseConfig =
-  | { readonly kind: 'server'; readonly url: string }
-  | { readonly kind: 'embedded'; readonly path: string };
+import type { S3Config } from '../connectors/media/s3.js';
+import type { WebhookOptions } from '../connectors/webhooks/index.js';
+import type { ClickHouseOptions } from '../shared/clickhouse.js';
+import { repoRoot } from '../shared/repo-root.js';
 
 export interface Config {
   readonly host: string;
@@ -38,7 +20,7 @@ export interface Config {
   readonly schemaRegistryUrl: string;
   readonly databaseUrl: string;
   readonly databasePoolSize: number;
-  readonly clickhouse: ClickHouseConfig;
+  readonly clickhouse: ClickHouseOptions;
   readonly s3: S3Config;
   readonly smtpUrl: string;
   readonly media: {
@@ -59,16 +41,7 @@ export interface Config {
   readonly secretsKey: string;
   /** How long a rotated API key keeps working. */
   readonly keyRotationGraceMs: number;
-  readonly webhooks: {
-    /** An attempt that has no answer by then counts as timed out and is retried. */
-    readonly timeoutMs: number;
-    /** Wait before each retry; its length is the number of retries (spec 6.3: up to 5). */
-    readonly retryDelaysMs: readonly number[];
-    /** Requests in flight to one endpoint at a time, per dispatcher. */
-    readonly endpointConcurrency: number;
-    /** Deliveries waiting for one endpoint before more are moved to the first retry tier. */
-    readonly endpointQueue: number;
-  };
+  readonly webhooks: WebhookOptions;
   readonly streams: {
     /** SSE comment lines sent while no event flows, so proxies keep the connection open. */
     readonly heartbeatMs: number;

@@ -1,25 +1,14 @@
 import { request } from 'undici';
+import type { DependencyCheck, DependencyName } from '../shared/readiness.js';
+import { describeCluster } from '../topics/index.js';
 import type { Clients } from './clients.js';
-
-export type DependencyName = 'kafka' | 'registry' | 'postgres' | 'clickhouse' | 's3' | 'smtp';
-export type DependencyCheck =
-  | { readonly status: 'up'; readonly latency_ms: number }
-  | { readonly status: 'down'; readonly latency_ms: number; readonly error: string };
 
 const TIMEOUT_MS = 2_000;
 
 /** Probes every dependency in parallel, each with a deadline; never throws. */
 export async function checkDependencies(clients: Clients): Promise<Record<DependencyName, DependencyCheck>> {
   const probes: Record<DependencyName, () => Promise<unknown>> = {
-    kafka: async () => {
-      const admin = clients.kafka.admin();
-      await admin.connect();
-      try {
-        await admin.describeCluster();
-      } finally {
-        await admin.disconnect();
-      }
-    },
+    kafka: () => describeCluster(clients.kafka),
     registry: async () => {
       // The global config is one small read of the registry's storage; listing subjects grows with them.
       const { statusCode, body } = await request(`${clients.config.schemaRegistryUrl}/config`, { headersTimeout: TIMEOUT_MS });

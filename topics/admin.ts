@@ -2,7 +2,7 @@ import kafkajs, { type Admin, type Kafka } from 'kafkajs';
 import { topicName } from './catalogue.js';
 
 // Not among the names Node finds in kafkajs' CommonJS exports.
-const { ConfigResourceTypes, ConfigSource } = kafkajs;
+const { ConfigResourceTypes, ConfigSource, Kafka: KafkaClient, logLevel } = kafkajs;
 
 interface TopicShape {
   readonly name: string;
@@ -123,6 +123,46 @@ export async function readWatermarks(admin: Admin, topic: string): Promise<Water
 }
 
 const highs = (held: Watermarks) => new Map([...held].map(([partition, { high }]) => [partition, high]));
+
+/** Deletes a consumer group of this process's own (a throwaway reader's); the group must have no members. */
+export async function deleteGroup(kafka: Kafka, groupId: string): Promise<void> {
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    await admin.deleteGroups([groupId]);
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+/** Throws unless the cluster answers a metadata request. */
+export async function describeCluster(kafka: Kafka): Promise<void> {
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    await admin.describeCluster();
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+/** Throws unless the broker at `address` answers at once: a probe of a broker starting, with no retries. */
+export async function probeBroker(broker: string): Promise<void> {
+  const admin = new KafkaClient({
+    clientId: 'gateway-stack-probe',
+    brokers: [broker],
+    logLevel: logLevel.NOTHING,
+    connectionTimeout: 1000,
+    requestTimeout: 2000,
+    retry: { retries: 0 },
+  }).admin();
+  try {
+    await admin.connect();
+    await admin.describeCluster();
+  } finally {
+    await admin.disconnect();
+  }
+}
 
 /** kafkajs marks its errors `retriable`; its error classes are not importable from ESM. */
 function isRetriable(error: unknown): boolean {

@@ -1,12 +1,12 @@
 export { topics, deadLetterTopic, deliveryRetryTier, durationLabel, topicName, valueSubject, type TopicSpec, type AnyTopic } from './catalogue.js';
 export { createKafka, type KafkaSettings } from './kafka.js';
-export { ensureTopics, endOffsets, watermarks, openOffsetReader, type OffsetReader } from './admin.js';
+export { ensureTopics, endOffsets, watermarks, openOffsetReader, deleteGroup, describeCluster, probeBroker, type OffsetReader } from './admin.js';
 export { deleteSubject, removePrefixed } from './cleanup.js';
 export { TopicSerdes } from './serdes.js';
 export { createProducer, type Producer, type OutgoingRecord, type AppendTimes } from './producer.js';
 export { createConsumer, type TopicConsumer, type ConsumedBatch, type ConsumedRecord, type ConsumerOptions, type Decoded } from './consumer.js';
 export { GatewayFailure, classify, type FailureKind } from './failure.js';
-export { untilSettled, gaveUp, backoffMs, sleepWithHeartbeat, UNKNOWN_ATTEMPTS, type Settled, type RetryScope } from './retry.js';
+export { untilSettled, gaveUp, sleepWithHeartbeat, UNKNOWN_ATTEMPTS, type Settled, type RetryScope } from './retry.js';
 export { createPartitionOwner, type PartitionOwner, type PartitionOwnerOptions } from './partition-owner.js';
 export { readFromPositions, type PositionedReader, type PositionedReaderOptions } from './positioned-reader.js';
 export { partitionOf } from './partitioner.js';

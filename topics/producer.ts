@@ -1,7 +1,7 @@
 import { CompressionTypes, Partitioners, type Kafka, type Message, type Producer as KafkaProducer, type RecordMetadata } from 'kafkajs';
 import { topicName, type TopicSpec } from './catalogue.js';
 import { classify } from './failure.js';
-import { backoffMs } from './retry.js';
+import { backoffMs } from '../shared/backoff.js';
 import type { TopicSerdes } from './serdes.js';
 
 export interface OutgoingRecord<V> {

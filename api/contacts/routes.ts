@@ -13,7 +13,7 @@ import type { NetworkDirectory } from './network.js';
 import { contactRecord } from './records.js';
 import { CheckBody, CheckOut, ContactFilters, ContactOut, ImportBody, ImportResult } from './schemas.js';
 import { WRITE_DEADLINE_MS } from '../config-writes.js';
-import { withDeadline } from '../deadline.js';
+import { withDeadline } from '../../shared/deadline.js';
 import { IMPORT_BODY_LIMIT } from '../body-limits.js';
 
 export interface ContactRouteOptions extends RouteOptions {

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { DependencyCheck, DependencyName } from '../../stack/readiness.js';
+import type { DependencyCheck, DependencyName } from '../../shared/readiness.js';
 
 export interface HealthOptions {
   readonly checkDependencies: () => Promise<Record<DependencyName, DependencyCheck>>;

@@ -4,9 +4,9 @@ import { asEventId, asInstanceId, newId } from '../../schemas/ids.js';
 import { topics } from '../../topics/index.js';
 import type { RouteOptions } from '../context.js';
 import { gatewayError } from '../errors.js';
-import { planNamed } from '../plans.js';
+import { planNamed } from '../../processors/usage/plans.js';
 import { WRITE_DEADLINE_MS } from '../config-writes.js';
-import { withDeadline } from '../deadline.js';
+import { withDeadline } from '../../shared/deadline.js';
 import { createInstance } from './create.js';
 import { projectInstance, projectInstances, type InstanceRow } from './queries.js';
 

@@ -1,11 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { KeyedSerial } from '../../connectors/network/serial.js';
+import { KeyedSerial } from '../../shared/serial.js';
 import { asEventId, newId } from '../../schemas/ids.js';
 import type { ConfigRecord } from '../../schemas/records.js';
 import { writeConfig } from '../config-writes.js';
 import type { RouteOptions } from '../context.js';
-import type { KeyEntry } from '../directory.js';
+import type { KeyEntry } from '../../processors/directory.js';
 import { gatewayError } from '../errors.js';
 import { roles, scopes, type Role, type Scope } from '../plugins/auth.js';
 import { issueKey } from './issue.js';

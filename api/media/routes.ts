@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { MediaLinks } from '../../connectors/media/signing.js';
+import type { MediaLinks } from '../../shared/media-links.js';
 import { mediaKey, type MediaStore } from '../../connectors/media/store.js';
 import { gatewayError } from '../errors.js';
 

@@ -1,6 +1,6 @@
 import type { SendCommand } from '../../schemas/records.js';
 import { partitionOf, takenInTime, topics, type Producer } from '../../topics/index.js';
-import { withDeadline } from '../deadline.js';
+import { withDeadline } from '../../shared/deadline.js';
 import { gatewayError } from '../errors.js';
 
 /** How long a send waits for the log to take its command; past it the send is refused (503) for good. */

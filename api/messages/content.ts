@@ -1,5 +1,5 @@
 import type { MediaSource, SendCommand } from '../../schemas/records.js';
-import type { Cipher } from '../../stack/cipher.js';
+import type { Cipher } from '../../shared/cipher.js';
 import type { Locale } from '../errors.js';
 import { maskCode, otpContext } from './otp-text.js';
 import type { AnySendBody, SendBody, SendType } from './schemas.js';

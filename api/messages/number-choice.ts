@@ -1,5 +1,5 @@
 import type { Pool } from 'pg';
-import type { Directory } from '../directory.js';
+import type { Directory } from '../../processors/directory.js';
 import { GatewayError, gatewayError } from '../errors.js';
 import { projectInstances, type InstanceRow } from '../instances/queries.js';
 

@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox';
 import { createHash } from 'node:crypto';
 import { asEventId, asInstanceId, asMessageId, newId } from '../../schemas/ids.js';
 import type { SendCommand } from '../../schemas/records.js';
-import type { Cipher } from '../../stack/cipher.js';
+import type { Cipher } from '../../shared/cipher.js';
 import type { RouteOptions } from '../context.js';
 import { gatewayError } from '../errors.js';
 import type { AuthContext } from '../plugins/auth.js';

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
 import type { AccountId, ProjectId } from '../../schemas/ids.js';
-import type { Directory, KeyEntry } from '../directory.js';
+import type { Directory, KeyEntry } from '../../processors/directory.js';
 import { gatewayError, resolveLocale, type Locale } from '../errors.js';
 import { defaultRateLimit, type RateLimit, type RateLimiter } from './rate-limit.js';
 

@@ -5,6 +5,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { DeadlineExceeded } from '../../shared/deadline.js';
 import { DEFAULT_LOCALE, GatewayError, errorBody, resolveLocale, type ErrorCode, type ErrorParams } from '../errors.js';
 
 declare module 'fastify' {
@@ -75,6 +76,8 @@ function answerFor(error: unknown, request: FastifyRequest): ErrorAnswer {
     const failure: GatewayError = error as GatewayError;
     return { code: failure.code, status: failure.statusCode, params: failure.params, headers: failure.headers };
   }
+  // A dependency (the log, the directory) did not answer in time.
+  if (error instanceof DeadlineExceeded) return { code: 'service_unavailable', status: 503 };
   if (isValidationError(error)) {
     return { code: 'invalid_request', status: 400, params: { detail: firstValidationDetail(error) } };
   }

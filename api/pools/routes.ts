@@ -4,7 +4,7 @@ import { asAccountId, asEventId, asProjectId, newId } from '../../schemas/ids.js
 import type { ConfigRecord } from '../../schemas/records.js';
 import { writeConfig } from '../config-writes.js';
 import type { RouteOptions } from '../context.js';
-import type { PoolEntry } from '../directory.js';
+import type { PoolEntry } from '../../processors/directory.js';
 import { gatewayError } from '../errors.js';
 import { projectInstances } from '../instances/queries.js';
 

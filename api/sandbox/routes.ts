@@ -7,7 +7,7 @@ import { simulatedWaId } from '../../connectors/sandbox/ids.js';
 import { topics } from '../../topics/index.js';
 import type { RouteOptions } from '../context.js';
 import { gatewayError } from '../errors.js';
-import { withDeadline } from '../deadline.js';
+import { withDeadline } from '../../shared/deadline.js';
 import { TEXT_BODY_LIMIT } from '../body-limits.js';
 import { MediaType } from '../messages/schemas.js';
 

@@ -3,7 +3,7 @@ import { accountUsage, ensureUsageTable, periodOf, usageByPeriod } from '../../p
 import type { RouteOptions } from '../context.js';
 import { gatewayError } from '../errors.js';
 import type { AuthContext } from '../plugins/auth.js';
-import { planNamed } from '../plans.js';
+import { planNamed } from '../../processors/usage/plans.js';
 import { usageRange } from './range.js';
 import { EntitlementsOut, SubscriptionOut, UsageOut, UsageQuery } from './schemas.js';
 

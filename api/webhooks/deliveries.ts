@@ -13,7 +13,7 @@ import { retrySchedule } from '../../connectors/webhooks/schedule.js';
 import { WRITE_DEADLINE_MS } from '../config-writes.js';
 import type { RouteOptions } from '../context.js';
 import { Cursor, decodeCursor, Limit, NextCursor, paginate } from '../conversations/cursor.js';
-import { withDeadline } from '../deadline.js';
+import { withDeadline } from '../../shared/deadline.js';
 import { gatewayError } from '../errors.js';
 import { ownWebhook, readAccess as read, writeAccess as write } from './reach.js';
 import { DeliveryDetailOut, DeliveryOut, DeliveryStatus, WebhookParams } from './schemas.js';

@@ -1,12 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { isStreamOnly, isWebhookEventType, listensTo, type WebhookEventType } from '../../events/catalogue.js';
-import { sampleEvent, type SampleOwner } from '../../events/samples.js';
+import { sampleEvent, type SampleOwner } from './samples.js';
 import type { PublicEvent } from '../../schemas/records.js';
 import { topics } from '../../topics/index.js';
 import { WRITE_DEADLINE_MS } from '../config-writes.js';
 import type { RouteOptions } from '../context.js';
-import { withDeadline } from '../deadline.js';
+import { withDeadline } from '../../shared/deadline.js';
 import { gatewayError } from '../errors.js';
 import { projectInstances } from '../instances/queries.js';
 import { ownWebhook, writeAccess as write } from './reach.js';

@@ -1,7 +1,7 @@
-import { KeyedSerial } from '../../connectors/network/serial.js';
+import { KeyedSerial } from '../../shared/serial.js';
 import { endOffsets, topicName, topics } from '../../topics/index.js';
 import type { ApiContext } from '../context.js';
-import { withDeadline } from '../deadline.js';
+import { withDeadline } from '../../shared/deadline.js';
 import { gatewayError } from '../errors.js';
 
 /** Longest wait for another process's change of the same project's webhooks. */

@@ -1,4 +1,4 @@
-import type { Directory, WebhookEntry } from '../directory.js';
+import type { Directory, WebhookEntry } from '../../processors/directory.js';
 import { gatewayError } from '../errors.js';
 
 /** Route configs: partner-issued keys never reach `/webhooks*` (spec 5). */

@@ -1,6 +1,6 @@
 import { asAccountId, asEventId, asProjectId, newId } from '../../schemas/ids.js';
 import type { ConfigRecord, Webhook } from '../../schemas/records.js';
-import type { WebhookEntry } from '../directory.js';
+import type { WebhookEntry } from '../../processors/directory.js';
 
 export type WebhookFields = Omit<Webhook, 'kind'>;
 

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { newSigningSecret } from '../../events/signature.js';
 import { newId } from '../../schemas/ids.js';
-import type { Cipher } from '../../stack/cipher.js';
+import type { Cipher } from '../../shared/cipher.js';
 import { writeConfig } from '../config-writes.js';
 import type { RouteOptions } from '../context.js';
 import { gatewayError } from '../errors.js';

@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { addressPolicy, type AddressPolicyOptions } from '../../connectors/http/addresses.js';
+import { addressPolicy, type AddressPolicyOptions } from '../../shared/http/addresses.js';
 
 export const MAX_URL_LENGTH = 2048;
 

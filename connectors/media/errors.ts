@@ -1,4 +1,4 @@
-import type { OutboundHttpError } from '../http/errors.js';
+import type { OutboundHttpError } from '../../shared/http/errors.js';
 
 /** Why media given for a send cannot be stored. */
 export const MediaErrorKinds = ['too_large', 'invalid_input', 'fetch_failed'] as const;

@@ -7,7 +7,7 @@ import { access, mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/pr
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import type { Media } from '../../schemas/records.js';
-import type { MediaLinks } from './signing.js';
+import type { MediaLinks } from '../../shared/media-links.js';
 import { writeWithDigest } from './spool.js';
 import { mediaKey, type MediaStore } from './store.js';
 import { countStored, type RecordUsage } from './usage.js';

@@ -1,8 +1,8 @@
 // What a media send does with its `media` object (spec 4.2): the bytes from `url` or `base64` are
 // stored first, so the send command carries only a reference (media bytes never travel on Kafka).
 import type { Media, MediaSource } from '../../schemas/records.js';
-import { OutboundHttpError } from '../http/errors.js';
-import type { HttpFetcher } from '../http/fetch.js';
+import { OutboundHttpError } from '../../shared/http/errors.js';
+import type { HttpFetcher } from '../../shared/http/fetch.js';
 import { decodeBase64Media } from './base64.js';
 import { MediaError } from './errors.js';
 import { peek, sniffMimeType, SNIFF_BYTES } from './sniff.js';

@@ -3,7 +3,7 @@ import { createReadStream } from 'node:fs';
 import { Readable } from 'node:stream';
 import { DeleteObjectCommand, GetObjectCommand, NoSuchKey, PutObjectCommand } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import type { S3Config } from '../../stack/config.js';
+import type { S3Config } from './s3.js';
 import { createMediaBucket } from './s3.js';
 import { digestOf, withSpooledFile, type Digest } from './spool.js';
 import { mediaKey, type MediaStore } from './store.js';

@@ -1,5 +1,13 @@
 import { CreateBucketCommand, HeadBucketCommand, S3Client } from '@aws-sdk/client-s3';
-import type { S3Config } from '../../stack/config.js';
+
+export interface S3Config {
+  readonly endpoint: string;
+  readonly region: string;
+  readonly bucket: string;
+  readonly accessKeyId: string;
+  readonly secretAccessKey: string;
+  readonly forcePathStyle: boolean;
+}
 
 /** The private bucket that holds media. Received media goes here; URLs are pre-signed at read time. */
 export interface MediaBucket {

@@ -1,11 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { AccountId, InstanceId, ProjectId } from '../../schemas/ids.js';
 import type { Media } from '../../schemas/records.js';
-import type { S3Config } from '../../stack/config.js';
-import { createFilesystemMediaStore } from './filesystem.js';
-import { createS3MediaStore } from './s3-store.js';
-import type { MediaLinks } from './signing.js';
-import type { RecordUsage } from './usage.js';
 
 /** Whose storage a media counts against (the `media_stored` usage record). */
 export interface MediaOwner {
@@ -52,13 +47,4 @@ export interface MediaStore {
 /** Where a media id is stored. One key per id lets `GET /media/{id}` find it without a lookup. */
 export function mediaKey(mediaId: string): string {
   return `media/${mediaId}`;
-}
-
-export type MediaStoreOptions = (
-  | { readonly kind: 's3'; readonly s3: S3Config }
-  | { readonly kind: 'filesystem'; readonly dir: string; readonly links: MediaLinks }
-) & { readonly recordUsage: RecordUsage };
-
-export function createMediaStore(options: MediaStoreOptions): MediaStore {
-  return options.kind === 's3' ? createS3MediaStore(options) : createFilesystemMediaStore(options);
 }

@@ -2,7 +2,7 @@ import type { Pool } from 'pg';
 import { asAccountId, asInstanceId, asMessageId, asProjectId, type AccountId, type InstanceId, type MessageId, type ProjectId } from '../../schemas/ids.js';
 import type { SendCommand } from '../../schemas/records.js';
 import type { SendResult } from './connector.js';
-import { runDdl } from '../../stack/ddl.js';
+import { runDdl } from '../../shared/ddl.js';
 
 /** What a status record of a send needs to know about it. */
 export interface SendRef {

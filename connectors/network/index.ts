@@ -1,5 +1,7 @@
-import type { Clients } from '../../stack/clients.js';
-import { createCipher } from '../../stack/cipher.js';
+import type { Pool } from 'pg';
+import type { Logger } from 'pino';
+import { createCipher } from '../../shared/cipher.js';
+import type { Kafka, Producer, TopicSerdes } from '../../topics/index.js';
 import { PendingReceipts, SandboxNetwork } from '../sandbox/index.js';
 import type { OtpOpener } from './connector.js';
 import type { MediaSink } from './media-sink.js';
@@ -30,6 +32,16 @@ export interface ConnectorRoleOptions {
   readonly sandbox?: SandboxNetwork;
 }
 
+/** The clients and options the connector role uses. */
+export interface ConnectorClients {
+  readonly kafka: Kafka;
+  readonly serdes: TopicSerdes;
+  readonly producer: Producer;
+  readonly pool: Pool;
+  readonly logger: Logger;
+  readonly config: { readonly secretsKey: string };
+}
+
 export interface ConnectorRole {
   /** The partitions (of every connector topic) this member owns now. */
   ownedPartitions(): number[];
@@ -37,7 +49,7 @@ export interface ConnectorRole {
 }
 
 /** Starts the `connector` role: a member of the connector group running the sessions of its numbers. */
-export async function startConnectorRole(clients: Clients, options: ConnectorRoleOptions = {}): Promise<ConnectorRole> {
+export async function startConnectorRole(clients: ConnectorClients, options: ConnectorRoleOptions = {}): Promise<ConnectorRole> {
   const logger = clients.logger.child({ role: 'connector' });
   if (!options.sandbox && !options.media) logger.warn('no media sink: received media arrive without their files');
   const sandbox =

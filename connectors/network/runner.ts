@@ -19,7 +19,7 @@ import { ExecutedSends } from './executed.js';
 import { groupRecord, inboundRecord, nextState, pairingRecord } from './fact-records.js';
 import { newEventId } from './ids.js';
 import { Sends } from './sends.js';
-import { KeyedSerial } from './serial.js';
+import { KeyedSerial } from '../../shared/serial.js';
 
 /** Applies the controls of `gw.sandbox.commands` to the sandbox sessions of this worker. */
 export interface SandboxControls {

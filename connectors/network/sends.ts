@@ -5,7 +5,7 @@ import { topics, type OutgoingRecord, type Producer } from '../../topics/index.j
 import type { NumberSession, SendResult, StatusFact } from './connector.js';
 import type { ExecutedSends, SendOutcome, SendRef } from './executed.js';
 import { statusRecord } from './fact-records.js';
-import type { KeyedSerial } from './serial.js';
+import type { KeyedSerial } from '../../shared/serial.js';
 
 export interface SendsDeps {
   readonly executed: ExecutedSends;

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { isHttpUrl } from '../http/index.js';
+import { isHttpUrl } from '../../shared/http/index.js';
 import { webhookEventTypes, isWebhookEventType } from '../../events/catalogue.js';
 import { newSigningSecret } from '../../events/signature.js';
 import { runRelay, type RelayOptions } from './relay.js';

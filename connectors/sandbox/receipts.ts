@@ -1,5 +1,5 @@
 import type { Pool } from 'pg';
-import { runDdl } from '../../stack/ddl.js';
+import { runDdl } from '../../shared/ddl.js';
 
 /** A receipt the simulated network owes for an accepted send, as the real network keeps it server-side. */
 export interface OwedReceipt {

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import type { Directory } from '../../api/directory.js';
+import type { Directory } from '../../processors/directory.js';
 
 /** Catch-ups of the directory start at most this often; events that need one wait a little. */
 const MIN_INTERVAL_MS = 250;

@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startDirectory } from '../../api/directory.js';
-import { createCipher } from '../../stack/cipher.js';
-import type { Clients } from '../../stack/clients.js';
+import { startDirectory } from '../../processors/directory.js';
+import { createCipher } from '../../shared/cipher.js';
+import type { Logger } from 'pino';
+import type { Kafka, Producer, TopicSerdes } from '../../topics/index.js';
 import { createDeliver } from './deliver.js';
 import { Endpoints } from './endpoint.js';
 import { consumeEvents } from './first-attempts.js';
@@ -16,6 +17,31 @@ const MAX_IN_FLIGHT = 10_000;
 /** How long a stopping dispatcher lets deliveries under way finish; the rest are made again later. */
 const STOP_GRACE_MS = 5_000;
 
+/** How webhooks are delivered. */
+export interface WebhookOptions {
+  /** An attempt that has no answer by then counts as timed out and is retried. */
+  readonly timeoutMs: number;
+  /** Wait before each retry; its length is the number of retries (spec 6.3: up to 5). */
+  readonly retryDelaysMs: readonly number[];
+  /** Requests in flight to one endpoint at a time, per dispatcher. */
+  readonly endpointConcurrency: number;
+  /** Deliveries waiting for one endpoint before more are moved to the first retry tier. */
+  readonly endpointQueue: number;
+}
+
+/** The clients and options the dispatcher uses. */
+export interface DispatcherDeps {
+  readonly kafka: Kafka;
+  readonly serdes: TopicSerdes;
+  readonly producer: Producer;
+  readonly logger: Logger;
+  readonly config: {
+    readonly secretsKey: string;
+    readonly webhooks: WebhookOptions;
+    readonly outbound: { readonly allowPrivateNetwork: boolean; readonly allowCidrs: readonly string[] };
+  };
+}
+
 export interface RunningDispatcher {
   stop(): Promise<void>;
 }
@@ -25,7 +51,7 @@ export interface RunningDispatcher {
  * come from `gw.events`, later ones from the retry tiers; both go through one limiter per
  * endpoint, so a slow endpoint holds only its own deliveries.
  */
-export async function startDispatcher(clients: Clients): Promise<RunningDispatcher> {
+export async function startDispatcher(clients: DispatcherDeps): Promise<RunningDispatcher> {
   const { config, logger: parent } = clients;
   const logger = parent.child({ component: 'dispatcher' });
   const directory = await startDirectory(clients);

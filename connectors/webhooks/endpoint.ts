@@ -1,5 +1,5 @@
-import type { Directory } from '../../api/directory.js';
-import type { Cipher } from '../../stack/cipher.js';
+import type { Directory } from '../../processors/directory.js';
+import type { Cipher } from '../../shared/cipher.js';
 import type { DeliveryTask } from '../../schemas/records.js';
 
 /** Where and how a task is posted, read from the current directory at the time of the attempt. */

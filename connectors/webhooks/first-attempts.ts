@@ -1,4 +1,4 @@
-import type { Directory } from '../../api/directory.js';
+import type { Directory } from '../../processors/directory.js';
 import type { DeliveryTask, PublicEvent } from '../../schemas/records.js';
 import { createConsumer, openOffsetReader, topicName, topics } from '../../topics/index.js';
 import { ConfigSync } from './config-sync.js';

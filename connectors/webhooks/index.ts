@@ -1,4 +1,4 @@
-export { startDispatcher, type RunningDispatcher } from './dispatcher.js';
+export { startDispatcher, type DispatcherDeps, type RunningDispatcher, type WebhookOptions } from './dispatcher.js';
 export { createWebhookPoster, type WebhookPoster, type PostResult } from './post.js';
 export { deliveryIdOf } from './tasks.js';
 export { retrySchedule, type RetrySchedule } from './schedule.js';

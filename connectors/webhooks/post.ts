@@ -2,7 +2,7 @@
 // connection, one deadline for the whole exchange, no redirects followed, and at most 1 KiB of
 // the answer kept for the delivery history.
 import { Agent, request } from 'undici';
-import { guardedConnector, OutboundHttpError, type GuardOptions } from '../http/index.js';
+import { guardedConnector, OutboundHttpError, type GuardOptions } from '../../shared/http/index.js';
 
 /** How an attempt ended on the wire; `outcome.ts` judges it. */
 export type PostResult =

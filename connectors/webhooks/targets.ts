@@ -1,4 +1,4 @@
-import type { Directory, WebhookEntry } from '../../api/directory.js';
+import type { Directory, WebhookEntry } from '../../processors/directory.js';
 import type { Audience } from '../../events/envelope.js';
 import { isStreamOnly, isWebhookEventType, listensTo } from '../../events/catalogue.js';
 import type { DeliveryTargetKind, PublicEvent } from '../../schemas/records.js';

@@ -1,9 +1,8 @@
 import type { Logger } from 'pino';
-import { startDirectory } from '../../api/directory.js';
-import { derivedId } from '../../connectors/network/ids.js';
-import { isHttpUrl } from '../../connectors/http/index.js';
+import { startDirectory } from '../directory.js';
+import { isHttpUrl } from '../../shared/http/index.js';
 import type { AdvisoryPayload } from '../../events/payloads.js';
-import { asAccountId, asEventId, newId } from '../../schemas/ids.js';
+import { asAccountId, asEventId, derivedId, newId } from '../../schemas/ids.js';
 import type { PublicEvent } from '../../schemas/records.js';
 import { topics, type Kafka, type Producer, type TopicSerdes } from '../../topics/index.js';
 import { eventKey, scheduledEvent } from './event.js';

@@ -1,7 +1,6 @@
 import { isWebhookEventType } from '../../events/catalogue.js';
 import type { InstancePayload, InstanceStatusPayload, PairingCodePayload, QrCodePayload } from '../../events/payloads.js';
-import { derivedId } from '../../connectors/network/ids.js';
-import { asEventId, type EventId } from '../../schemas/ids.js';
+import { asEventId, derivedId, type EventId } from '../../schemas/ids.js';
 import type { InstanceState, PairingChallenge, PublicEvent } from '../../schemas/records.js';
 import { scheduledEvent } from './event.js';
 

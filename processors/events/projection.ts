@@ -1,4 +1,4 @@
-import type { MediaLinks } from '../../connectors/media/index.js';
+import type { MediaLinks } from '../../shared/media-links.js';
 import type { PublicEvent } from '../../schemas/records.js';
 import { GatewayFailure, topics, type Producer, type TopicSpec } from '../../topics/index.js';
 import { onBatch, valuesOf, type Handler, type Projection } from '../runtime/projection.js';

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { endOffsets, topicName } from '../../topics/index.js';
+import { deleteGroup, endOffsets, topicName } from '../../topics/index.js';
 import type { Projection } from './projection.js';
 import { runProjection, type RunnerDeps } from './runner.js';
 import { projectionLockKey, quoteIdent, storedOffsets } from './store.js';
@@ -55,7 +55,7 @@ export async function replayProjection(deps: RunnerDeps, projection: Projection,
   } finally {
     lock.release();
   }
-  await deleteGroup(deps, running.groupId, logger);
+  await deleteGroup(deps.kafka, running.groupId).catch((err: unknown) => logger.warn({ err, groupId: running.groupId }, 'could not delete the replay group'));
   const records = await countApplied(deps, projection.name, topics);
   const result = { projection: projection.name, records, durationMs: Date.now() - started };
   logger.info(result, 'replay swapped in');
@@ -88,11 +88,4 @@ async function countApplied(deps: RunnerDeps, schema: string, topics: readonly s
   let total = 0;
   for (const topic of topics) for (const next of (await storedOffsets(deps.pool, schema, topic)).values()) total += next;
   return total;
-}
-
-async function deleteGroup(deps: RunnerDeps, groupId: string, logger: Logger): Promise<void> {
-  const admin = deps.kafka.admin();
-  await admin.connect();
-  await admin.deleteGroups([groupId]).catch((err: unknown) => logger.warn({ err, groupId }, 'could not delete the replay group'));
-  await admin.disconnect();
 }

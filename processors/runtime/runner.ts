@@ -1,8 +1,8 @@
 import type { Pool, PoolClient } from 'pg';
 import type { Logger } from 'pino';
+import { backoffMs } from '../../shared/backoff.js';
 import {
   createConsumer,
-  backoffMs,
   gaveUp,
   GatewayFailure,
   sendToDeadLetters,

@@ -1,5 +1,5 @@
 import type { Pool, PoolClient } from 'pg';
-import { runDdl } from '../../stack/ddl.js';
+import { runDdl } from '../../shared/ddl.js';
 import type { Projection } from './projection.js';
 
 const OFFSETS_DDL = `CREATE TABLE IF NOT EXISTS _offsets (

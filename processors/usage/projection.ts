@@ -1,5 +1,5 @@
 import type { PoolClient } from 'pg';
-import { planNamed } from '../../api/plans.js';
+import { planNamed } from './plans.js';
 import type { ConfigRecord } from '../../schemas/records.js';
 import { topics, type Producer } from '../../topics/index.js';
 import { on, onBatch, sendsTakenInTime, valuesOf, type Projection, type RecordMeta } from '../runtime/projection.js';

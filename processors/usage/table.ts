@@ -1,4 +1,4 @@
-import type { ClickHouse } from '../../stack/clickhouse.js';
+import type { ClickHouse } from '../../shared/clickhouse.js';
 import type { UsageRow } from './rows.js';
 
 /**

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { SendCommand, UsageRecord } from '../../schemas/records.js';
-import type { ClickHouse } from '../../stack/clickhouse.js';
+import type { ClickHouse } from '../../shared/clickhouse.js';
 import {
   createConsumer,
   sendToDeadLetters,

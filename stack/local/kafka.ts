@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { Kafka, logLevel } from 'kafkajs';
+import { probeBroker } from '../../topics/index.js';
 import { writeProperties, type Layout } from './layout.js';
 import { resolveClasspath } from './maven.js';
 import type { Port } from './ports.js';
@@ -29,7 +29,7 @@ export function kafkaService(): JvmService {
     ports: [broker, controller],
     startTimeoutMs: 90_000,
     stopTimeoutMs: 30_000,
-    probe: () => describeCluster(address),
+    probe: () => probeBroker(address),
     async prepare(l: Layout, log: Log) {
       const classpath = await resolveClasspath(
         l.cache,
@@ -96,22 +96,5 @@ function clusterId(): string {
   for (;;) {
     const id = randomBytes(16).toString('base64url');
     if (!id.startsWith('-')) return id;
-  }
-}
-
-async function describeCluster(broker: string): Promise<void> {
-  const admin = new Kafka({
-    clientId: 'gateway-stack-probe',
-    brokers: [broker],
-    logLevel: logLevel.NOTHING,
-    connectionTimeout: 1000,
-    requestTimeout: 2000,
-    retry: { retries: 0 },
-  }).admin();
-  try {
-    await admin.connect();
-    await admin.describeCluster();
-  } finally {
-    await admin.disconnect();
   }
 }

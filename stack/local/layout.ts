@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
-import { repoRoot } from '../config.js';
+import { repoRoot } from '../../shared/repo-root.js';
 
 /** Where the local stack keeps things: one ignored folder in the repo, downloads outside it. */
 export interface Layout {

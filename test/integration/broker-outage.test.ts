@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount, type CreatedAccount } from '../../api/accounts/create.js';
 import { connectSandboxNumbers } from '../../api/accounts/sandbox.js';
 import type { Clients } from '../../stack/clients.js';
-import { repoRoot } from '../../stack/config.js';
+import { repoRoot } from '../../shared/repo-root.js';
 import { startRoles, type RunningRoles } from '../../stack/roles.js';
 import { listDeadLetters } from '../../topics/index.js';
 import { testClients } from '../support/clients.js';

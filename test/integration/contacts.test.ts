@@ -4,7 +4,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sandboxNetworkDirectory } from '../../api/contacts/network.js';
 import { contactRoutes } from '../../api/contacts/routes.js';
-import { Directory } from '../../api/directory.js';
+import { Directory } from '../../processors/directory.js';
 import { errorsPlugin } from '../../api/plugins/errors.js';
 import type { AuthContext } from '../../api/plugins/auth.js';
 import { replayProjection, runProjection, waitUntilCaughtUp, type Projection, type RunningProjection } from '../../processors/index.js';

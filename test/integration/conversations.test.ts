@@ -3,7 +3,7 @@ import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { conversationRoutes } from '../../api/conversations/routes.js';
-import { Directory } from '../../api/directory.js';
+import { Directory } from '../../processors/directory.js';
 import { errorsPlugin } from '../../api/plugins/errors.js';
 import type { AuthContext } from '../../api/plugins/auth.js';
 import { replayProjection, runProjection, waitUntilCaughtUp, type RunningProjection } from '../../processors/index.js';

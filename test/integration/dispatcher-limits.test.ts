@@ -6,7 +6,7 @@ import { envelopeBody } from '../../events/envelope.js';
 import { newSigningSecret, verify } from '../../events/signature.js';
 import { asAccountId, asEventId, asProjectId, newId, type ProjectId } from '../../schemas/ids.js';
 import type { ConfigRecord, DeliveryAttempt, DeliveryTask, PublicEvent } from '../../schemas/records.js';
-import { createCipher, type Cipher } from '../../stack/cipher.js';
+import { createCipher, type Cipher } from '../../shared/cipher.js';
 import type { Clients } from '../../stack/clients.js';
 import { createConsumer, deliveryRetryTier, topics, type TopicConsumer, type TopicSpec } from '../../topics/index.js';
 import { testClients } from '../support/clients.js';

@@ -5,7 +5,7 @@ import { startDispatcher, type RunningDispatcher } from '../../connectors/webhoo
 import { newSigningSecret } from '../../events/signature.js';
 import { asAccountId, asEventId, asProjectId } from '../../schemas/ids.js';
 import type { DeliveryAttempt, DeliveryTask, PublicEvent } from '../../schemas/records.js';
-import { createCipher } from '../../stack/cipher.js';
+import { createCipher } from '../../shared/cipher.js';
 import type { Clients } from '../../stack/clients.js';
 import { createConsumer, deliveryRetryTier, topics, type TopicConsumer, type TopicSpec } from '../../topics/index.js';
 import { testClients } from '../support/clients.js';

@@ -5,7 +5,7 @@ import { deliveryIdOf } from '../../connectors/webhooks/index.js';
 import { newSigningSecret, verify } from '../../events/signature.js';
 import { asAccountId, asEventId, asProjectId, type AccountId, type ProjectId, type WebhookId } from '../../schemas/ids.js';
 import type { ConfigRecord, DeliveryAttempt, DeliveryTask, PublicEvent } from '../../schemas/records.js';
-import { createCipher } from '../../stack/cipher.js';
+import { createCipher } from '../../shared/cipher.js';
 import type { Clients } from '../../stack/clients.js';
 import { createConsumer, topics, type TopicConsumer, type TopicSpec } from '../../topics/index.js';
 import { testClients } from '../support/clients.js';

@@ -3,8 +3,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHttpFetcher, type HttpFetcher } from '../../connectors/http/fetch.js';
-import type { OutboundHttpError } from '../../connectors/http/errors.js';
+import { createHttpFetcher, type HttpFetcher } from '../../shared/http/fetch.js';
+import type { OutboundHttpError } from '../../shared/http/errors.js';
 
 type Handler = (request: IncomingMessage, response: ServerResponse) => void;
 

@@ -10,7 +10,7 @@ import { startUsageWriter, type RunningUsageWriter } from '../../processors/usag
 import { asAccountId, asEventId, asInstanceId, asMessageId, asProjectId, newId, type AccountId } from '../../schemas/ids.js';
 import { newSigningSecret } from '../../events/signature.js';
 import type { ConfigRecord, InstanceState, MessageStatus, PairingChallenge, PublicEvent, SandboxCommand, SendCommand } from '../../schemas/records.js';
-import { createCipher } from '../../stack/cipher.js';
+import { createCipher } from '../../shared/cipher.js';
 import type { Clients } from '../../stack/clients.js';
 import { createConsumer, endOffsets, listDeadLetters, partitionOf, topicName, topics, type TopicConsumer, type TopicSpec } from '../../topics/index.js';
 import { testClients } from '../support/clients.js';

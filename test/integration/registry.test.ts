@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
-import { currentTopicSchemas, releasedVersions } from '../../schemas/history.js';
+import { currentTopicSchemas, releasedVersions } from '../../topics/schema-history.js';
 import { loadSchemaFiles, type NamedSchema } from '../../schemas/load.js';
 import { AvroSerdes } from '../../schemas/serde.js';
 import type { InstanceState } from '../../schemas/records.js';

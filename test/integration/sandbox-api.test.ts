@@ -90,7 +90,7 @@ describe('sandbox routes, through the log to the connector', () => {
       request.auth = { accountId: account, projectId: project, keyId: 'key_1', role: 'owner', scopes: ['*'], locale: 'en', plan: 'pro', partnerKey: false };
     });
     await app.register(errorsPlugin);
-    await app.register(sandboxRoutes, { ctx: { clients } as ApiContext });
+    await app.register(sandboxRoutes, { ctx: { clients } as unknown as ApiContext });
   });
 
   afterAll(async () => {

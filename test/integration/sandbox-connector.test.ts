@@ -7,7 +7,7 @@ import { simulatedWaId } from '../../connectors/sandbox/ids.js';
 import { PendingReceipts, SandboxNetwork } from '../../connectors/sandbox/index.js';
 import { asAccountId, asEventId, asInstanceId, asMessageId, asProjectId, newId } from '../../schemas/ids.js';
 import type { InboundMessage, InstanceState, MessageStatus, SandboxCommand, SendCommand } from '../../schemas/records.js';
-import { createCipher } from '../../stack/cipher.js';
+import { createCipher } from '../../shared/cipher.js';
 import type { Clients } from '../../stack/clients.js';
 import { createConsumer, topics, type TopicConsumer, type TopicSpec } from '../../topics/index.js';
 import { testClients } from '../support/clients.js';

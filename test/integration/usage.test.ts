@@ -1,7 +1,7 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Directory } from '../../api/directory.js';
+import { Directory } from '../../processors/directory.js';
 import { errorsPlugin } from '../../api/plugins/errors.js';
 import type { AuthContext } from '../../api/plugins/auth.js';
 import { usageRoutes } from '../../api/usage/routes.js';

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { loadConfig, repoRoot } from '../../stack/config.js';
+import { loadConfig } from '../../stack/config.js';
+import { repoRoot } from '../../shared/repo-root.js';
 import { stackUp } from '../../stack/local/index.js';
 
 /**

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import path from 'node:path';
-import { repoRoot } from '../../stack/config.js';
+import { repoRoot } from '../../shared/repo-root.js';
 import { WaitAborted } from './env.js';
 
 export interface GatewayProcess {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Directory } from '../../api/directory.js';
+import { Directory } from '../../processors/directory.js';
 import { Endpoints } from '../../connectors/webhooks/endpoint.js';
 import { EndpointLimiter } from '../../connectors/webhooks/limiter.js';
 import { judge, outcomeOf } from '../../connectors/webhooks/outcome.js';
@@ -11,7 +11,7 @@ import { envelopeBody } from '../../events/envelope.js';
 import { deliveryHeaders, sign, verify } from '../../events/signature.js';
 import { asAccountId, asEventId, asInstanceId, asProjectId } from '../../schemas/ids.js';
 import type { ConfigRecord, DeliveryTask, PublicEvent } from '../../schemas/records.js';
-import { createCipher } from '../../stack/cipher.js';
+import { createCipher } from '../../shared/cipher.js';
 import { deliveryRetryTier, durationLabel } from '../../topics/index.js';
 
 function webhook(id: string, account: string, project: string, eventTypes: string[], enabled = true, sealed = 'sealed'): ConfigRecord {

@@ -1,6 +1,6 @@
 import { pino } from 'pino';
 import { describe, expect, it, vi } from 'vitest';
-import { Directory } from '../../api/directory.js';
+import { Directory } from '../../processors/directory.js';
 import { ConfigSync } from '../../connectors/webhooks/config-sync.js';
 import { Load } from '../../connectors/webhooks/load.js';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { accountEventTypes, isStreamOnly, webhookEventTypes, type WebhookEventType } from '../../events/catalogue.js';
 import { envelopeOf } from '../../events/envelope.js';
-import { sampleEvent } from '../../events/samples.js';
+import { sampleEvent } from '../../api/webhooks/samples.js';
 import { optedOutEvent } from '../../processors/contacts/keyword-optout.js';
 import { advisoryEvents, groupEvent, inboundEvent, instanceEvents, statusEvent } from '../../processors/events/index.js';
 import { thresholdEvent } from '../../processors/usage/thresholds.js';

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { addressPolicy, blockedRange, parseAddress, parseCidr } from '../../connectors/http/addresses.js';
-import { OutboundHttpError } from '../../connectors/http/errors.js';
-import { createHttpFetcher } from '../../connectors/http/fetch.js';
-import { guardedLookup, resolveAllowed, type Resolver } from '../../connectors/http/guard.js';
+import { addressPolicy, blockedRange, parseAddress, parseCidr } from '../../shared/http/addresses.js';
+import { OutboundHttpError } from '../../shared/http/errors.js';
+import { createHttpFetcher } from '../../shared/http/fetch.js';
+import { guardedLookup, resolveAllowed, type Resolver } from '../../shared/http/guard.js';
 
 const rangeOf = (address: string) => {
   const bytes = parseAddress(address);

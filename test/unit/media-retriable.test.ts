@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { OutboundHttpError, toOutboundHttpError } from '../../connectors/http/errors.js';
-import { OUTBOUND_FAILURES, retriableStatus } from '../../connectors/http/retriable.js';
+import { OutboundHttpError, toOutboundHttpError } from '../../shared/http/errors.js';
+import { OUTBOUND_FAILURES, retriableStatus } from '../../shared/http/retriable.js';
 
 describe('retriable table', () => {
   it.each([408, 429, 500, 502, 503, 504, 599])('retries status %i', (status) => {

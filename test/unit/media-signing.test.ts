@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createMediaLinks } from '../../connectors/media/signing.js';
+import { createMediaLinks } from '../../shared/media-links.js';
 
 const id = '3f1c2b8e-5d4a-4e7b-9c1d-2a3b4c5d6e7f';
 const start = Date.UTC(2026, 0, 1);

@@ -3,7 +3,7 @@ import { inboundRecord, nextState, statusRecord } from '../../connectors/network
 import { phoneJid, phoneOfJid, toJid } from '../../connectors/network/jids.js';
 import { buttonsAsText, listAsText, otpBubbles } from '../../connectors/network/outgoing-text.js';
 import { optionHash, resolveVote } from '../../connectors/network/polls.js';
-import { KeyedSerial } from '../../connectors/network/serial.js';
+import { KeyedSerial } from '../../shared/serial.js';
 import { changeBehaviour, defaultBehaviour, sendFails } from '../../connectors/sandbox/behaviour.js';
 import { derivedPhone, pairingChallenge, simulatedWaId } from '../../connectors/sandbox/ids.js';
 import { People } from '../../connectors/sandbox/people.js';

@@ -3,7 +3,7 @@ import path from 'node:path';
 import avro from 'avsc';
 import { describe, expect, it } from 'vitest';
 import { generateRecordTypes } from '../../schemas/codegen.js';
-import { currentTopicSchemas, releasedVersions } from '../../schemas/history.js';
+import { currentTopicSchemas, releasedVersions } from '../../topics/schema-history.js';
 import { composeSchema, loadSchemaFiles, schemasDir, unionKinds } from '../../schemas/load.js';
 import { compileUnionCodec } from '../../schemas/unions.js';
 import { topics } from '../../topics/catalogue.js';

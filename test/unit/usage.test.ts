@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../api/errors.js';
-import { planNamed, plans } from '../../api/plans.js';
+import { planNamed, plans } from '../../processors/usage/plans.js';
 import { usageRange } from '../../api/usage/range.js';
 import { periodOf } from '../../processors/usage/period.js';
 import { sendUsage, storedMediaUsage } from '../../processors/usage/rows.js';

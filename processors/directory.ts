@@ -3,8 +3,8 @@ import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { AccountId, ProjectId } from '../schemas/ids.js';
 import type { Account, ApiKey, ConfigRecord, Pool, Project, Webhook } from '../schemas/records.js';
-import { createConsumer, endOffsets, topicName, topics, type Kafka, type TopicConsumer, type TopicSerdes } from '../topics/index.js';
-import { gatewayError } from './errors.js';
+import { createConsumer, deleteGroup, endOffsets, topicName, topics, type Kafka, type TopicConsumer, type TopicSerdes } from '../topics/index.js';
+import { DeadlineExceeded } from '../shared/deadline.js';
 
 export interface AccountEntry extends Omit<Account, 'kind'> {
   readonly id: AccountId;
@@ -112,13 +112,13 @@ export class Directory {
     for (const wake of [...this.waiters]) wake();
   }
 
-  /** Resolves once `ready()` holds: lets a write answer only after this process sees it. */
+  /** Resolves once `ready()` holds (lets a write answer only after this process sees it); `DeadlineExceeded` after `timeoutMs`. */
   async until(ready: () => boolean, timeoutMs = 5_000): Promise<void> {
     if (ready()) return;
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.waiters.delete(check);
-        reject(gatewayError('service_unavailable'));
+        reject(new DeadlineExceeded(timeoutMs));
       }, timeoutMs);
       const check = () => {
         if (!ready()) return;
@@ -241,10 +241,7 @@ export async function startDirectory(deps: { kafka: Kafka; serdes: TopicSerdes; 
     directory,
     async stop() {
       await consumer.stop();
-      const admin = deps.kafka.admin();
-      await admin.connect();
-      await admin.deleteGroups([groupId]).catch(() => undefined);
-      await admin.disconnect();
+      await deleteGroup(deps.kafka, groupId).catch(() => undefined);
     },
   };
 }

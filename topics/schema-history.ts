@@ -1,8 +1,8 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { topics } from '../topics/catalogue.js';
-import { composeSchema, loadSchemaFiles, schemasDir, type AvroJson, type NamedSchema } from './load.js';
+import { topics } from './catalogue.js';
+import { composeSchema, loadSchemaFiles, schemasDir, type AvroJson, type NamedSchema } from '../schemas/load.js';
 
 /**
  * Every version of each topic's value schema that has been released, oldest first, in

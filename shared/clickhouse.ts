@@ -1,20 +1,24 @@
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
 import { mkdirSync } from 'node:fs';
 import type { Session } from 'chdb';
-import type { ClickHouseConfig } from './config.js';
+
+/** Where the analytics store lives: a ClickHouse server, or chDB in-process on a data folder. */
+export type ClickHouseOptions =
+  | { readonly kind: 'server'; readonly url: string }
+  | { readonly kind: 'embedded'; readonly path: string };
 
 /**
  * The analytics store: chDB in-process by default, a ClickHouse server when `CLICKHOUSE_URL` is
  * set. Both run the same SQL; rows come back as objects (JSONEachRow).
  */
 export interface ClickHouse {
-  readonly kind: ClickHouseConfig['kind'];
+  readonly kind: ClickHouseOptions['kind'];
   command(sql: string): Promise<void>;
   query<T>(sql: string, params?: Record<string, unknown>): Promise<T[]>;
   close(): Promise<void>;
 }
 
-export function createClickHouse(config: ClickHouseConfig): ClickHouse {
+export function createClickHouse(config: ClickHouseOptions): ClickHouse {
   return config.kind === 'server' ? serverClickHouse(createClient({ url: config.url })) : embeddedClickHouse(config.path);
 }
 

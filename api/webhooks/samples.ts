@@ -1,13 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { contactId } from '../processors/contacts/ids.js';
-import { optedOutEvent } from '../processors/contacts/keyword-optout.js';
-import { advisoryEvents, groupEvent, inboundEvent, instanceEvents, scheduledEvent, statusEvent } from '../processors/events/index.js';
-import { periodOf } from '../processors/usage/period.js';
-import { thresholdEvent } from '../processors/usage/thresholds.js';
-import { asAccountId, asEventId, asInstanceId, asMessageId, asProjectId, newId, type WebhookId } from '../schemas/ids.js';
-import type { GroupEventKind, InboundMessage, InstanceState, InstanceStatus, MessageStatus, PublicEvent, SendStatus } from '../schemas/records.js';
-import type { WebhookEventType } from './catalogue.js';
-import type { CampaignPausedPayload } from './payloads.js';
+import { contactId } from '../../processors/contacts/ids.js';
+import { optedOutEvent } from '../../processors/contacts/keyword-optout.js';
+import { advisoryEvents, groupEvent, inboundEvent, instanceEvents, scheduledEvent, statusEvent } from '../../processors/events/index.js';
+import { periodOf } from '../../processors/usage/period.js';
+import { thresholdEvent } from '../../processors/usage/thresholds.js';
+import { asAccountId, asEventId, asInstanceId, asMessageId, asProjectId, newId, type WebhookId } from '../../schemas/ids.js';
+import type { GroupEventKind, InboundMessage, InstanceState, InstanceStatus, MessageStatus, PublicEvent, SendStatus } from '../../schemas/records.js';
+import type { WebhookEventType } from '../../events/catalogue.js';
+import type { CampaignPausedPayload } from '../../events/payloads.js';
 
 export interface SampleOwner {
   readonly accountId: string;
