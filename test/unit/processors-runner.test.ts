@@ -71,7 +71,7 @@ describe('projection runner: batches, the split and the poison path', () => {
     const projection: Projection = {
       name: schema,
       ddl: ['CREATE TABLE IF NOT EXISTS notes (position bigint PRIMARY KEY, body text NOT NULL)'],
-      handlers: [handler as Handler<unknown>],
+      handlers: [handler],
     };
     await ensureProjectionSchema(db.pool, projection, schema);
     consumer = new MemoryConsumer();
