@@ -15,7 +15,7 @@ import {
   type TopicSerdes,
 } from '../../topics/index.js';
 import { formatCursor, type Cursor } from './cursor.js';
-import { readLogRange } from './log-range.js';
+import { readLogRange, type LogReader } from './log-range.js';
 import { RecentEvents } from './recent-events.js';
 import { Slots } from './slots.js';
 import { StreamedEvent } from './streamed-event.js';
@@ -46,6 +46,12 @@ export interface Subscription {
   /** Where the client stands: every event before it was sent, or is not the client's. */
   cursor(): string;
   close(): void;
+}
+
+export interface StreamHubDeps {
+  readonly logger: Logger;
+  /** Where catch-ups from further back than the hub holds read the log. */
+  readonly readLog: LogReader;
 }
 
 export interface StreamHubOptions {
@@ -94,8 +100,9 @@ export class StreamHub {
   private stopping = false;
   private logCatchUps = 0;
 
-  private constructor(
-    private readonly deps: { kafka: Kafka; serdes: TopicSerdes; logger: Logger },
+  /** A hub whose reader starts at `start` (the next offset of each partition) and hands it batches through `take`. */
+  constructor(
+    private readonly deps: StreamHubDeps,
     start: ReadonlyMap<number, number>,
     options: StreamHubOptions,
   ) {
@@ -107,7 +114,8 @@ export class StreamHub {
     const topic = topicName(topics.events, deps.serdes.prefix);
     const held = await watermarks(deps.kafka, topic);
     const start = new Map([...held].map(([partition, { low, high }]) => [partition, Math.max(low, high - options.bufferPerPartition)]));
-    const hub = new StreamHub(deps, start, options);
+    const readLog: LogReader = (range, each, signal) => readLogRange(deps, range, each, signal);
+    const hub = new StreamHub({ logger: deps.logger, readLog }, start, options);
     const filled = () => [...held].every(([partition, { high }]) => hub.positions[partition]! >= high);
     let wake = () => {};
     const ready = new Promise<void>((resolve) => (wake = resolve));
@@ -202,7 +210,8 @@ export class StreamHub {
     await this.reader?.stop();
   }
 
-  private take(batch: ConsumedBatch): void {
+  /** A batch of `gw.events` from the hub's reader: held for resumes and offered to subscribers. */
+  take(batch: ConsumedBatch): void {
     const { partition } = batch;
     for (const record of batch.records) {
       this.positions[partition] = Math.max(this.positions[partition]!, record.offset + 1);
@@ -233,8 +242,7 @@ export class StreamHub {
     const release = await this.logSlots.take(subscriber.signal);
     try {
       this.logCatchUps++;
-      await readLogRange(
-        this.deps,
+      await this.deps.readLog(
         { from: fromLog, to: targets },
         async (partition, records) => {
           for (const record of records) {

@@ -7,6 +7,13 @@ export interface LogRange {
   readonly to: ReadonlyMap<number, number>;
 }
 
+/** Reads `range` of `gw.events`, handing each partition's records to `each`, until done or `signal` aborts. */
+export type LogReader = (
+  range: LogRange,
+  each: (partition: number, records: readonly ConsumedRecord<unknown>[]) => Promise<void>,
+  signal: AbortSignal,
+) => Promise<void>;
+
 /**
  * Reads a range of `gw.events` straight from the log, for a client resuming further back than
  * the hub holds in memory: a reader of its own (a fresh consumer group, deleted afterwards) starts

@@ -52,28 +52,46 @@ export async function runProjection(deps: RunnerDeps, projection: Projection, op
   const logger = deps.logger.child({ projection: projection.name, schema });
   await ensureProjectionSchema(deps.pool, projection, schema);
 
-  const handlers = new Map(projection.handlers.map((h) => [topicName(h.topic, deps.serdes.prefix), h]));
   const consumer = await createConsumer(deps.kafka, deps.serdes, {
     groupId,
     topics: projection.handlers.map((h) => h.topic),
     fromBeginning: true,
   });
-  const context: BatchContext = {
-    ...deps,
-    logger,
-    projection,
-    schema,
-    lock: options.lock ?? 'shared',
-    handlers,
-    consumer,
-    soughtTo: new Map(),
-  };
-  await consumer.run((batch) => processBatch(context, batch));
+  const { pool, producer } = deps;
+  await applyBatches({ pool, producer, logger, prefix: deps.serdes.prefix }, consumer, projection, { schema, lock: options.lock ?? 'shared' });
   logger.info({ groupId }, 'projection running');
   return { schema, groupId, stop: () => consumer.stop() };
 }
 
-interface BatchContext extends RunnerDeps {
+export interface BatchDeps {
+  readonly pool: Pool;
+  readonly producer: Producer;
+  readonly logger: Logger;
+  readonly prefix: string;
+  /** The wait before retrying a failed batch; `backoffMs` unless a test needs it shorter. */
+  readonly backoff?: (attempt: number) => number;
+}
+
+/** Applies what `consumer` fetches to the projection's schema, which exists already: the loop of `runProjection`. */
+export async function applyBatches(
+  deps: BatchDeps,
+  consumer: TopicConsumer,
+  projection: Projection,
+  options: { readonly schema: string; readonly lock: 'shared' | 'none' },
+): Promise<void> {
+  const context: BatchContext = {
+    ...deps,
+    ...options,
+    backoff: deps.backoff ?? backoffMs,
+    projection,
+    handlers: new Map(projection.handlers.map((h) => [topicName(h.topic, deps.prefix), h])),
+    consumer,
+    soughtTo: new Map(),
+  };
+  await consumer.run((batch) => processBatch(context, batch));
+}
+
+interface BatchContext extends Required<BatchDeps> {
   readonly projection: Projection;
   readonly schema: string;
   readonly lock: 'shared' | 'none';
@@ -108,7 +126,7 @@ async function processBatch(ctx: BatchContext, batch: ConsumedBatch): Promise<vo
       const failure = GatewayFailure.from(error);
       if (failure.kind !== 'transient') unknown += 1;
       failures += 1;
-      const delay = backoffMs(failures);
+      const delay = ctx.backoff(failures);
       ctx.logger.warn({ err: failure, kind: failure.kind, attempt: failures, delayMs: delay }, 'batch failed; retrying');
       await sleepWithHeartbeat(batch, delay);
       continue;
@@ -254,7 +272,7 @@ async function lockStoredOffset(client: PoolClient, batch: ConsumedBatch): Promi
 
 async function deadLetter(ctx: BatchContext, record: ConsumedRecord<unknown>, failure: GatewayFailure): Promise<void> {
   ctx.logger.error({ err: failure, topic: record.topic, partition: record.partition, offset: record.offset }, 'record dead-lettered');
-  await sendToDeadLetters(ctx.producer, ctx.serdes.prefix, record, { 'x-dead-projection': ctx.projection.name }, failure.message);
+  await sendToDeadLetters(ctx.producer, ctx.prefix, record, { 'x-dead-projection': ctx.projection.name }, failure.message);
 }
 
 function lastOffset(batch: ConsumedBatch): number {
