@@ -1,5 +1,5 @@
 import type { AccountId, InstanceId, ProjectId } from '../schemas/ids.js';
-import { sandboxNetworkDirectory } from '../api/contacts/network.js';
+import { sandboxDirectory } from '../connectors/sandbox/index.js';
 import { startDirectory, type Directory } from '../processors/directory.js';
 import { ingestSendMedia } from '../api/media/ingest.js';
 import { planNamed } from '../processors/usage/plans.js';
@@ -48,7 +48,7 @@ export async function startApi(clients: Clients, options: { listen: boolean }): 
       optedOut: (accountId, phone) => optedOut(clients.pool, accountId, phone),
       lastInstanceFor: (projectId, jid) => lastInstanceFor(clients.pool, projectId, jid),
     },
-    contacts: { network: sandboxNetworkDirectory },
+    contacts: { network: sandboxDirectory },
     conversations: { signMediaUrl: (mediaId) => clients.mediaLinks.mediaUrl(mediaId) },
     media: { store: clients.media, links: clients.mediaLinks },
     streams: { hub: streams, heartbeatMs: clients.config.streams.heartbeatMs },

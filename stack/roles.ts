@@ -1,8 +1,10 @@
 import { startConnectorRole } from '../connectors/network/index.js';
+import { PendingReceipts, SandboxNetwork } from '../connectors/sandbox/index.js';
 import { startDispatcher } from '../connectors/webhooks/index.js';
 import { projectionsFor, runProjection } from '../processors/index.js';
 import { startUsageWriter } from '../processors/usage/index.js';
 import { startApi, type RunningApi } from './api-role.js';
+import { createCipher } from '../shared/cipher.js';
 import type { Clients } from './clients.js';
 import { mediaSink } from './media-sink.js';
 
@@ -37,7 +39,7 @@ export async function startRoles(roles: readonly Role[], clients: Clients): Prom
     for (const projection of projectionsFor(clients, 'live').values()) running.push(await runProjection(clients, projection));
     running.push(await startUsageWriter(clients));
   }
-  if (roles.includes('connector')) running.push(await startConnectorRole(clients, { media: mediaSink(clients.media) }));
+  if (roles.includes('connector')) running.push(await startConnectorRole(clients, { connectors: [sandboxNetwork(clients)] }));
   if (roles.includes('dispatcher')) running.push(await startDispatcher(clients));
   for (const role of roles.filter((r) => idleRoles.has(r))) logger.info({ role }, 'role has no work in this version');
   let api: RunningApi | undefined;
@@ -51,4 +53,14 @@ export async function startRoles(roles: readonly Role[], clients: Clients): Prom
       for (const part of running) await part.stop().catch((err: unknown) => logger.warn({ err }, 'stop failed'));
     },
   };
+}
+
+/** The simulated network, with received media in the media store and OTP codes opened by the gateway's cipher. */
+function sandboxNetwork(clients: Clients): SandboxNetwork {
+  return new SandboxNetwork({
+    logger: clients.logger.child({ role: 'connector' }),
+    receipts: new PendingReceipts(clients.pool),
+    media: mediaSink(clients.media),
+    otp: createCipher(clients.config.secretsKey),
+  });
 }

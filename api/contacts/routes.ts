@@ -9,7 +9,7 @@ import { gatewayError } from '../errors.js';
 import { Cursor, decodeCursor, Limit, NextCursor, paginate, type PageKey } from '../conversations/cursor.js';
 import { CSV_HEADER, csvLine } from './csv.js';
 import { planImport, type ContactValues } from './import.js';
-import type { NetworkDirectory } from './network.js';
+import type { NetworkDirectory } from '../../connectors/network/index.js';
 import { contactRecord } from './records.js';
 import { CheckBody, CheckOut, ContactFilters, ContactOut, ImportBody, ImportResult } from './schemas.js';
 import { WRITE_DEADLINE_MS } from '../config-writes.js';
@@ -17,7 +17,7 @@ import { withDeadline } from '../../shared/deadline.js';
 import { IMPORT_BODY_LIMIT } from '../body-limits.js';
 
 export interface ContactRouteOptions extends RouteOptions {
-  /** Answers POST /contacts/check (the sandbox one until the connector provides the network's). */
+  /** Answers POST /contacts/check: the directory of the network the numbers are on. */
   readonly network: NetworkDirectory;
 }
 

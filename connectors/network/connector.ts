@@ -8,13 +8,18 @@ import type {
   SendCommand,
   SendStatus,
 } from '../../schemas/records.js';
+import type { TopicSpec } from '../../topics/index.js';
 
 /**
- * One implementation of the messaging network (the sandbox now, Baileys next). The connector role
+ * One implementation of the messaging network (a simulated one now, Baileys next). The connector role
  * opens a session for each number it owns and closes it when the number's partition moves away.
  */
 export interface NetworkConnector {
   readonly kind: ConnectorKind;
+  /** Creates what the connector keeps of its own (tables) before the role opens sessions. */
+  prepare?(): Promise<void>;
+  /** A topic of commands the connector consumes besides the sends (its controls), and what applies them. */
+  readonly commands?: ConnectorCommands;
   /**
    * Opens the session of a number from its current state (a connected number resumes from its
    * stored auth state). Resolves once the session exists; connecting goes on in the background
@@ -23,12 +28,40 @@ export interface NetworkConnector {
   open(instance: InstanceState, events: SessionEvents): Promise<NumberSession>;
 }
 
+/** A record addressed to one number: keyed and partitioned by its instance id, like the sends. */
+export interface Addressed {
+  readonly instance_id: string;
+}
+
+/**
+ * Commands of a connector's own topic. The role consumes the topic co-partitioned with the sends
+ * and in the same batches' order: the sends read before a command are executed before it applies.
+ */
+export interface ConnectorCommands<C extends Addressed = Addressed> {
+  readonly topic: TopicSpec<C>;
+  /** Applies one command to the sessions of this worker; a failure is logged and the command skipped. */
+  apply(command: C): Promise<void>;
+}
+
+/** Whether a phone (E.164) or a lid is on the network, and the jid to message it by. */
+export interface NetworkCheck {
+  readonly phone: string;
+  readonly on_network: boolean;
+  readonly jid: string | null;
+  readonly lid?: string;
+}
+
+/** Answers whether phones or lids are on the messaging network; each connector provides its own. */
+export interface NetworkDirectory {
+  check(phones: readonly string[]): Promise<NetworkCheck[]>;
+}
+
 /** The live network session of one number. */
 export interface NumberSession {
   /**
    * Executes a send; a session that is not connected answers `failed` with `not_connected`. The
    * sends of a batch are called in order without waiting for each answer: a session takes each
-   * send in the order of the calls (the sandbox does, before its first await).
+   * send in the order of the calls (before its first await).
    */
   send(command: SendCommand): Promise<SendResult>;
   /** Starts pairing: the session reports `connecting` and a pairing challenge. */

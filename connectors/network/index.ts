@@ -1,14 +1,15 @@
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
-import { createCipher } from '../../shared/cipher.js';
 import type { Kafka, Producer, TopicSerdes } from '../../topics/index.js';
-import { PendingReceipts, SandboxNetwork } from '../sandbox/index.js';
-import type { OtpOpener } from './connector.js';
-import type { MediaSink } from './media-sink.js';
+import type { NetworkConnector } from './connector.js';
 import { ConnectorRunner } from './runner.js';
 
 export type {
+  Addressed,
+  ConnectorCommands,
+  NetworkCheck,
   NetworkConnector,
+  NetworkDirectory,
   NumberSession,
   SendResult,
   SessionEvents,
@@ -21,15 +22,10 @@ export type {
   OtpOpener,
 } from './connector.js';
 export type { MediaOwner, MediaSink } from './media-sink.js';
-export type { SandboxControls } from './runner.js';
 
 export interface ConnectorRoleOptions {
-  /** Where received media goes (the S3 media store). Absent: media messages arrive with media null. */
-  readonly media?: MediaSink;
-  /** Opens OTP codes; by default the gateway's cipher under `SECRETS_KEY`. */
-  readonly otp?: OtpOpener;
-  /** The sandbox network; one is made when absent (tests pass theirs to look inside). */
-  readonly sandbox?: SandboxNetwork;
+  /** The networks whose sessions this worker runs, one connector per kind. */
+  readonly connectors: readonly NetworkConnector[];
 }
 
 /** The clients and options the connector role uses. */
@@ -39,7 +35,6 @@ export interface ConnectorClients {
   readonly producer: Producer;
   readonly pool: Pool;
   readonly logger: Logger;
-  readonly config: { readonly secretsKey: string };
 }
 
 export interface ConnectorRole {
@@ -49,22 +44,16 @@ export interface ConnectorRole {
 }
 
 /** Starts the `connector` role: a member of the connector group running the sessions of its numbers. */
-export async function startConnectorRole(clients: ConnectorClients, options: ConnectorRoleOptions = {}): Promise<ConnectorRole> {
-  const logger = clients.logger.child({ role: 'connector' });
-  if (!options.sandbox && !options.media) logger.warn('no media sink: received media arrive without their files');
-  const sandbox =
-    options.sandbox ??
-    new SandboxNetwork({ logger, receipts: new PendingReceipts(clients.pool), media: options.media, otp: options.otp ?? createCipher(clients.config.secretsKey) });
-  await sandbox.ensureSchema();
+export async function startConnectorRole(clients: ConnectorClients, options: ConnectorRoleOptions): Promise<ConnectorRole> {
   const runner = new ConnectorRunner({
     kafka: clients.kafka,
     serdes: clients.serdes,
     producer: clients.producer,
     pool: clients.pool,
-    logger,
-    connectors: [sandbox],
-    controls: sandbox,
+    logger: clients.logger.child({ role: 'connector' }),
+    connectors: options.connectors,
   });
   await runner.start();
   return { ownedPartitions: () => runner.ownedPartitions(), stop: () => runner.stop() };
 }
+

@@ -1,6 +1,6 @@
 import type { InstanceState, SandboxCommand } from '../../schemas/records.js';
-import type { NetworkConnector, SessionEvents } from '../network/connector.js';
-import type { SandboxControls } from '../network/runner.js';
+import { topics } from '../../topics/index.js';
+import type { ConnectorCommands, NetworkConnector, SessionEvents } from '../network/connector.js';
 import { SandboxSession, type SandboxView, type SessionDeps } from './session.js';
 
 /**
@@ -8,8 +8,10 @@ import { SandboxSession, type SandboxView, type SessionDeps } from './session.js
  * by QR or code, sends get receipts (or fail), customers and the owner's phone write, all driven by
  * the controls of `gw.sandbox.commands`. Sessions live in this process, like Baileys sockets.
  */
-export class SandboxNetwork implements NetworkConnector, SandboxControls {
+export class SandboxNetwork implements NetworkConnector {
   readonly kind = 'sandbox' as const;
+  /** The controls of `gw.sandbox.commands`, applied to the sandbox sessions of this worker. */
+  readonly commands: ConnectorCommands<SandboxCommand> = { topic: topics.sandboxCommands, apply: (command) => this.apply(command) };
   private readonly sessions = new Map<string, SandboxSession>();
 
   constructor(private readonly deps: SessionDeps) {}
@@ -25,7 +27,7 @@ export class SandboxNetwork implements NetworkConnector, SandboxControls {
   }
 
   /** Creates the sandbox's own tables (`sandbox.pending_receipts`). */
-  ensureSchema(): Promise<void> {
+  prepare(): Promise<void> {
     return this.deps.receipts.ensureSchema();
   }
 

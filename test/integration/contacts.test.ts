@@ -2,7 +2,7 @@ import Fastify from 'fastify';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sandboxNetworkDirectory } from '../../api/contacts/network.js';
+import { sandboxDirectory } from '../../connectors/sandbox/index.js';
 import { contactRoutes } from '../../api/contacts/routes.js';
 import { Directory } from '../../processors/directory.js';
 import { errorsPlugin } from '../../api/plugins/errors.js';
@@ -64,7 +64,7 @@ describe('contacts projection and routes on the real stack', () => {
     server.addHook('onRequest', async (request) => {
       request.auth = auth;
     });
-    await server.register(contactRoutes, { ctx: { clients, directory: new Directory() }, network: sandboxNetworkDirectory });
+    await server.register(contactRoutes, { ctx: { clients, directory: new Directory() }, network: sandboxDirectory });
     return server;
   }
 

@@ -110,7 +110,7 @@ describe('poison records never stop a consumer', () => {
       }
       batch.resolve(batch.records[batch.records.length - 1]!.offset);
     });
-    let role: ConnectorRole = await startConnectorRole(clients, { sandbox });
+    let role: ConnectorRole = await startConnectorRole(clients, { connectors: [sandbox] });
     try {
       const bad = newId('inst');
       const good = idBeside(bad, topics.sendCommands);
@@ -138,7 +138,7 @@ describe('poison records never stop a consumer', () => {
       expect(statuses.some((s) => s.message_id === nul.message_id)).toBe(false);
 
       await role.stop();
-      role = await startConnectorRole(clients, { sandbox });
+      role = await startConnectorRole(clients, { connectors: [sandbox] });
       await waitFor('the numbers back', () => [bad, good].every((id) => sandbox.inspect(id) !== undefined), { timeoutMs: 30_000 });
       const later = sendCommand(healthy, good);
       await clients.producer.send(topics.sendCommands, [{ key: good, value: later }]);

@@ -72,7 +72,7 @@ describe('sandbox routes, through the log to the connector', () => {
     env = await createTestEnv();
     clients = await testClients(env);
     projection = await runProjection(clients, instancesProjection);
-    role = await startConnectorRole(clients, { sandbox: new SandboxNetwork({ logger: quiet, receipts: new PendingReceipts(clients.pool), media }), media });
+    role = await startConnectorRole(clients, { connectors: [new SandboxNetwork({ logger: quiet, receipts: new PendingReceipts(clients.pool), media })] });
     reader = await createConsumer(clients.kafka, clients.serdes, { groupId: `${env.id}.reader`, topics: [topics.sandboxCommands, topics.inboundMessages], fromBeginning: true });
     await reader.run(async (batch) => {
       for (const record of batch.records) {

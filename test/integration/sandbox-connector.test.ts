@@ -166,7 +166,7 @@ describe('the connector role with the sandbox network, on the real stack', () =>
     clients = await testClients(env);
     await log.start(clients, `${env.id}.reader`);
     sandbox = new SandboxNetwork({ logger: quiet, receipts: new PendingReceipts(clients.pool), media, otp: cipher });
-    role = await startConnectorRole(clients, { sandbox, media, otp: cipher });
+    role = await startConnectorRole(clients, { connectors: [sandbox] });
   });
 
   afterAll(async () => {
@@ -404,7 +404,7 @@ describe('the connector role with the sandbox network, on the real stack', () =>
     const numbers = await Promise.all(Array.from({ length: 8 }, (_, i) => connectedNumber(`spread${i}`, `+55119222200${10 + i}`)));
     const partitionOf = (id: string) => states(id)[0]!.partition;
     const second = new SandboxNetwork({ logger: quiet, receipts: new PendingReceipts(clients.pool), media, otp: cipher });
-    const other = await startConnectorRole(clients, { sandbox: second, media, otp: cipher });
+    const other = await startConnectorRole(clients, { connectors: [second] });
     let moved: string | undefined;
     let executed: SendCommand | undefined;
     try {
