@@ -1,4 +1,5 @@
-import { contactId, normalizePhone } from '../../processors/contacts/index.js';
+import { contactId } from '../../processors/contacts/index.js';
+import { normalizePhone } from '../../schemas/phones.js';
 import { textProblem } from '../storable-text.js';
 
 /** A contact's own values, as `ContactEvent` records carry them. */

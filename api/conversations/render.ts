@@ -1,5 +1,5 @@
 import type { Static } from '@sinclair/typebox';
-import { phoneOfJid } from '../../processors/contacts/index.js';
+import { isGroupJid, phoneOfJid } from '../../schemas/phones.js';
 import type { ConversationRow, StoredMessage } from '../../processors/conversations/index.js';
 import type { ConversationOut, MessageOut } from './schemas.js';
 
@@ -10,7 +10,7 @@ export function conversationOut(row: ConversationRow): Static<typeof Conversatio
   return {
     jid: row.jid,
     phone: phoneOfJid(row.jid) ?? null,
-    is_group: row.jid.endsWith('@g.us'),
+    is_group: isGroupJid(row.jid),
     name: row.name,
     last_instance_id: row.last_instance_id,
     instance_ids: row.instance_ids,

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { phoneJid } from '../../processors/contacts/index.js';
+import { phoneJid } from '../../schemas/phones.js';
 import { conversationExists, listConversations, listMessages } from '../../processors/conversations/index.js';
 import type { RouteOptions } from '../context.js';
 import { gatewayError } from '../errors.js';

@@ -11,6 +11,7 @@ import { buildContent, type MediaIngest } from './content.js';
 import { IdempotencyKeys, idempotentMessageId } from './idempotency.js';
 import { createNumberChooser } from './number-choice.js';
 import { SendAccepted, sendBodies, sendTypes, type AnySendBody, type SendType } from './schemas.js';
+import { phoneOfJid, toJid } from '../../schemas/phones.js';
 import { appendSend } from './append.js';
 import { MEDIA_BODY_LIMIT, TEXT_BODY_LIMIT } from '../body-limits.js';
 
@@ -22,16 +23,6 @@ export interface MessageRouteOptions extends RouteOptions {
   /** Whether the account's contact with this E.164 phone opted out. */
   readonly optedOut: (accountId: string, phone: string) => Promise<boolean>;
   readonly lastInstanceFor: (projectId: string, jid: string) => Promise<string | null>;
-}
-
-/** The E.164 phone of a phone jid (contacts are kept by phone); none for groups and lids. */
-function phoneOf(jid: string): string | undefined {
-  return jid.endsWith('@s.whatsapp.net') ? `+${jid.slice(0, -'@s.whatsapp.net'.length)}` : undefined;
-}
-
-/** `+5511999998888` → `5511999998888@s.whatsapp.net`; jids pass as they are. */
-export function toJid(to: string): string {
-  return to.startsWith('+') ? `${to.slice(1)}@s.whatsapp.net` : to;
 }
 
 /**
@@ -46,7 +37,7 @@ export const messageRoutes: FastifyPluginAsyncTypebox<MessageRouteOptions> = asy
   const accept = async (type: SendType, body: AnySendBody, auth: AuthContext, key: string | undefined): Promise<SendAccepted> => {
     const to = toJid(body.to);
     // An OTP answers the customer's own request, so it goes out even to a contact who opted out of messages.
-    const phone = phoneOf(to);
+    const phone = phoneOfJid(to);
     const [optedOut, number] = await Promise.all([
       type !== 'otp' && phone !== undefined ? options.optedOut(auth.accountId, phone) : false,
       choose({ projectId: auth.projectId, instanceId: body.instance_id, poolId: body.pool_id, to }),

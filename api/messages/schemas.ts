@@ -1,8 +1,9 @@
 import { Type, type Static, type TObject, type TProperties } from '@sinclair/typebox';
+import { anyOf } from '../../schemas/phones.js';
 
 /** E.164 with a leading plus, or a network jid (a phone, a `@lid` identity or a `@g.us` group). */
 const To = Type.String({
-  pattern: '^(\\+[1-9][0-9]{6,14}|[0-9]{6,20}@s\\.whatsapp\\.net|[0-9]{6,25}@lid|[0-9-]{6,40}@g\\.us)$',
+  pattern: anyOf('e164', 'phoneJid', 'lid', 'groupJid'),
   description: 'Recipient: E.164 phone (+5511999998888) or a jid',
 });
 
@@ -51,7 +52,7 @@ export const sendBodies = {
   }),
   contact: send({
     contact_name: Type.String({ minLength: 1, maxLength: 255 }),
-    contact_phone: Type.Optional(Type.String({ pattern: '^\\+[1-9][0-9]{6,14}$', description: 'Used in the generated vCard' })),
+    contact_phone: Type.Optional(Type.String({ pattern: anyOf('e164'), description: 'Used in the generated vCard' })),
     contact_vcard: Type.Optional(Type.String({ maxLength: 10_000, pattern: '^BEGIN:VCARD' })),
   }),
   reaction: send({

@@ -1,5 +1,5 @@
 import type { SandboxSetBehaviour } from '../../schemas/records.js';
-import { phoneOfJid } from '../network/jids.js';
+import { phoneOfJid } from '../../schemas/phones.js';
 
 /** How the simulated network treats the sends of one number. */
 export interface Behaviour {

@@ -1,5 +1,5 @@
 import type { NetworkCheck, NetworkDirectory } from '../network/connector.js';
-import { phoneJid } from '../network/jids.js';
+import { phoneJid } from '../../schemas/phones.js';
 
 /**
  * Who is on the sandbox network: a phone whose last four digits are 9999 is not on it, every other

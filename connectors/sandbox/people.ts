@@ -1,5 +1,5 @@
 import type { Sender } from '../../schemas/records.js';
-import { isLid, phoneJid, phoneOfJid, toJid } from '../network/jids.js';
+import { isLid, phoneJid, phoneOfJid, toJid } from '../../schemas/phones.js';
 import { Recent } from './recent.js';
 
 /** Privacy identities a number remembers (sandbox controls map them): the newest ones. */

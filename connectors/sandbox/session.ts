@@ -12,7 +12,7 @@ import type {
   TextContent,
 } from '../../schemas/records.js';
 import type { NumberSession, OtpOpener, SendResult, SessionEvents, SessionFact } from '../network/connector.js';
-import { phoneJid } from '../network/jids.js';
+import { isGroupJid, phoneJid } from '../../schemas/phones.js';
 import type { MediaSink } from '../network/media-sink.js';
 import { buttonsAsText, listAsText, otpBubbles } from '../network/outgoing-text.js';
 import { changeBehaviour, defaultBehaviour, sendFails, type Behaviour } from './behaviour.js';
@@ -243,7 +243,7 @@ export class SandboxSession implements NumberSession {
         to: chat,
         quoted_id: quotedId,
         quoted_participant: quotedId === null ? null : (this.authors.get(quotedId) ?? null),
-        group: chat.endsWith('@g.us') ? { jid: chat, name: null } : null,
+        group: isGroupJid(chat) ? { jid: chat, name: null } : null,
         mentions: [],
         content,
       },

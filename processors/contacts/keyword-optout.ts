@@ -1,7 +1,7 @@
 import type { EventId } from '../../schemas/ids.js';
 import type { InboundMessage, PublicEvent } from '../../schemas/records.js';
 import { isOptOutKeyword } from './keywords.js';
-import { phoneOfJid } from './phone.js';
+import { phoneOfJid } from '../../schemas/phones.js';
 
 export const KEYWORD_SOURCE = 'keyword:inbound';
 

@@ -1,4 +1,5 @@
 import type { InboundMessage, SendCommand } from '../../schemas/records.js';
+import { isGroupJid } from '../../schemas/phones.js';
 import { inboundContent, sendContent, type ContentColumns } from './content.js';
 
 /** A message of a conversation as `conversations.messages` keeps it (status facts aside). */
@@ -82,7 +83,7 @@ export function sendRow(command: SendCommand): MessageRow {
     sender_name: null,
     from_jid: null,
     to_jid: command.to,
-    group_jid: command.to.endsWith('@g.us') ? command.to : null,
+    group_jid: isGroupJid(command.to) ? command.to : null,
     group_name: null,
     chat_name: null,
     mentions: [],

@@ -1,7 +1,7 @@
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startConnectorRole, type ConnectorRole } from '../../connectors/network/index.js';
-import { phoneJid } from '../../connectors/network/jids.js';
+import { phoneJid } from '../../schemas/phones.js';
 import { PendingReceipts, SandboxNetwork } from '../../connectors/sandbox/index.js';
 import { startDispatcher, type RunningDispatcher } from '../../connectors/webhooks/dispatcher.js';
 import { conversationsProjection, instancesProjection, runProjection, waitUntilCaughtUp, type RunningProjection } from '../../processors/index.js';

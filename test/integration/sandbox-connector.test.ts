@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startConnectorRole, type ConnectorRole, type MediaOwner, type MediaSink } from '../../connectors/network/index.js';
-import { phoneJid } from '../../connectors/network/jids.js';
+import { phoneJid } from '../../schemas/phones.js';
 import { simulatedWaId } from '../../connectors/sandbox/ids.js';
 import { PendingReceipts, SandboxNetwork } from '../../connectors/sandbox/index.js';
 import { asAccountId, asEventId, asInstanceId, asMessageId, asProjectId, newId } from '../../schemas/ids.js';

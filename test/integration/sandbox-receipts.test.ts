@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { phoneJid } from '../../connectors/network/jids.js';
+import { phoneJid } from '../../schemas/phones.js';
 import { asAccountId, asEventId, asInstanceId, asMessageId, asProjectId, newId } from '../../schemas/ids.js';
 import type { InstanceState, MessageStatus, SandboxCommand, SendCommand } from '../../schemas/records.js';
 import type { Clients } from '../../stack/clients.js';

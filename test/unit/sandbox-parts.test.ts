@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { inboundRecord, nextState, statusRecord } from '../../connectors/network/fact-records.js';
-import { phoneJid, phoneOfJid, toJid } from '../../connectors/network/jids.js';
+import { phoneJid, phoneOfJid, toJid } from '../../schemas/phones.js';
 import { buttonsAsText, listAsText, otpBubbles } from '../../connectors/network/outgoing-text.js';
 import { optionHash, resolveVote } from '../../connectors/network/polls.js';
 import { KeyedSerial } from '../../shared/serial.js';
