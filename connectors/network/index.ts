@@ -19,6 +19,7 @@ export type {
   OtpOpener,
 } from './connector.js';
 export type { MediaOwner, MediaSink } from './media-sink.js';
+export { sendMetrics, type SendMetrics } from './metrics.js';
 export type { SandboxControls } from './runner.js';
 
 export interface ConnectorRoleOptions {
@@ -52,6 +53,7 @@ export async function startConnectorRole(clients: Clients, options: ConnectorRol
     logger,
     connectors: [sandbox],
     controls: sandbox,
+    metrics: clients.metrics.sends,
   });
   await runner.start();
   return { ownedPartitions: () => runner.ownedPartitions(), stop: () => runner.stop() };

@@ -18,6 +18,7 @@ import { createPartitionOwner, type PartitionOwner } from '../../topics/index.js
 import { ExecutedSends } from './executed.js';
 import { groupRecord, inboundRecord, nextState, pairingRecord } from './fact-records.js';
 import { newEventId } from './ids.js';
+import type { SendMetrics } from './metrics.js';
 import { Sends } from './sends.js';
 import { KeyedSerial } from './serial.js';
 
@@ -34,6 +35,7 @@ export interface ConnectorRunnerDeps {
   readonly logger: Logger;
   readonly connectors: readonly NetworkConnector[];
   readonly controls: SandboxControls;
+  readonly metrics: SendMetrics;
 }
 
 /** A number whose partition this worker owns. */
@@ -89,7 +91,7 @@ export class ConnectorRunner {
 
   constructor(private readonly deps: ConnectorRunnerDeps) {
     this.executed = new ExecutedSends(deps.pool);
-    this.sends = new Sends({ executed: this.executed, writer: this.writer, producer: deps.producer, logger: deps.logger, numberOf: (id) => this.numbers.get(id) });
+    this.sends = new Sends({ executed: this.executed, writer: this.writer, producer: deps.producer, logger: deps.logger, metrics: deps.metrics, numberOf: (id) => this.numbers.get(id) });
     this.connectors = new Map(deps.connectors.map((c) => [c.kind, c]));
     const prefix = deps.serdes.prefix;
     this.statesTopic = topicName(topics.instances, prefix);

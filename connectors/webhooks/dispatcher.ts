@@ -43,6 +43,7 @@ export async function startDispatcher(clients: Clients): Promise<RunningDispatch
     producer: clients.producer,
     schedule,
     logger,
+    metrics: clients.metrics.deliveries,
   });
   const deps = { kafka: clients.kafka, serdes: clients.serdes, producer: clients.producer, load, logger, deliver };
   const events = await consumeEvents({ ...deps, directory: directory.directory });
