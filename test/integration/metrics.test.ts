@@ -94,6 +94,8 @@ describe('metrics', () => {
     const prefix = env.config.kafka.topicPrefix;
     const hook = await call('POST', '/webhooks', { url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`, event_types: ['message.sent'] });
     expect(hook.status, JSON.stringify(hook.body)).toBe(201);
+    const webhookId = hook.body.id as string;
+    expect((await call('GET', `/webhooks/${webhookId}`)).status).toBe(200);
     const sent = await call('POST', '/messages/text', { to: '+5511955554444', body: 'Your order shipped' });
     expect(sent.status, JSON.stringify(sent.body)).toBe(202);
     const messageId = sent.body.message_id as string;
@@ -138,10 +140,11 @@ describe('metrics', () => {
     expect(valueOf(samples, 'gateway_http_requests_total', { method: 'POST', route: '/messages/text', status: '202' })).toBe(1);
     expect(valueOf(samples, 'gateway_http_requests_total', { method: 'GET', route: '/instances', status: '200' })).toBeGreaterThanOrEqual(1);
     expect(valueOf(samples, 'gateway_http_request_duration_seconds_count', { method: 'POST', route: '/messages/text' })).toBe(1);
+    expect(valueOf(samples, 'gateway_http_requests_total', { method: 'GET', route: '/webhooks/:id', status: '200' })).toBe(1);
     expect(samples.some((s) => s.name === 'process_cpu_user_seconds_total')).toBe(true);
     expect(samples.some((s) => s.name === 'nodejs_eventloop_lag_seconds')).toBe(true);
 
     // Nothing names an account, a project or a message.
-    for (const id of [account.account_id, account.project_id, messageId]) expect(text).not.toContain(id);
+    for (const id of [account.account_id, account.project_id, messageId, webhookId]) expect(text).not.toContain(id);
   });
 });
