@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount, type CreatedAccount } from '../../api/accounts/create.js';
 import { connectSandboxNumbers } from '../../api/accounts/sandbox.js';
 import type { Clients } from '../../stack/clients.js';
+import { serveMetrics } from '../../stack/metrics.js';
 import { startRoles, type RunningRoles } from '../../stack/roles.js';
 import { topicName, topics } from '../../topics/index.js';
 import { testClients } from '../support/clients.js';
@@ -146,5 +147,24 @@ describe('metrics', () => {
 
     // Nothing names an account, a project or a message.
     for (const id of [account.account_id, account.project_id, messageId, webhookId]) expect(text).not.toContain(id);
+  });
+
+  it('serves the same registry on its own port, for a process without the API', async () => {
+    const port = await new Promise<number>((resolve) => {
+      const probe = createServer().listen(0, '127.0.0.1', () => {
+        const { port: free } = probe.address() as AddressInfo;
+        probe.close(() => resolve(free));
+      });
+    });
+    const listener = await serveMetrics(clients.metrics.registry, '127.0.0.1', port);
+    try {
+      const response = await fetch(`http://127.0.0.1:${port}/metrics`);
+      expect(response.status).toBe(200);
+      const samples = parseSamples(await response.text());
+      expect(samples.some((s) => s.name === 'gateway_consumer_lag')).toBe(true);
+      expect((await fetch(`http://127.0.0.1:${port}/other`)).status).toBe(404);
+    } finally {
+      await listener.stop();
+    }
   });
 });
