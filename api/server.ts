@@ -12,6 +12,9 @@ import { messageRoutes, type MessageRouteOptions } from './messages/routes.js';
 import { authPlugin } from './plugins/auth.js';
 import { answerClientError, answerFrameworkError, errorsPlugin, MAX_PARAM_LENGTH } from './plugins/errors.js';
 import { strictInputPlugin } from './plugins/strict-input.js';
+import { httpMetricsPlugin, type HttpMetrics } from './plugins/http-metrics.js';
+import { metricsRoutes } from './metrics/routes.js';
+import type { Registry } from 'prom-client';
 import { DEFAULT_BODY_LIMIT } from './body-limits.js';
 import { createRateLimiter, type RateLimit } from './plugins/rate-limit.js';
 import { poolRoutes } from './pools/routes.js';
@@ -32,6 +35,8 @@ export interface ApiDeps extends HealthOptions {
   readonly conversations: Omit<ConversationRouteOptions, 'ctx'>;
   readonly media: MediaRoutesOptions;
   readonly streams: Omit<StreamRouteOptions, 'ctx'>;
+  /** The process's registry, served at `/metrics`, and the HTTP series recorded in it. */
+  readonly metrics: { readonly registry: Registry; readonly http: HttpMetrics };
 }
 
 /**
@@ -67,6 +72,7 @@ export async function buildServer(deps: ApiDeps) {
     },
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
+  await app.register(httpMetricsPlugin, { metrics: deps.metrics.http });
   await app.register(errorsPlugin);
   await app.register(strictInputPlugin);
 
@@ -78,6 +84,7 @@ export async function buildServer(deps: ApiDeps) {
       rateLimitFor: deps.rateLimitFor,
     });
     await api.register(healthRoutes, { checkDependencies: deps.checkDependencies });
+    await api.register(metricsRoutes, { registry: deps.metrics.registry });
     api.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger());
     await api.register(keyRoutes, { ctx });
     await api.register(instanceRoutes, { ctx });

@@ -52,6 +52,7 @@ export async function startApi(clients: Clients, options: { listen: boolean }): 
     conversations: { signMediaUrl: (mediaId) => clients.mediaLinks.mediaUrl(mediaId) },
     media: { store: clients.media, links: clients.mediaLinks },
     streams: { hub: streams, heartbeatMs: clients.config.streams.heartbeatMs },
+    metrics: { registry: clients.metrics.registry, http: clients.metrics.http },
   });
   if (options.listen) await app.listen({ host: clients.config.host, port: clients.config.port });
   return {

@@ -4,9 +4,11 @@ import { AvroSerdes } from '../schemas/serde.js';
 import { loadSchemaFiles } from '../schemas/load.js';
 import {
   createKafka,
+  countingDeadLetters,
   createProducer,
   deadLetterTopic,
   ensureTopics,
+  RunningGroups,
   topics,
   TopicSerdes,
   type Kafka,
@@ -19,6 +21,7 @@ import { createMailer, type Mailer } from '../connectors/email/smtp.js';
 import { retrySchedule } from '../connectors/webhooks/index.js';
 import { createClickHouse, type ClickHouse } from '../shared/clickhouse.js';
 import type { Config } from './config.js';
+import { createMetrics, type Metrics } from './metrics.js';
 
 /** Every client a role may use, built once per process. Modules receive only the ones they need. */
 export interface Clients {
@@ -34,6 +37,8 @@ export interface Clients {
   /** Outbound HTTP with timeouts, size caps and the private-address guard. */
   readonly http: HttpFetcher;
   readonly mailer: Mailer;
+  /** The registry of this process (`/metrics`) and the series recorded into it. */
+  readonly metrics: Metrics;
   close(): Promise<void>;
 }
 
@@ -44,7 +49,9 @@ export function allTopics(config: Config): readonly TopicSpec<unknown>[] {
 
 /** Creates the topics, registers the schemas and connects every client. */
 export async function buildClients(config: Config, logger: Logger): Promise<Clients> {
-  const kafka = createKafka(config.kafka, logger);
+  const groups = new RunningGroups();
+  const kafka = createKafka(config.kafka, logger, groups);
+  const metrics = createMetrics({ kafka, groups, logger });
   const specs = allTopics(config);
   const created = await ensureTopics(kafka, [...specs, deadLetterTopic], {
     prefix: config.kafka.topicPrefix,
@@ -52,7 +59,7 @@ export async function buildClients(config: Config, logger: Logger): Promise<Clie
   });
   if (created.length > 0) logger.info({ topics: created }, 'topics created');
   const serdes = await TopicSerdes.register(new AvroSerdes(config.schemaRegistryUrl, loadSchemaFiles()), specs, config.kafka.topicPrefix);
-  const producer = await createProducer(kafka, serdes);
+  const producer = countingDeadLetters(await createProducer(kafka, serdes), config.kafka.topicPrefix, metrics.registry);
   const pool = new pg.Pool({ connectionString: config.databaseUrl, max: config.databasePoolSize });
   pool.on('error', (err) => logger.warn({ err }, 'idle Postgres client failed'));
   const clickhouse = createClickHouse(config.clickhouse);
@@ -81,7 +88,9 @@ export async function buildClients(config: Config, logger: Logger): Promise<Clie
     mediaLinks,
     http,
     mailer,
+    metrics,
     async close() {
+      await metrics.close().catch(() => undefined);
       await producer.disconnect().catch(() => undefined);
       await pool.end().catch(() => undefined);
       await clickhouse.close().catch(() => undefined);

@@ -8,6 +8,8 @@ import { repoRoot } from '../shared/repo-root.js';
 export interface Config {
   readonly host: string;
   readonly port: number;
+  /** Port of `/metrics` for a process that runs no API (the API serves it on its own port); 0: not served. */
+  readonly metricsPort: number;
   readonly logLevel: string;
   readonly logFormat: 'json' | 'pretty';
   readonly kafka: {
@@ -104,6 +106,7 @@ export function loadConfig(env: Env = process.env): Config {
   return Object.freeze({
     host: text(env, 'HOST', '0.0.0.0'),
     port,
+    metricsPort: integer(env, 'METRICS_PORT', 0),
     logLevel: text(env, 'LOG_LEVEL', 'info'),
     logFormat: text(env, 'LOG_FORMAT', process.stdout.isTTY ? 'pretty' : 'json') === 'pretty' ? 'pretty' : 'json',
     kafka: Object.freeze({

@@ -7,6 +7,7 @@ import { startApi, type RunningApi } from './api-role.js';
 import { createCipher } from '../shared/cipher.js';
 import type { Clients } from './clients.js';
 import { mediaSink } from './media-sink.js';
+import { serveMetrics } from './metrics.js';
 
 export const roleNames = ['api', 'processor', 'connector', 'dispatcher', 'sweeper'] as const;
 export type Role = (typeof roleNames)[number];
@@ -46,6 +47,8 @@ export async function startRoles(roles: readonly Role[], clients: Clients): Prom
   if (roles.includes('api')) {
     api = await startApi(clients, { listen: true });
     running.unshift(api);
+  } else if (clients.config.metricsPort > 0) {
+    running.push(await serveMetrics(clients.metrics.registry, clients.config.host, clients.config.metricsPort));
   }
   return {
     api,

@@ -1,6 +1,7 @@
 import { deadLetterTopic, topicName } from './catalogue.js';
 import type { ConsumedRecord } from './consumer.js';
 import type { Producer } from './producer.js';
+import { Counter, type Registry } from 'prom-client';
 
 /**
  * Sends a record that can never be applied to `gw.processors.dead` with its original bytes and
@@ -27,4 +28,32 @@ export function sendToDeadLetters(
       },
     },
   ]);
+}
+
+/**
+ * The producer, counting in `gateway_dead_letters_total{consumer}` each record it sends to the
+ * dead-letter topic, by the consumer that gave up on it (`x-dead-consumer`, or the projection).
+ */
+export function countingDeadLetters(producer: Producer, prefix: string, registry: Registry): Producer {
+  const deadLetters = new Counter({
+    name: 'gateway_dead_letters_total',
+    help: 'Records a consumer gave up on and sent to the dead-letter topic.',
+    labelNames: ['consumer'] as const,
+    registers: [registry],
+  });
+  const deadTopic = topicName(deadLetterTopic, prefix);
+  return {
+    send: (spec, records) => producer.send(spec, records),
+    async sendRaw(topic, records) {
+      await producer.sendRaw(topic, records);
+      if (topic !== deadTopic) return;
+      for (const { headers } of records) deadLetters.inc({ consumer: deadConsumer(headers) });
+    },
+    disconnect: () => producer.disconnect(),
+  };
+}
+
+function deadConsumer(headers: Readonly<Record<string, string>> | undefined): string {
+  const projection = headers?.['x-dead-projection'];
+  return headers?.['x-dead-consumer'] ?? (projection === undefined ? 'unknown' : `processor.${projection}`);
 }

@@ -13,5 +13,6 @@ export { partitionOf } from './partitioner.js';
 export { takenInTime } from './send-deadline.js';
 export { assignSlots, coPartitionedAssigner, CO_PARTITIONED, type SlotMember } from './co-partitioned-assigner.js';
 export type { Kafka } from 'kafkajs';
-export { sendToDeadLetters } from './dead-letter.js';
+export { sendToDeadLetters, countingDeadLetters } from './dead-letter.js';
+export { RunningGroups, registerConsumerLag, type ConsumerLagOptions } from './consumer-lag.js';
 export { listDeadLetters, redrive, redriveAll, REDRIVEN_FROM, type DeadLetter, type DeadLetterDeps } from './dead-letters.js';

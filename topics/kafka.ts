@@ -1,5 +1,6 @@
 import { Kafka, logLevel as KafkaLogLevel, type logCreator } from 'kafkajs';
 import type { Logger } from 'pino';
+import { GroupKeepingKafka, type RunningGroups } from './consumer-lag.js';
 
 export interface KafkaSettings {
   readonly brokers: readonly string[];
@@ -27,12 +28,14 @@ export function pinoLogCreator(logger: Logger): logCreator {
   };
 }
 
-export function createKafka(settings: KafkaSettings, logger: Logger): Kafka {
-  return new Kafka({
+/** With `groups`, the groups of the consumers it makes are kept there, for their lag. */
+export function createKafka(settings: KafkaSettings, logger: Logger, groups?: RunningGroups): Kafka {
+  const config = {
     clientId: settings.clientId,
     brokers: [...settings.brokers],
     logLevel: KafkaLogLevel.INFO,
     logCreator: pinoLogCreator(logger.child({ component: 'kafka' })),
     retry: { initialRetryTime: 100, retries: 8 },
-  });
+  };
+  return groups ? new GroupKeepingKafka(config, groups) : new Kafka(config);
 }

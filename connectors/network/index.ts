@@ -2,6 +2,7 @@ import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import type { Kafka, Producer, TopicSerdes } from '../../topics/index.js';
 import type { NetworkConnector } from './connector.js';
+import type { SendMetrics } from './metrics.js';
 import { ConnectorRunner } from './runner.js';
 
 export type {
@@ -22,6 +23,7 @@ export type {
   OtpOpener,
 } from './connector.js';
 export type { MediaOwner, MediaSink } from './media-sink.js';
+export { sendMetrics, type SendMetrics } from './metrics.js';
 
 export interface ConnectorRoleOptions {
   /** The networks whose sessions this worker runs, one connector per kind. */
@@ -35,6 +37,7 @@ export interface ConnectorClients {
   readonly producer: Producer;
   readonly pool: Pool;
   readonly logger: Logger;
+  readonly metrics: { readonly sends: SendMetrics };
 }
 
 export interface ConnectorRole {
@@ -52,6 +55,7 @@ export async function startConnectorRole(clients: ConnectorClients, options: Con
     pool: clients.pool,
     logger: clients.logger.child({ role: 'connector' }),
     connectors: options.connectors,
+    metrics: clients.metrics.sends,
   });
   await runner.start();
   return { ownedPartitions: () => runner.ownedPartitions(), stop: () => runner.stop() };

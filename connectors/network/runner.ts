@@ -5,6 +5,7 @@ import { CommandBatches } from './commands.js';
 import type { Addressed, NetworkConnector } from './connector.js';
 import { ExecutedSends } from './executed.js';
 import { OwnedPartitions } from './partitions.js';
+import type { SendMetrics } from './metrics.js';
 import { Sends } from './sends.js';
 import { KeyedSerial } from '../../shared/serial.js';
 import { OwnedSessions } from './sessions.js';
@@ -16,6 +17,7 @@ export interface ConnectorRunnerDeps {
   readonly pool: Pool;
   readonly logger: Logger;
   readonly connectors: readonly NetworkConnector[];
+  readonly metrics: SendMetrics;
 }
 
 const PURGE_EVERY_MS = 3_600_000;
@@ -47,7 +49,7 @@ export class ConnectorRunner {
     const sendTopic = topicName(topics.sendCommands, prefix);
     const controls = new Map<string, (command: Addressed) => Promise<void>>();
     for (const { commands } of deps.connectors) if (commands) controls.set(topicName(commands.topic, prefix), (command) => commands.apply(command));
-    const sends: Sends = new Sends({ executed: this.executed, writer, producer, logger, numberOf: (id) => this.sessions.numberOf(id) });
+    const sends: Sends = new Sends({ executed: this.executed, writer, producer, logger, metrics: deps.metrics, numberOf: (id) => this.sessions.numberOf(id) });
     this.sessions = new OwnedSessions({
       connectors: deps.connectors,
       producer,

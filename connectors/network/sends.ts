@@ -5,6 +5,7 @@ import { topics, type OutgoingRecord, type Producer } from '../../topics/index.j
 import type { NumberSession, SendResult, StatusFact } from './connector.js';
 import type { ExecutedSends, SendOutcome, SendRef } from './executed.js';
 import { statusRecord } from './fact-records.js';
+import type { SendMetrics } from './metrics.js';
 import type { KeyedSerial } from '../../shared/serial.js';
 
 export interface SendsDeps {
@@ -13,6 +14,7 @@ export interface SendsDeps {
   readonly writer: KeyedSerial;
   readonly producer: Producer;
   readonly logger: Logger;
+  readonly metrics: SendMetrics;
   /** The number as this worker holds it; undefined when the number is unknown here. */
   readonly numberOf: (instanceId: string) => { readonly session?: NumberSession } | undefined;
 }
@@ -55,7 +57,7 @@ export class Sends {
     const sends = firstOfEachMessage(commands);
     const claims = await executed.claim(sends);
     const stored = deferred<Map<string, SendOutcome>>();
-    const executing: { send: SendRef; result: Promise<SendResult> }[] = [];
+    const executing: { send: SendCommand; result: Promise<SendResult> }[] = [];
     const written: Promise<void>[] = [];
     for (const [i, command] of sends.entries()) {
       const claim = claims[i]!;
@@ -73,6 +75,7 @@ export class Sends {
     const results: { send: SendRef; result: SendResult }[] = [];
     for (const { send, result } of executing) {
       results.push({ send, result: await result });
+      if (results[results.length - 1]!.result.kind === 'accepted') this.deps.metrics.sent(send.occurred_at);
       this.unfinished.set(send.message_id, results[results.length - 1]!.result);
     }
     const finishing = results.length === 0 ? Promise.resolve(new Map<string, SendOutcome>()) : executed.finish(results);

@@ -5,6 +5,7 @@ import { deliveryHeaders } from '../../events/signature.js';
 import { topics, type Producer } from '../../topics/index.js';
 import type { Endpoints } from './endpoint.js';
 import type { EndpointLimiter } from './limiter.js';
+import { eventTimeOf, type DeliveryMetrics } from './metrics.js';
 import { judge, outcomeOf } from './outcome.js';
 import type { PostResult, WebhookPoster } from './post.js';
 import { nextStep, overflowStep, type NextStep, type RetrySchedule } from './schedule.js';
@@ -16,6 +17,7 @@ export interface DeliverDeps {
   readonly producer: Producer;
   readonly schedule: RetrySchedule;
   readonly logger: Logger;
+  readonly metrics: DeliveryMetrics;
 }
 
 /**
@@ -37,6 +39,7 @@ export function createDeliver(deps: DeliverDeps): Deliver {
     if (exchanged === undefined) return overflow(deps, task);
     const done = await exchanged;
     if (done.kind === 'gone') {
+      deps.metrics.ended('dropped');
       deps.logger.info({ ...ids(task), reason: done.reason }, 'delivery dropped');
       return;
     }
@@ -96,6 +99,9 @@ async function record(deps: DeliverDeps, task: DeliveryTask, { url, startedAt, r
     deps.logger.info({ ...ids(task), error: lastError }, 'delivery given up: dead-lettered');
   }
   await Promise.all(writes);
+  deps.metrics.ended(step?.kind === 'dead' ? 'dead' : attempt.outcome);
+  const eventAt = verdict.delivered ? eventTimeOf(task.body_json) : undefined;
+  if (eventAt !== undefined) deps.metrics.delivered(eventAt);
   deps.logger.debug({ ...ids(task), outcome: attempt.outcome, status: attempt.response_status, duration_ms: attempt.duration_ms }, 'delivery attempt');
 }
 
@@ -104,5 +110,6 @@ async function overflow(deps: DeliverDeps, task: DeliveryTask): Promise<void> {
   const now = Date.now();
   const step = overflowStep(deps.schedule, now);
   await deps.producer.send(step.topic, [{ key: task.target_id, value: { ...task, occurred_at: now, not_before: step.notBefore } }]);
+  deps.metrics.ended('deferred');
   deps.logger.debug({ ...ids(task) }, 'endpoint queue full: delivery moved to the first retry tier');
 }

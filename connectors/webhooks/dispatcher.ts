@@ -8,6 +8,7 @@ import { Endpoints } from './endpoint.js';
 import { consumeEvents } from './first-attempts.js';
 import { EndpointLimiter } from './limiter.js';
 import { Load } from './load.js';
+import type { DeliveryMetrics } from './metrics.js';
 import { createWebhookPoster } from './post.js';
 import { consumeRetries } from './retries.js';
 import { retrySchedule } from './schedule.js';
@@ -35,6 +36,7 @@ export interface DispatcherDeps {
   readonly serdes: TopicSerdes;
   readonly producer: Producer;
   readonly logger: Logger;
+  readonly metrics: { readonly deliveries: DeliveryMetrics };
   readonly config: {
     readonly secretsKey: string;
     readonly webhooks: WebhookOptions;
@@ -69,6 +71,7 @@ export async function startDispatcher(clients: DispatcherDeps): Promise<RunningD
     producer: clients.producer,
     schedule,
     logger,
+    metrics: clients.metrics.deliveries,
   });
   const deps = { kafka: clients.kafka, serdes: clients.serdes, producer: clients.producer, load, logger, deliver };
   const events = await consumeEvents({ ...deps, directory: directory.directory });

@@ -1,4 +1,5 @@
 export { startDispatcher, type DispatcherDeps, type RunningDispatcher, type WebhookOptions } from './dispatcher.js';
 export { createWebhookPoster, type WebhookPoster, type PostResult } from './post.js';
 export { deliveryIdOf } from './tasks.js';
+export { deliveryMetrics, type DeliveryMetrics } from './metrics.js';
 export { retrySchedule, type RetrySchedule } from './schedule.js';

@@ -1,0 +1,41 @@
+import { Counter, Histogram, type Registry } from 'prom-client';
+import type { DeliveryOutcome } from '../../schemas/records.js';
+
+/**
+ * How each attempt ended: the recorded outcome, or `dead` when it was the last one and the delivery
+ * went to `gw.deliveries.dead`, `dropped` when its webhook is gone, `deferred` when the endpoint's
+ * queue was full and it moved to the first retry tier without counting as an attempt.
+ */
+export type AttemptEnd = DeliveryOutcome | 'dead' | 'dropped' | 'deferred';
+
+export interface DeliveryMetrics {
+  ended(end: AttemptEnd): void;
+  /** A 2xx answer to the body of an event that happened at `eventAt`. */
+  delivered(eventAt: number): void;
+}
+
+export function deliveryMetrics(registry: Registry): DeliveryMetrics {
+  const deliveries = new Counter({
+    name: 'gateway_webhook_deliveries_total',
+    help: 'Webhook delivery attempts by how they ended.',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  const latency = new Histogram({
+    name: 'gateway_webhook_delivery_latency_seconds',
+    help: 'From the event (its timestamp) to the 2xx answer of the webhook, retries included.',
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600, 7200],
+    registers: [registry],
+  });
+  return {
+    ended: (end) => deliveries.inc({ outcome: end }),
+    delivered: (eventAt) => latency.observe(Math.max(0, Date.now() - eventAt) / 1000),
+  };
+}
+
+/** The time of the event in a rendered body (`timestamp` of the envelope); undefined when it has none. */
+export function eventTimeOf(bodyJson: string): number | undefined {
+  const { timestamp } = JSON.parse(bodyJson) as { timestamp?: unknown };
+  const at = typeof timestamp === 'string' ? Date.parse(timestamp) : NaN;
+  return Number.isNaN(at) ? undefined : at;
+}
