@@ -10,7 +10,7 @@ import { lastInstanceFor } from '../processors/conversations/index.js';
 import { projectionsFor } from '../processors/index.js';
 import { ensureProjectionSchema } from '../processors/runtime/store.js';
 import { optedOut } from '../processors/contacts/index.js';
-import { createCipher, type Cipher } from '../shared/cipher.js';
+import type { Cipher } from '../shared/cipher.js';
 import type { Clients } from './clients.js';
 import { checkDependencies } from './readiness.js';
 
@@ -31,14 +31,13 @@ export async function startApi(clients: Clients, options: { listen: boolean }): 
   }
   const directory = await startDirectory(clients);
   const streams = await StreamHub.start(clients, { bufferPerPartition: clients.config.streams.bufferPerPartition });
-  const cipher = createCipher(clients.config.secretsKey);
   const app = await buildServer({
     logger: clients.logger,
     checkDependencies: () => checkDependencies(clients),
     ctx: { clients, directory: directory.directory },
     rateLimitFor: (plan) => planNamed(plan).rateLimit,
     messages: {
-      cipher,
+      cipher: clients.cipher,
       ingestMedia: (media, owner) =>
         ingestSendMedia({ store: clients.media, http: clients.http }, media, {
           accountId: owner.accountId as AccountId,
@@ -58,7 +57,7 @@ export async function startApi(clients: Clients, options: { listen: boolean }): 
   return {
     app,
     directory: directory.directory,
-    cipher,
+    cipher: clients.cipher,
     streams,
     async stop() {
       await app.close();

@@ -1,3 +1,4 @@
+import { createCipher, type Cipher } from '../shared/cipher.js';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import { AvroSerdes } from '../schemas/serde.js';
@@ -37,6 +38,8 @@ export interface Clients {
   /** Outbound HTTP with timeouts, size caps and the private-address guard. */
   readonly http: HttpFetcher;
   readonly mailer: Mailer;
+  /** Seals the secrets that must be read back (webhook secrets, OTP codes); one per process. */
+  readonly cipher: Cipher;
   /** The registry of this process (`/metrics`) and the series recorded into it. */
   readonly metrics: Metrics;
   close(): Promise<void>;
@@ -88,6 +91,7 @@ export async function buildClients(config: Config, logger: Logger): Promise<Clie
     mediaLinks,
     http,
     mailer,
+    cipher: createCipher(config.secretsKey),
     metrics,
     async close() {
       await metrics.close().catch(() => undefined);

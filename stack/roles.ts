@@ -4,7 +4,6 @@ import { startDispatcher } from '../connectors/webhooks/index.js';
 import { projectionsFor, runProjection } from '../processors/index.js';
 import { startUsageWriter } from '../processors/usage/index.js';
 import { startApi, type RunningApi } from './api-role.js';
-import { createCipher } from '../shared/cipher.js';
 import type { Clients } from './clients.js';
 import { mediaSink } from './media-sink.js';
 import { serveMetrics } from './metrics.js';
@@ -64,6 +63,6 @@ function sandboxNetwork(clients: Clients): SandboxNetwork {
     logger: clients.logger.child({ role: 'connector' }),
     receipts: new PendingReceipts(clients.pool),
     media: mediaSink(clients.media),
-    otp: createCipher(clients.config.secretsKey),
+    otp: clients.cipher,
   });
 }

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startDirectory } from '../../processors/directory.js';
-import { createCipher } from '../../shared/cipher.js';
+import type { Cipher } from '../../shared/cipher.js';
 import type { Logger } from 'pino';
 import type { Kafka, Producer, TopicSerdes } from '../../topics/index.js';
 import { createDeliver } from './deliver.js';
@@ -37,6 +37,8 @@ export interface DispatcherDeps {
   readonly producer: Producer;
   readonly logger: Logger;
   readonly metrics: { readonly deliveries: DeliveryMetrics };
+  /** Opens the webhooks' signing secrets. */
+  readonly cipher: Cipher;
   readonly config: {
     readonly secretsKey: string;
     readonly webhooks: WebhookOptions;
@@ -65,7 +67,7 @@ export async function startDispatcher(clients: DispatcherDeps): Promise<RunningD
   const load = new Load(MAX_IN_FLIGHT);
   const schedule = retrySchedule(config.webhooks.retryDelaysMs);
   const deliver = createDeliver({
-    endpoints: new Endpoints(directory.directory, createCipher(config.secretsKey)),
+    endpoints: new Endpoints(directory.directory, clients.cipher),
     limiter: new EndpointLimiter(config.webhooks.endpointConcurrency, config.webhooks.endpointQueue),
     poster,
     producer: clients.producer,
