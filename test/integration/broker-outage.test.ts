@@ -111,6 +111,7 @@ describe('a broker outage', () => {
     const retries = await Promise.all(failed.map((o) => retry(o)));
     expect(retries.map((o) => o.status)).toEqual(retries.map(() => 202));
     const accepted = [...first.filter((o) => o.status === 202), ...retries];
+    console.log(`broker outage: ${first.length} sends, ${first.length - failed.length} accepted, ${failed.length} refused and retried`);
 
     // Every refused command reaches the log once the broker is back (the producer never gives up), and is passed over.
     await waitFor('every refused command passed over', async () => {
