@@ -1,7 +1,7 @@
 import type { InstanceStatus, SendStatus, UsageAllowance } from '../schemas/records.js';
 
 /**
- * The `payload` of each public event, as `processors/events` renders it and `events/samples.ts`
+ * The `payload` of each public event, as `events/renderers/` renders it and `events/samples.ts`
  * imitates it. Where spec 6.1 says "not shown", these shapes are the gateway's choice (README,
  * "Events"). Optional fields are left out when they have no value.
  */
@@ -108,7 +108,7 @@ export interface GroupPayload {
   readonly description?: string | null;
 }
 
-/** `contact.opted_out` (processors/contacts). */
+/** `contact.opted_out` (a keyword opt-out, processors/contacts). */
 export interface OptedOutPayload {
   readonly source: string;
   readonly phone: string;

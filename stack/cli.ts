@@ -9,7 +9,8 @@ import { projectionsFor, replayable, replayProjection } from '../processors/inde
 import { createAccount, type CreatedAccount } from '../api/accounts/create.js';
 import { connectSandboxNumbers } from '../api/accounts/sandbox.js';
 import { isLocale } from '../api/errors.js';
-import { checkedAdvisory, publishAdvisory, type AdvisoryInput } from '../processors/events/index.js';
+import type { AdvisoryInput } from '../events/renderers/index.js';
+import { checkedAdvisory, publishAdvisory } from '../processors/events/index.js';
 import { listenCommand } from '../connectors/relay/index.js';
 import type { Clients } from './clients.js';
 import { listDeadLetters, redrive, redriveAll, type DeadLetter } from '../topics/index.js';

@@ -1,9 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { isStreamOnly, isWebhookEventType, listensTo, type WebhookEventType } from '../../events/catalogue.js';
-import { sampleEvent, type SampleOwner } from './samples.js';
+import { publishEvents } from '../../events/publish.js';
+import { sampleEvent, type SampleOwner } from '../../events/samples.js';
 import type { PublicEvent } from '../../schemas/records.js';
-import { topics } from '../../topics/index.js';
 import { WRITE_DEADLINE_MS } from '../config-writes.js';
 import type { RouteOptions } from '../context.js';
 import { withDeadline } from '../../shared/deadline.js';
@@ -21,8 +21,8 @@ function webhookEvent(name: string): WebhookEventType {
 
 /**
  * Sample events (spec 4.3): the API writes a `test` or `manual` sample to `gw.events` like any
- * other event, keyed by the project; the dispatcher signs and delivers it (a test event only to
- * its one webhook, one attempt).
+ * other event, under the same key (the project, or the account for an account event); the
+ * dispatcher signs and delivers it (a test event only to its one webhook, one attempt).
  */
 export const fireRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { ctx }) => {
   const { directory, clients } = ctx;
@@ -32,9 +32,7 @@ export const fireRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, {
     const numbers = await projectInstances(clients.pool, auth.projectId);
     return { accountId: auth.accountId, projectId: auth.projectId, instanceId: numbers[0]?.instance_id };
   };
-  const publish = async (event: PublicEvent, projectId: string) => {
-    await withDeadline(clients.producer.send(topics.events, [{ key: projectId, value: event }]), WRITE_DEADLINE_MS);
-  };
+  const publish = (event: PublicEvent) => withDeadline(publishEvents(clients.producer, [event]), WRITE_DEADLINE_MS);
 
   app.post(
     '/webhooks/:id/test',
@@ -58,7 +56,7 @@ export const fireRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, {
       const webhook = ownWebhook(directory, auth.projectId, params.id);
       const eventType = webhookEvent(body.event_type ?? webhook.event_types.find(isWebhookEventType) ?? 'message.received');
       const event = sampleEvent(eventType, await ownerOf(auth), 'test', webhook.id);
-      await publish(event, auth.projectId);
+      await publish(event);
       return reply.code(202).send({ event_id: event.event_id, event_type: event.event_type });
     },
   );
@@ -90,7 +88,7 @@ export const fireRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, {
       // As the dispatcher will match it: an account event (usage.threshold, advisory.published) reaches every webhook of the account.
       const candidates = event.scope === 'account' ? directory.webhooksOfAccount(auth.accountId) : directory.webhooksOf(auth.projectId);
       const webhookIds = candidates.filter((w) => w.enabled && listensTo(w.event_types, eventType)).map((w) => w.id);
-      await publish(event, auth.projectId);
+      await publish(event);
       return reply.code(202).send({ event_id: event.event_id, event_type: event.event_type, webhook_ids: webhookIds });
     },
   );

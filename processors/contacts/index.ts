@@ -1,4 +1,4 @@
 export { contactsProjection, type ContactsProjectionOptions } from './projection.js';
 export { optedOut, contactById, contactsByPhone, listContacts, type ContactRow, type ContactFilter } from './queries.js';
-export { contactId } from './ids.js';
+export { contactId } from '../../schemas/contact-ids.js';
 export { isOptOutKeyword } from './keywords.js';

@@ -1,9 +1,11 @@
 import type { PoolClient } from 'pg';
+import { publishEvents } from '../../events/publish.js';
+import { KEYWORD_SOURCE, optedOutEvent } from '../../events/renderers/index.js';
+import { contactId, keywordOptOutEventId } from '../../schemas/contact-ids.js';
 import type { ContactEvent, InboundMessage } from '../../schemas/records.js';
 import { topics, type Producer } from '../../topics/index.js';
 import { on, type Projection, type RecordMeta } from '../runtime/projection.js';
-import { contactId, keywordOptOutEventId } from './ids.js';
-import { KEYWORD_SOURCE, keywordOptOutPhone, optedOutEvent } from './keyword-optout.js';
+import { keywordOptOutPhone } from './keyword-optout.js';
 import { applyOptChange, ensureContact, upsertContact } from './store.js';
 
 const NAME = 'contacts';
@@ -80,7 +82,7 @@ function keywordOptOut(options: ContactsProjectionOptions) {
     if (!optedOut || (options.mode === 'replay' && (await liveHasApplied(tx, meta)))) return;
     // Sent before the batch commits: a batch retried after a failure sends it again with the
     // same event id, which receivers de-duplicate on (spec 6.3, at least once).
-    await options.producer.send(topics.events, [{ key: message.project_id, value: optedOutEvent(message, { id, phone }, eventId) }]);
+    await publishEvents(options.producer, [optedOutEvent(message, { id, phone }, eventId)]);
   };
 }
 

@@ -1,6 +1,6 @@
 import type { InboundMessage, SendCommand } from '../../schemas/records.js';
 import { isGroupJid } from '../../schemas/phones.js';
-import { inboundContent, sendContent, type ContentColumns } from './content.js';
+import { inboundContent, sendContent, type ContentColumns } from '../../events/content.js';
 
 /** A message of a conversation as `conversations.messages` keeps it (status facts aside). */
 export interface MessageRow extends ContentColumns {

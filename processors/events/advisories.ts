@@ -1,19 +1,10 @@
 import type { Logger } from 'pino';
 import { startDirectory } from '../directory.js';
 import { isHttpUrl } from '../../shared/http/index.js';
-import type { AdvisoryPayload } from '../../events/payloads.js';
-import { asAccountId, asEventId, derivedId, newId } from '../../schemas/ids.js';
-import type { PublicEvent } from '../../schemas/records.js';
-import { topics, type Kafka, type Producer, type TopicSerdes } from '../../topics/index.js';
-import { eventKey, scheduledEvent } from './event.js';
-
-export interface AdvisoryInput {
-  readonly accounts: readonly string[];
-  readonly title: string;
-  readonly impact: string;
-  readonly action: string;
-  readonly link: string;
-}
+import { publishEvents } from '../../events/publish.js';
+import { advisoryEvents, type AdvisoryInput } from '../../events/renderers/index.js';
+import { newId } from '../../schemas/ids.js';
+import type { Kafka, Producer, TopicSerdes } from '../../topics/index.js';
 
 export interface PublishedAdvisory {
   readonly advisory_id: string;
@@ -44,7 +35,7 @@ export async function publishAdvisory(deps: AdvisoryDeps, input: AdvisoryInput, 
   }
   const advisoryId = newId('adv');
   const events = advisoryEvents(advisory, advisoryId, now);
-  await deps.producer.send(topics.events, events.map((event) => ({ key: eventKey(event), value: event })));
+  await publishEvents(deps.producer, events);
   return {
     advisory_id: advisoryId,
     published_at: new Date(now).toISOString(),
@@ -68,29 +59,4 @@ function required(option: string, value: string): string {
   const trimmed = value.trim();
   if (trimmed === '') throw new Error(`--${option} is required`);
   return trimmed;
-}
-
-
-/** Account-scope events: no project, no number; keyed by account id. */
-export function advisoryEvents(advisory: AdvisoryInput, advisoryId: string, publishedAt: number): PublicEvent[] {
-  const payload: AdvisoryPayload = {
-    advisory_id: advisoryId,
-    title: advisory.title,
-    impact: advisory.impact,
-    action: advisory.action,
-    link: advisory.link,
-    published_at: new Date(publishedAt).toISOString(),
-  };
-  return advisory.accounts.map((accountId) =>
-    scheduledEvent({
-      event_id: asEventId(derivedId('evt', advisoryId, accountId)),
-      occurred_at: publishedAt,
-      account_id: asAccountId(accountId),
-      project_id: null,
-      instance_id: null,
-      event_type: 'advisory.published',
-      scope: 'account',
-      payload,
-    }),
-  );
 }

@@ -1,11 +1,9 @@
+import { publishEvents } from '../../events/publish.js';
+import { groupEvent, inboundEvent, instanceEvents, pairingEvent, statusEvent } from '../../events/renderers/index.js';
 import type { MediaLinks } from '../../shared/media-links.js';
 import type { PublicEvent } from '../../schemas/records.js';
 import { GatewayFailure, topics, type Producer, type TopicSpec } from '../../topics/index.js';
 import { onBatch, valuesOf, type Handler, type Projection } from '../runtime/projection.js';
-import { eventKey } from './event.js';
-import { groupEvent } from './groups.js';
-import { instanceEvents, pairingEvent } from './instances.js';
-import { inboundEvent, statusEvent } from './messages.js';
 
 export interface EventsProjectionDeps {
   readonly producer: Producer;
@@ -22,9 +20,7 @@ export interface EventsProjectionDeps {
 export function eventsProjection({ producer, mediaLinks }: EventsProjectionDeps): Projection {
   const publish = <V>(topic: TopicSpec<V>, render: (value: V) => PublicEvent | readonly PublicEvent[]): Handler<unknown> =>
     onBatch(topic, async (_tx, records) => {
-      const events = valuesOf(records).flatMap((value) => rendered(render, value));
-      if (events.length === 0) return;
-      await producer.send(topics.events, events.map((event) => ({ key: eventKey(event), value: event })));
+      await publishEvents(producer, valuesOf(records).flatMap((value) => rendered(render, value)));
     });
   const mediaUrl = (mediaId: string) => mediaLinks.mediaUrl(mediaId);
   return {

@@ -2,7 +2,7 @@ import type { Pool, PoolClient } from 'pg';
 import type { UsageAllowance } from '../../schemas/records.js';
 import type { UsageRow } from './rows.js';
 import { periodOf } from './period.js';
-import { thresholdEventId, type Threshold } from './thresholds.js';
+import { thresholdEventId, type Threshold } from '../../events/renderers/index.js';
 
 /** Name of the Postgres projection, and so of the schema holding these tables. */
 export const usageProjectionName = 'usage';

@@ -3,4 +3,4 @@ export { startUsageWriter, type RunningUsageWriter, type UsageWriterDeps } from 
 export { accountUsage, type AccountUsage } from './counters.js';
 export { ensureUsageTable, usageByPeriod, type Granularity, type PeriodUsage, type UsageQuery } from './table.js';
 export { periodOf, type Period } from './period.js';
-export { thresholdEventId, thresholdPercents } from './thresholds.js';
+export { thresholdPercents } from './thresholds.js';

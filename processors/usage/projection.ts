@@ -1,4 +1,6 @@
 import type { PoolClient } from 'pg';
+import { publishEvents } from '../../events/publish.js';
+import { thresholdEvent, thresholdEventId, type Threshold } from '../../events/renderers/index.js';
 import { planNamed } from './plans.js';
 import type { ConfigRecord } from '../../schemas/records.js';
 import { topics, type Producer } from '../../topics/index.js';
@@ -16,7 +18,7 @@ import {
 } from './counters.js';
 import { periodOf } from './period.js';
 import { sendUsage, storedMediaUsage, type UsageRow } from './rows.js';
-import { reachedPercents, thresholdEvent, thresholdEventId, thresholdRecord, type Threshold } from './thresholds.js';
+import { reachedPercents, thresholdRecord } from './thresholds.js';
 
 /**
  * Counts each account's sends of the month and stored media against its plan, and fires
@@ -59,7 +61,7 @@ async function count(tx: PoolClient, producer: Producer, rows: readonly UsageRow
   const fired = await markFired(tx, reached);
   if (fired.length === 0) return;
   await producer.send(topics.usage, fired.map((t) => ({ key: t.accountId, value: thresholdRecord(t) })));
-  await producer.send(topics.events, fired.map((t) => ({ key: t.accountId, value: thresholdEvent(t) })));
+  await publishEvents(producer, fired.map(thresholdEvent));
 }
 
 /** The thresholds the rows reach, each with the first row that reaches it (`used[i]` is what is used after row i). */

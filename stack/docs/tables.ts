@@ -1,7 +1,7 @@
 import { ERRORS } from '../../api/errors.js';
 import { accountEventTypes, streamOnlyEventTypes, webhookEventTypes } from '../../events/catalogue.js';
 import { envelopeOf } from '../../events/envelope.js';
-import { sampleEvent } from '../../api/webhooks/samples.js';
+import { sampleEvent } from '../../events/samples.js';
 
 /**
  * The reference tables that are facts of the code: the error catalogue and the event catalogue.
@@ -42,7 +42,7 @@ const SHARED_ENVELOPE = new Set(['event_id', 'event_type', 'timestamp', 'payload
 
 /**
  * Every event type of `events/catalogue.ts`: its scope, who receives it, and for webhook events
- * the payload and envelope fields of its sample (`api/webhooks/samples.ts`, rendered by the real renderers).
+ * the payload and envelope fields of its sample (`events/samples.ts`, rendered by the real renderers).
  */
 export function eventTable(): string {
   const webhookRows = webhookEventTypes.map((type) => {

@@ -9,7 +9,7 @@ import { errorsPlugin } from '../../api/plugins/errors.js';
 import type { AuthContext } from '../../api/plugins/auth.js';
 import { replayProjection, runProjection, waitUntilCaughtUp, type Projection, type RunningProjection } from '../../processors/index.js';
 import { contactId, contactsProjection, optedOut } from '../../processors/contacts/index.js';
-import { keywordOptOutEventId } from '../../processors/contacts/ids.js';
+import { keywordOptOutEventId } from '../../schemas/contact-ids.js';
 import { asAccountId, asEventId, asInstanceId, asMessageId, asProjectId } from '../../schemas/ids.js';
 import type { ContactEvent, InboundMessage, PublicEvent } from '../../schemas/records.js';
 import type { Clients } from '../../stack/clients.js';

@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount, type CreatedAccount } from '../../api/accounts/create.js';
 import { envelopeBody } from '../../events/envelope.js';
 import { verify } from '../../events/signature.js';
-import { eventKey } from '../../processors/events/index.js';
+import { eventKey } from '../../events/publish.js';
 import { asAccountId, asEventId, asInstanceId, asProjectId, newId } from '../../schemas/ids.js';
 import type { PublicEvent } from '../../schemas/records.js';
 import { startApi, type RunningApi } from '../../stack/api-role.js';

@@ -7,7 +7,7 @@ import { parseCursor } from '../../api/streams/index.js';
 import { MAX_STREAMS_PER_KEY } from '../../api/streams/routes.js';
 import { SseParser } from '../../connectors/relay/index.js';
 import { envelopeBody } from '../../events/envelope.js';
-import { eventKey } from '../../processors/events/index.js';
+import { eventKey } from '../../events/publish.js';
 import { asAccountId, asEventId, asInstanceId, asProjectId, newId, type ConnectionId } from '../../schemas/ids.js';
 import type { PublicEvent } from '../../schemas/records.js';
 import { startApi, type RunningApi } from '../../stack/api-role.js';

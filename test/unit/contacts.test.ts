@@ -4,7 +4,7 @@ import { CSV_HEADER, csvLine } from '../../api/contacts/csv.js';
 import { sandboxDirectory } from '../../connectors/sandbox/index.js';
 import { contactId, isOptOutKeyword } from '../../processors/contacts/index.js';
 import { normalizePhone, phoneJid, phoneOfJid } from '../../schemas/phones.js';
-import { keywordOptOutEventId } from '../../processors/contacts/ids.js';
+import { keywordOptOutEventId } from '../../schemas/contact-ids.js';
 import { keywordOptOutPhone } from '../../processors/contacts/keyword-optout.js';
 import type { ContactRow } from '../../processors/contacts/index.js';
 import { asAccountId, asEventId, asInstanceId, asMessageId, asProjectId } from '../../schemas/ids.js';

@@ -1,18 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { envelopeBody, envelopeOf } from '../../events/envelope.js';
-import {
-  advisoryEvents,
-  checkedAdvisory,
-  eventKey,
-  eventsProjection,
-  groupEvent,
-  inboundEvent,
-  instanceEvents,
-  instanceStatusEventId,
-  pairingEvent,
-  statusEvent,
-} from '../../processors/events/index.js';
+import { eventKey } from '../../events/publish.js';
+import { advisoryEvents, groupEvent, inboundEvent, instanceEvents, instanceStatusEventId, pairingEvent, statusEvent } from '../../events/renderers/index.js';
+import { checkedAdvisory, eventsProjection } from '../../processors/events/index.js';
 import { projectionsFor, replayable } from '../../processors/index.js';
 import type { Applied } from '../../processors/runtime/projection.js';
 import { asAccountId, asEventId, asInstanceId, asMessageId, asProjectId } from '../../schemas/ids.js';

@@ -1,10 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { accountEventTypes, isStreamOnly, webhookEventTypes, type WebhookEventType } from '../../events/catalogue.js';
 import { envelopeOf } from '../../events/envelope.js';
-import { sampleEvent } from '../../api/webhooks/samples.js';
-import { optedOutEvent } from '../../processors/contacts/keyword-optout.js';
-import { advisoryEvents, groupEvent, inboundEvent, instanceEvents, statusEvent } from '../../processors/events/index.js';
-import { thresholdEvent } from '../../processors/usage/thresholds.js';
+import { advisoryEvents, groupEvent, inboundEvent, instanceEvents, optedOutEvent, statusEvent, thresholdEvent } from '../../events/renderers/index.js';
+import { sampleEvent } from '../../events/samples.js';
 import { asAccountId, asEventId, asInstanceId, asMessageId, asProjectId } from '../../schemas/ids.js';
 import type { GroupEventKind, InboundMessage, InstanceStatus, PublicEvent, SendStatus } from '../../schemas/records.js';
 

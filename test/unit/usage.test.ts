@@ -4,7 +4,8 @@ import { planNamed, plans } from '../../processors/usage/plans.js';
 import { usageRange } from '../../api/usage/range.js';
 import { periodOf } from '../../processors/usage/period.js';
 import { sendUsage, storedMediaUsage } from '../../processors/usage/rows.js';
-import { reachedPercents, thresholdEvent, thresholdEventId, thresholdRecord, type Threshold } from '../../processors/usage/thresholds.js';
+import { thresholdEvent, thresholdEventId, type Threshold } from '../../events/renderers/index.js';
+import { reachedPercents, thresholdRecord } from '../../processors/usage/thresholds.js';
 import { asAccountId, asEventId, asInstanceId, asMessageId, asProjectId } from '../../schemas/ids.js';
 import type { SendCommand, UsageRecord } from '../../schemas/records.js';
 

@@ -1,4 +1,4 @@
-import type { GroupPayload } from '../../events/payloads.js';
+import type { GroupPayload } from '../payloads.js';
 import type { GroupEvent, PublicEvent } from '../../schemas/records.js';
 import { scheduledEvent } from './event.js';
 

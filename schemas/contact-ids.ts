@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { asEventId, type EventId } from '../../schemas/ids.js';
+import { asEventId, type EventId } from './ids.js';
 
 const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567';
 

@@ -19,8 +19,3 @@ export function scheduledEvent({ payload, ...fields }: EventFields): PublicEvent
     payload_json: JSON.stringify(payload),
   };
 }
-
-/** The key of `gw.events`: the project, or the account for account events (they have no project). */
-export function eventKey(event: PublicEvent): string {
-  return event.project_id ?? event.account_id;
-}

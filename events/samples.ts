@@ -1,13 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { contactId } from '../../processors/contacts/ids.js';
-import { optedOutEvent } from '../../processors/contacts/keyword-optout.js';
-import { advisoryEvents, groupEvent, inboundEvent, instanceEvents, scheduledEvent, statusEvent } from '../../processors/events/index.js';
-import { periodOf } from '../../processors/usage/period.js';
-import { thresholdEvent } from '../../processors/usage/thresholds.js';
-import { asAccountId, asEventId, asInstanceId, asMessageId, asProjectId, newId, type WebhookId } from '../../schemas/ids.js';
-import type { GroupEventKind, InboundMessage, InstanceState, InstanceStatus, MessageStatus, PublicEvent, SendStatus } from '../../schemas/records.js';
-import type { WebhookEventType } from '../../events/catalogue.js';
-import type { CampaignPausedPayload } from '../../events/payloads.js';
+import { contactId } from '../schemas/contact-ids.js';
+import { asAccountId, asEventId, asInstanceId, asMessageId, asProjectId, newId, type WebhookId } from '../schemas/ids.js';
+import type { GroupEventKind, InboundMessage, InstanceState, InstanceStatus, MessageStatus, PublicEvent, SendStatus } from '../schemas/records.js';
+import type { WebhookEventType } from './catalogue.js';
+import type { CampaignPausedPayload } from './payloads.js';
+import { advisoryEvents, groupEvent, inboundEvent, instanceEvents, optedOutEvent, scheduledEvent, statusEvent, thresholdEvent } from './renderers/index.js';
 
 export interface SampleOwner {
   readonly accountId: string;
@@ -142,7 +139,8 @@ function rendered(eventType: WebhookEventType, f: Facts): PublicEvent {
     case 'usage.threshold':
       return thresholdEvent({
         accountId: f.ids.account_id,
-        period: periodOf(f.now).id,
+        // The usage period (month) of now; it only feeds the event id, which every sample replaces.
+        period: `${new Date(f.now).toISOString().slice(0, 7)}-01`,
         allowance: 'messages',
         percent: 80,
         used: 800,

@@ -1,5 +1,5 @@
-import { isWebhookEventType } from '../../events/catalogue.js';
-import type { InstancePayload, InstanceStatusPayload, PairingCodePayload, QrCodePayload } from '../../events/payloads.js';
+import { isWebhookEventType } from '../catalogue.js';
+import type { InstancePayload, InstanceStatusPayload, PairingCodePayload, QrCodePayload } from '../payloads.js';
 import { asEventId, derivedId, type EventId } from '../../schemas/ids.js';
 import type { InstanceState, PairingChallenge, PublicEvent } from '../../schemas/records.js';
 import { scheduledEvent } from './event.js';

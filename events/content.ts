@@ -1,8 +1,9 @@
-import type { ContactContent, InboundMessage, LocationContent, Media, MediaSource, PollContent, ReactionContent, SendCommand } from '../../schemas/records.js';
+import type { ContactContent, InboundMessage, LocationContent, Media, MediaSource, PollContent, ReactionContent, SendCommand } from '../schemas/records.js';
 import { maskedOtpBody } from './otp.js';
 
 /**
- * What a message says, as columns of `conversations.messages`: its type, its public `body`
+ * What a message says, as the conversation history stores it (columns of
+ * `conversations.messages`) and its public events show it: its type, its public `body`
  * (text, caption, place name, contact name, emoji, poll question or chosen options) and the
  * fields of its type. Media keep their id and metadata only: URLs are signed when read.
  */

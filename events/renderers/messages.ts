@@ -1,6 +1,6 @@
-import type { ExternalSentPayload, MediaPayload, ReceivedPayload, StatusPayload } from '../../events/payloads.js';
+import type { ExternalSentPayload, MediaPayload, ReceivedPayload, StatusPayload } from '../payloads.js';
 import type { InboundMessage, Media, MessageStatus, PublicEvent } from '../../schemas/records.js';
-import { inboundContent } from '../conversations/content.js';
+import { inboundContent } from '../content.js';
 import { scheduledEvent } from './event.js';
 
 /** Signs a media id into its time-limited `GET /media/{id}?exp&sig` link. */
