@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { AccountId, ProjectId } from '../schemas/ids.js';
 import type { Account, ApiKey, ConfigRecord, Pool, Project, Webhook } from '../schemas/records.js';
-import { createConsumer, deleteGroup, endOffsets, topicName, topics, type Kafka, type TopicConsumer, type TopicSerdes } from '../topics/index.js';
+import { createConsumer, deleteGroup, recordsOf, endOffsets, topicName, topics, type Kafka, type TopicConsumer, type TopicSerdes } from '../topics/index.js';
 import { DeadlineExceeded } from '../shared/deadline.js';
 
 export interface AccountEntry extends Omit<Account, 'kind'> {
@@ -218,13 +218,13 @@ export async function startDirectory(deps: { kafka: Kafka; serdes: TopicSerdes; 
 
   const consumer: TopicConsumer = await createConsumer(deps.kafka, deps.serdes, { groupId, topics: [topics.config], fromBeginning: true });
   await consumer.run(async (batch) => {
-    for (const record of batch.records) {
+    for (const record of recordsOf(batch, topics.config)) {
       if (!record.decoded.ok) {
         deps.logger.error({ err: record.decoded.error, offset: record.offset }, 'undecodable config record skipped');
       } else if (record.key !== null) {
         // A view every process rebuilds from the log: a record it cannot take is skipped, never retried.
         try {
-          directory.apply(record.key, record.decoded.value as ConfigRecord | null);
+          directory.apply(record.key, record.decoded.value);
         } catch (err) {
           deps.logger.error({ err, offset: record.offset, partition: record.partition }, 'config record not applied; skipped');
         }

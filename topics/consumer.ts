@@ -20,7 +20,9 @@ export interface ConsumedRecord<V> {
 }
 
 export interface ConsumedBatch {
+  /** The topic's name on the cluster: the consumer's `prefix` and the name of the spec it subscribed to. */
   readonly topic: string;
+  readonly prefix: string;
   readonly partition: number;
   /** Offset after the last record the broker had when this batch was fetched. */
   readonly highWatermark: number;
@@ -35,6 +37,17 @@ export interface ConsumedBatch {
    * returned function resumes it (a delay tier waiting for its head record to fall due).
    */
   pause(): () => void;
+}
+
+/**
+ * The records of `batch` with the value type of `spec`, the topic they were subscribed with: the
+ * consumer decoded them with the schema registered for it. A batch of another topic has none of
+ * them (`[]`), so a consumer of several topics asks for each in turn.
+ */
+export function recordsOf<V>(batch: ConsumedBatch, spec: TopicSpec<V>): readonly ConsumedRecord<V>[] {
+  if (batch.topic !== topicName(spec, batch.prefix)) return [];
+  // The one place a decoded value gets its type: the serde of this topic name is the spec's schema.
+  return batch.records as readonly ConsumedRecord<V>[];
 }
 
 export interface TopicConsumer {
@@ -122,6 +135,7 @@ export async function decodeBatch(payload: EachBatchPayload, serdes: TopicSerdes
   }
   return {
     topic: batch.topic,
+    prefix: serdes.prefix,
     partition: batch.partition,
     highWatermark: Number(batch.highWatermark),
     records,

@@ -6,6 +6,7 @@ import type { PublicEvent } from '../../schemas/records.js';
 import {
   partitionOf,
   readFromPositions,
+  recordsOf,
   topicName,
   topics,
   watermarks,
@@ -213,13 +214,13 @@ export class StreamHub {
   /** A batch of `gw.events` from the hub's reader: held for resumes and offered to subscribers. */
   take(batch: ConsumedBatch): void {
     const { partition } = batch;
-    for (const record of batch.records) {
+    for (const record of recordsOf(batch, topics.events)) {
       this.positions[partition] = Math.max(this.positions[partition]!, record.offset + 1);
       if (!record.decoded.ok) {
         this.deps.logger.error({ err: record.decoded.error, partition, offset: record.offset }, 'streams: undecodable event skipped');
         continue;
       }
-      const event = record.decoded.value as PublicEvent | null;
+      const event = record.decoded.value;
       const audience = event === null || !streamable(event) ? null : audienceOf(event);
       if (event === null || audience === null) continue;
       const entry = new StreamedEvent(partition, record.offset, event);
@@ -246,7 +247,7 @@ export class StreamHub {
         { from: fromLog, to: targets },
         async (partition, records) => {
           for (const record of records) {
-            const event = record.decoded.ok ? (record.decoded.value as PublicEvent | null) : null;
+            const event = record.decoded.ok ? record.decoded.value : null;
             if (event !== null && streamable(event)) await subscriber.send(new StreamedEvent(partition, record.offset, event));
             else subscriber.pass(partition, record.offset + 1);
           }

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { readFromPositions, topicName, topics, watermarks, type ConsumedRecord, type Kafka, type TopicSerdes } from '../../topics/index.js';
+import type { PublicEvent } from '../../schemas/records.js';
+import { readFromPositions, recordsOf, topicName, topics, watermarks, type ConsumedRecord, type Kafka, type TopicSerdes } from '../../topics/index.js';
 
 /** Offsets per partition of `gw.events`: `from` inclusive, `to` exclusive. */
 export interface LogRange {
@@ -10,7 +11,7 @@ export interface LogRange {
 /** Reads `range` of `gw.events`, handing each partition's records to `each`, until done or `signal` aborts. */
 export type LogReader = (
   range: LogRange,
-  each: (partition: number, records: readonly ConsumedRecord<unknown>[]) => Promise<void>,
+  each: (partition: number, records: readonly ConsumedRecord<PublicEvent>[]) => Promise<void>,
   signal: AbortSignal,
 ) => Promise<void>;
 
@@ -23,7 +24,7 @@ export type LogReader = (
 export async function readLogRange(
   deps: { kafka: Kafka; serdes: TopicSerdes },
   range: LogRange,
-  each: (partition: number, records: readonly ConsumedRecord<unknown>[]) => Promise<void>,
+  each: (partition: number, records: readonly ConsumedRecord<PublicEvent>[]) => Promise<void>,
   signal: AbortSignal,
 ): Promise<void> {
   const held = await watermarks(deps.kafka, topicName(topics.events, deps.serdes.prefix));
@@ -47,7 +48,7 @@ export async function readLogRange(
       if (signal.aborted || !unfinished.has(batch.partition)) return;
       const end = range.to.get(batch.partition)!;
       try {
-        await each(batch.partition, batch.records.filter((record) => record.offset < end));
+        await each(batch.partition, recordsOf(batch, topics.events).filter((record) => record.offset < end));
       } catch (error) {
         failure = error instanceof Error ? error : new Error(String(error));
         finish();

@@ -1,13 +1,11 @@
 import type { Logger } from 'pino';
 import type { SendCommand } from '../../schemas/records.js';
-import { sendToDeadLetters, takenInTime, untilSettled, type ConsumedBatch, type ConsumedRecord, type Producer } from '../../topics/index.js';
-import type { Addressed } from './connector.js';
+import { recordsOf, sendToDeadLetters, takenInTime, topics, untilSettled, type ConsumedBatch, type ConsumedRecord, type Producer } from '../../topics/index.js';
+import type { Addressed, ConnectorCommands } from './connector.js';
 
 export interface CommandBatchesDeps {
-  /** The (prefixed) name of the send topic. */
-  readonly sendTopic: string;
-  /** What applies the commands of each connector topic, by (prefixed) topic name. */
-  readonly controls: ReadonlyMap<string, (command: Addressed) => Promise<void>>;
+  /** The connectors' own command topics and what applies their commands. */
+  readonly controls: readonly ConnectorCommands[];
   /** Executes sends together, in order; resolves once their status records are on the log. */
   readonly execute: (sends: readonly SendCommand[]) => Promise<void>;
   /** Whether this worker holds the number a command is for. */
@@ -30,6 +28,12 @@ interface PendingSend {
   readonly command: SendCommand;
   readonly record: ConsumedRecord<unknown>;
 }
+
+/** One record of a command batch and what it asks for. */
+type Step =
+  | { readonly kind: 'send'; readonly record: ConsumedRecord<unknown>; readonly command: SendCommand }
+  | { readonly kind: 'control'; readonly record: ConsumedRecord<unknown>; readonly command: Addressed; readonly controls: ConnectorCommands }
+  | { readonly kind: 'unusable'; readonly record: ConsumedRecord<unknown>; readonly reason: string };
 
 /**
  * Applies batches of command records of one partition in order: consecutive sends are executed
@@ -62,28 +66,27 @@ export class CommandBatches {
       return true;
     };
     try {
-      for (const record of batch.records) {
+      for (const step of stepsOf(batch, deps.controls)) {
+        const { record } = step;
         if (!batch.isRunning()) break;
-        if (!record.decoded.ok || record.decoded.value === null) {
+        if (step.kind === 'unusable') {
           if (!(await flush())) break;
-          await this.deadLetter(record, record.decoded.ok ? 'empty command' : record.decoded.error.message);
+          await this.deadLetter(record, step.reason);
         } else {
-          const command = record.decoded.value as Addressed;
-          if (!deps.knows(command.instance_id) && (await deps.statesMayBeBehind(batch.partition, record))) {
+          if (!deps.knows(step.command.instance_id) && (await deps.statesMayBeBehind(batch.partition, record))) {
             if (await flush()) deps.pause(batch.partition);
             break;
           }
-          if (batch.topic === deps.sendTopic) {
-            const send = command as SendCommand;
-            if (takenInTime(send, record.timestamp)) {
-              sends.push({ command: send, record });
+          if (step.kind === 'send') {
+            if (takenInTime(step.command, record.timestamp)) {
+              sends.push({ command: step.command, record });
               continue;
             }
             if (!(await flush())) break;
-            await this.deadLetter(record, refusedReason(send, record.timestamp));
+            await this.deadLetter(record, refusedReason(step.command, record.timestamp));
           } else {
             if (!(await flush())) break;
-            await this.control(batch.topic, command);
+            await this.control(step.controls, step.command);
           }
         }
         await applied(record.offset);
@@ -119,11 +122,11 @@ export class CommandBatches {
     return true;
   }
 
-  private async control(topic: string, command: Addressed): Promise<void> {
+  private async control(controls: ConnectorCommands, command: Addressed): Promise<void> {
     try {
-      await this.deps.controls.get(topic)?.(command);
+      await controls.apply(command);
     } catch (err) {
-      this.deps.logger.warn({ err, instanceId: command.instance_id, topic }, 'connector command failed');
+      this.deps.logger.warn({ err, instanceId: command.instance_id, topic: controls.topic.name }, 'connector command failed');
     }
   }
 
@@ -131,6 +134,22 @@ export class CommandBatches {
     this.deps.logger.error({ topic: record.topic, partition: record.partition, offset: record.offset, reason }, 'command dead-lettered');
     await sendToDeadLetters(this.deps.producer, this.deps.prefix, record, { 'x-dead-consumer': 'connector' }, reason);
   }
+}
+
+/** The records of a batch (the sends, or one connector's commands) with what each asks for. */
+function stepsOf(batch: ConsumedBatch, controls: readonly ConnectorCommands[]): Step[] {
+  // A batch holds the records of one topic: at most one of these lists is not empty.
+  return [
+    ...recordsOf(batch, topics.sendCommands).map((record) => usable(record, (command): Step => ({ kind: 'send', record, command }))),
+    ...controls.flatMap((c) => recordsOf(batch, c.topic).map((record) => usable(record, (command): Step => ({ kind: 'control', record, command, controls: c })))),
+  ];
+}
+
+/** The step of a record with a command; one that cannot be read or is empty is unusable. */
+function usable<C>(record: ConsumedRecord<C>, step: (command: C) => Step): Step {
+  if (!record.decoded.ok) return { kind: 'unusable', record, reason: record.decoded.error.message };
+  if (record.decoded.value === null) return { kind: 'unusable', record, reason: 'empty command' };
+  return step(record.decoded.value);
 }
 
 /** Why a send is not executed: the API answered 503 before the log took it (see `takenInTime`). */

@@ -91,7 +91,7 @@ export class OwnedPartitions {
    * Applies the state records of an owned partition in order, skipping those applied already;
    * once the states are loaded, opens the sessions and lets the commands go.
    */
-  async applyStates(p: number, records: readonly ConsumedRecord<unknown>[], apply: (record: ConsumedRecord<unknown>) => Promise<void>): Promise<void> {
+  async applyStates<V>(p: number, records: readonly ConsumedRecord<V>[], apply: (record: ConsumedRecord<V>) => Promise<void>): Promise<void> {
     const partition = this.partitions.get(p);
     if (!partition) return;
     for (const record of records) {

@@ -1,8 +1,8 @@
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
-import { createPartitionOwner, topicName, topics, type ConsumedBatch, type Kafka, type PartitionOwner, type Producer, type TopicSerdes } from '../../topics/index.js';
+import { createPartitionOwner, recordsOf, topicName, topics, type ConsumedBatch, type Kafka, type PartitionOwner, type Producer, type TopicSerdes } from '../../topics/index.js';
 import { CommandBatches } from './commands.js';
-import type { Addressed, NetworkConnector } from './connector.js';
+import type { NetworkConnector } from './connector.js';
 import { ExecutedSends } from './executed.js';
 import { OwnedPartitions } from './partitions.js';
 import type { SendMetrics } from './metrics.js';
@@ -47,8 +47,7 @@ export class ConnectorRunner {
     this.executed = new ExecutedSends(deps.pool);
     this.statesTopic = topicName(topics.instances, prefix);
     const sendTopic = topicName(topics.sendCommands, prefix);
-    const controls = new Map<string, (command: Addressed) => Promise<void>>();
-    for (const { commands } of deps.connectors) if (commands) controls.set(topicName(commands.topic, prefix), (command) => commands.apply(command));
+    const controls = deps.connectors.flatMap((c) => (c.commands ? [c.commands] : []));
     const sends: Sends = new Sends({ executed: this.executed, writer, producer, logger, metrics: deps.metrics, numberOf: (id) => this.sessions.numberOf(id) });
     this.sessions = new OwnedSessions({
       connectors: deps.connectors,
@@ -66,13 +65,12 @@ export class ConnectorRunner {
         watermarks: (topic) => control().watermarks(topic),
       },
       statesTopic: this.statesTopic,
-      commandTopics: [sendTopic, ...controls.keys()],
+      commandTopics: [sendTopic, ...controls.map((c) => topicName(c.topic, prefix))],
       logger,
       opened: (p) => this.sessions.openPartition(p),
       released: (p) => this.sessions.closePartition(p),
     });
     this.commands = new CommandBatches({
-      sendTopic,
       controls,
       execute: (commands) => sends.send(commands),
       knows: (id) => this.sessions.numberOf(id) !== undefined,
@@ -123,7 +121,7 @@ export class ConnectorRunner {
     const last = batch.records[batch.records.length - 1];
     if (!this.partitions.has(batch.partition) || !last) return;
     if (batch.topic !== this.statesTopic) return this.commands.apply(batch);
-    await this.partitions.applyStates(batch.partition, batch.records, (record) => this.sessions.applyState(record));
+    await this.partitions.applyStates(batch.partition, recordsOf(batch, topics.instances), (record) => this.sessions.applyState(record));
     batch.resolve(last.offset);
   }
 }

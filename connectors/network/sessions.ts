@@ -47,12 +47,12 @@ export class OwnedSessions {
   }
 
   /** Applies one record of the state topic. */
-  async applyState(record: ConsumedRecord<unknown>): Promise<void> {
+  async applyState(record: ConsumedRecord<InstanceState>): Promise<void> {
     if (!record.decoded.ok) {
       this.deps.logger.warn({ err: record.decoded.error, offset: record.offset }, 'undecodable number state skipped');
       return;
     }
-    const state = record.decoded.value as InstanceState | null;
+    const state = record.decoded.value;
     const id = state?.instance_id ?? record.key;
     const current = id === null ? undefined : this.numbers.get(id);
     if (state === null || state.deleted) {

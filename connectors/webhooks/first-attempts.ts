@@ -34,8 +34,7 @@ export async function consumeEvents(deps: ConsumerDeps & { readonly directory: D
     const tasks = tasksOf(event);
     if (!(tasks instanceof Error)) await Promise.all(tasks.map((task) => deps.deliver(task)));
   };
-  await intake.consume((record, value) => {
-    const event = value as PublicEvent;
+  await intake.consume([topics.events], (record, event) => {
     const tasks = tasksOf(event);
     if (tasks instanceof Error) intake.deadLetter(record, tasks.message);
     else if (tasks.length > 0 && event.scope !== 'account') intake.admit(record, () => tasks.map((task) => deps.deliver(task)));

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import {
+  recordsOf,
   sendToDeadLetters,
   untilSettled,
   type ConsumedBatch,
@@ -8,6 +9,7 @@ import {
   type Producer,
   type TopicConsumer,
   type TopicSerdes,
+  type TopicSpec,
 } from '../../topics/index.js';
 import type { Deliver } from './deliver.js';
 import type { Load } from './load.js';
@@ -54,19 +56,20 @@ export class Intake {
   }
 
   /**
-   * Runs the consumer's loop: an undecodable record is dead-lettered, a tombstone settled at once,
+   * Runs the consumer's loop over the records of `specs` (the topics the consumer subscribed to,
+   * all of values `V`): an undecodable record is dead-lettered, a tombstone settled at once,
    * and each value handed to `each`, which admits it and returns true, or returns false to leave it
    * and the rest of the batch unresolved (fetched again once the partition resumes); a value `each`
    * throws on is retried by the rule of `untilSettled`, then dead-lettered. Once stopping, a batch
    * pauses its partition and is left unresolved.
    */
-  async consume(each: (record: ConsumedRecord<unknown>, value: unknown, batch: ConsumedBatch) => boolean): Promise<void> {
+  async consume<V>(specs: readonly TopicSpec<V>[], each: (record: ConsumedRecord<V>, value: V, batch: ConsumedBatch) => boolean): Promise<void> {
     await this.deps.consumer.run(async (batch) => {
       if (this.stopping) {
         batch.pause();
         return;
       }
-      for (const record of batch.records) {
+      for (const record of specs.flatMap((spec) => recordsOf(batch, spec))) {
         if (!batch.isRunning()) return;
         if (!record.decoded.ok) this.deadLetter(record, record.decoded.error.message);
         else if (record.decoded.value === null) this.admit(record, () => []);

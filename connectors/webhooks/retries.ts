@@ -24,8 +24,7 @@ export async function consumeRetries(deps: ConsumerDeps, tiers: readonly TopicSp
     }, waitMs);
     timers.add(timer);
   };
-  await intake.consume((record, value, batch) => {
-    const task = value as DeliveryTask;
+  await intake.consume(tiers, (record, task, batch) => {
     const waitMs = task.not_before - Date.now();
     if (waitMs > 0) {
       // The records from here on are fetched again once the partition resumes.

@@ -1,11 +1,10 @@
 import type { Logger } from 'pino';
-import type { SendCommand, UsageRecord } from '../../schemas/records.js';
 import type { ClickHouse } from '../../shared/clickhouse.js';
 import {
   createConsumer,
   sendToDeadLetters,
+  recordsOf,
   takenInTime,
-  topicName,
   topics,
   untilSettled,
   type ConsumedBatch,
@@ -48,8 +47,7 @@ export async function startUsageWriter(deps: UsageWriterDeps, options: { groupId
     topics: [topics.sendCommands, topics.usage],
     fromBeginning: true,
   });
-  const sendTopic = topicName(topics.sendCommands, deps.serdes.prefix);
-  const context: WriterContext = { clickhouse: deps.clickhouse, producer: deps.producer, prefix: deps.serdes.prefix, groupId, consumer, logger, sendTopic };
+  const context: WriterContext = { clickhouse: deps.clickhouse, producer: deps.producer, prefix: deps.serdes.prefix, groupId, consumer, logger };
   await consumer.run((batch) => writeBatch(context, batch));
   logger.info({ groupId }, 'usage writer running');
   return { groupId, stop: () => consumer.stop() };
@@ -62,20 +60,16 @@ interface WriterContext {
   readonly groupId: string;
   readonly consumer: TopicConsumer;
   readonly logger: Logger;
-  readonly sendTopic: string;
 }
 
 async function writeBatch(ctx: WriterContext, batch: ConsumedBatch): Promise<void> {
   const last = batch.records[batch.records.length - 1];
   if (!last) return;
-  const counted: Counted[] = [];
-  for (const record of batch.records) {
-    if (!record.decoded.ok) await deadLetter(ctx, record, record.decoded.error.message);
-    else {
-      const row = rowOf(ctx, record, record.decoded.value);
-      if (row) counted.push({ record, row });
-    }
-  }
+  // A batch holds the records of one topic: one of the two lists is empty.
+  const counted = [
+    ...(await count(ctx, recordsOf(batch, topics.sendCommands), (command, record) => (takenInTime(command, record.timestamp) ? sendUsage(command) : undefined))),
+    ...(await count(ctx, recordsOf(batch, topics.usage), storedMediaUsage)),
+  ];
   if (!(await insert(ctx, batch, counted))) return;
   batch.resolve(last.offset);
   await ctx.consumer
@@ -88,11 +82,21 @@ interface Counted {
   readonly row: UsageRow;
 }
 
-function rowOf(ctx: WriterContext, record: ConsumedRecord<unknown>, value: unknown): UsageRow | undefined {
-  if (value === null) return undefined;
-  if (record.topic !== ctx.sendTopic) return storedMediaUsage(value as UsageRecord);
-  const command = value as SendCommand;
-  return takenInTime(command, record.timestamp) ? sendUsage(command) : undefined;
+/** The rows of the records that count; an undecodable record is dead-lettered, a tombstone counts nothing. */
+async function count<V>(
+  ctx: WriterContext,
+  records: readonly ConsumedRecord<V>[],
+  rowOf: (value: V, record: ConsumedRecord<V>) => UsageRow | undefined,
+): Promise<Counted[]> {
+  const counted: Counted[] = [];
+  for (const record of records) {
+    if (!record.decoded.ok) await deadLetter(ctx, record, record.decoded.error.message);
+    else if (record.decoded.value !== null) {
+      const row = rowOf(record.decoded.value, record);
+      if (row) counted.push({ record, row });
+    }
+  }
+  return counted;
 }
 
 /**

@@ -27,7 +27,11 @@ export class MemoryBatch implements ConsumedBatch {
   resumes = 0;
   running = true;
 
-  constructor(readonly records: readonly ConsumedRecord<unknown>[]) {
+  /** `prefix` is the one the records' topic name was made with (`recordsOf` maps a spec to it). */
+  constructor(
+    readonly records: readonly ConsumedRecord<unknown>[],
+    readonly prefix = '',
+  ) {
     const first = records[0];
     if (first === undefined) throw new Error('a memory batch needs at least one record');
     this.topic = first.topic;

@@ -1,13 +1,14 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { CommandBatches, type CommandBatchesDeps } from '../../connectors/network/commands.js';
-import type { Addressed, NetworkConnector, NumberSession, SessionEvents } from '../../connectors/network/connector.js';
+import type { Addressed, ConnectorCommands, NetworkConnector, NumberSession, SessionEvents } from '../../connectors/network/connector.js';
 import { OwnedPartitions, type PartitionControl } from '../../connectors/network/partitions.js';
 import { KeyedSerial } from '../../shared/serial.js';
 import { OwnedSessions } from '../../connectors/network/sessions.js';
 import type { InstanceState, SendCommand } from '../../schemas/records.js';
+import { asEventId } from '../../schemas/ids.js';
 import { SerdeError } from '../../schemas/serde.js';
-import { GatewayFailure, type ConsumedBatch, type ConsumedRecord, type Producer } from '../../topics/index.js';
+import { GatewayFailure, type ConsumedBatch, type ConsumedRecord, type Producer, type TopicSpec } from '../../topics/index.js';
 
 const quiet = pino({ level: 'silent' });
 const STATES = 'gw.instances';
@@ -16,7 +17,7 @@ const CONTROLS = 'gw.sandbox.commands';
 
 // --- In-memory stand-ins for the log -------------------------------------------------------------
 
-function record(topic: string, offset: number, value: unknown, options: { partition?: number; timestamp?: number; key?: string } = {}): ConsumedRecord<unknown> {
+function record<V>(topic: string, offset: number, value: V | null, options: { partition?: number; timestamp?: number; key?: string } = {}): ConsumedRecord<V> {
   return {
     topic,
     partition: options.partition ?? 0,
@@ -29,7 +30,7 @@ function record(topic: string, offset: number, value: unknown, options: { partit
   };
 }
 
-function poison(topic: string, offset: number): ConsumedRecord<unknown> {
+function poison(topic: string, offset: number): ConsumedRecord<never> {
   return { ...record(topic, offset, null), raw: Buffer.from('garbage'), decoded: { ok: false, error: new SerdeError('unknown magic byte') } };
 }
 
@@ -38,6 +39,7 @@ function memoryBatch(topic: string, records: readonly ConsumedRecord<unknown>[],
   const resolved: number[] = [];
   const batch: ConsumedBatch = {
     topic,
+    prefix: '',
     partition,
     highWatermark: (records[records.length - 1]?.offset ?? -1) + 1,
     records,
@@ -213,7 +215,7 @@ describe('owned sessions', () => {
     expect(owned.numberOf('i1')).toBeUndefined();
     await owned.applyState(record(STATES, 2, state()));
     await owned.openPartition(0);
-    await owned.applyState(record(STATES, 3, null, { key: 'i1' }));
+    await owned.applyState(record<InstanceState>(STATES, 3, null, { key: 'i1' }));
     expect(lifecycle.at(-1)).toBe('logout i1');
   });
 
@@ -227,7 +229,7 @@ describe('owned sessions', () => {
     await owned.applyState(record(STATES, 1, written));
     expect(sent).toHaveLength(1);
     // The API renames the number from a state that predates the connection: the session's status stands.
-    await owned.applyState(record(STATES, 2, { ...state(), event_id: 'e-api', nickname: 'shop' }));
+    await owned.applyState(record(STATES, 2, { ...state(), event_id: asEventId('e-api'), nickname: 'shop' }));
     await owned.drain();
     expect(sent).toHaveLength(2);
     expect(sent[1]!.value).toMatchObject({ status: 'connected', phone: '+5511999998888', nickname: 'shop' });
@@ -236,17 +238,23 @@ describe('owned sessions', () => {
 
 // --- Command batches ---------------------------------------------------------------------------
 
+/** A command of a connector's own topic, as the tests write them. */
+interface Control extends Addressed {
+  readonly control: { readonly kind: string };
+}
+
 describe('command batches', () => {
   const send = (id: string, expires_at: number | null = null) => ({ instance_id: 'i1', message_id: id, expires_at });
-  const control = (kind: string) => ({ instance_id: 'i1', control: { kind } });
+  const control = (kind: string): Control => ({ instance_id: 'i1', control: { kind } });
+  const controlTopic: TopicSpec<Control> = { name: CONTROLS, key: 'instance id', schema: 'test.Control', partitions: 12, cleanup: 'delete' };
+  const controls = (apply: (command: Control) => Promise<void>): ConnectorCommands[] => [{ topic: controlTopic, apply }];
 
   function batches(overrides: Partial<CommandBatchesDeps> = {}) {
     const { producer, sent } = memoryProducer();
     const calls: string[] = [];
     const commits: string[] = [];
     const deps: CommandBatchesDeps = {
-      sendTopic: SENDS,
-      controls: new Map([[CONTROLS, async (c: Addressed) => void calls.push(`control ${(c as ReturnType<typeof control>).control.kind}`)]]),
+      controls: controls(async (c) => void calls.push(`control ${c.control.kind}`)),
       execute: async (sends: readonly SendCommand[]) => void calls.push(`send ${sends.map((s) => s.message_id).join(',')}`),
       knows: () => true,
       isLoaded: () => true,
@@ -333,7 +341,7 @@ describe('command batches', () => {
   });
 
   it('logs and skips a connector command that fails', async () => {
-    const { commands, commits } = batches({ controls: new Map([[CONTROLS, async () => Promise.reject(new Error('no session'))]]) });
+    const { commands, commits } = batches({ controls: controls(async () => Promise.reject(new Error('no session'))) });
     await commands.apply(memoryBatch(CONTROLS, [record(CONTROLS, 0, control('scan'))]).batch);
     expect(commits).toEqual([`${CONTROLS} 0 1`]);
   });

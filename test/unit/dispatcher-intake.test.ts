@@ -2,11 +2,12 @@ import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Intake } from '../../connectors/webhooks/intake.js';
 import { Load } from '../../connectors/webhooks/load.js';
-import { GatewayFailure, type ConsumedRecord } from '../../topics/index.js';
+import { GatewayFailure, topicName, topics, type ConsumedRecord } from '../../topics/index.js';
 import { MemoryBatch, MemoryConsumer, MemoryProducer, memoryRecord } from '../support/memory-topics.js';
 
 const quiet = pino({ level: 'silent' });
-const TOPIC = 't.gw.events';
+const PREFIX = 't.';
+const TOPIC = topicName(topics.events, PREFIX);
 
 /** A delivery settled by hand. */
 function delivery() {
@@ -39,7 +40,7 @@ describe('dispatcher intake: resolving as deliveries start, committing only what
   /** Starts the intake with one delivery per record, kept by offset for the test to settle. */
   async function deliveringEach(intake: Intake) {
     const deliveries = new Map<number, ReturnType<typeof delivery>>();
-    await intake.consume((record: ConsumedRecord<unknown>) => {
+    await intake.consume([topics.events], (record: ConsumedRecord<unknown>) => {
       intake.admit(record, () => {
         const one = delivery();
         deliveries.set(record.offset, one);
@@ -50,7 +51,7 @@ describe('dispatcher intake: resolving as deliveries start, committing only what
     return deliveries;
   }
 
-  const batchOf = (...offsets: number[]) => new MemoryBatch(offsets.map((offset) => memoryRecord(TOPIC, 0, offset, { offset })));
+  const batchOf = (...offsets: number[]) => new MemoryBatch(offsets.map((offset) => memoryRecord(TOPIC, 0, offset, { offset })), PREFIX);
 
   it('resolves every record once its deliveries started, and commits past a record only once it and those before it settled', async () => {
     const { consumer, intake } = setUp();
@@ -109,7 +110,7 @@ describe('dispatcher intake: resolving as deliveries start, committing only what
     const { consumer, producer, intake } = setUp();
     const sending = delivery();
     producer.gate = sending.promise;
-    await intake.consume((record) => {
+    await intake.consume([topics.events], (record) => {
       if (record.offset === 1) throw GatewayFailure.nonRetryable('payload cannot be rendered');
       intake.admit(record, () => []);
       return true;
@@ -118,7 +119,7 @@ describe('dispatcher intake: resolving as deliveries start, committing only what
       memoryRecord(TOPIC, 0, 0, undefined, 'k0'),
       memoryRecord(TOPIC, 0, 1, { bad: true }, 'k1'),
       memoryRecord(TOPIC, 0, 2, { good: true }, 'k2'),
-    ]);
+    ], PREFIX);
     await consumer.feed(batch);
     expect(batch.resolved).toEqual([0, 1, 2]);
 
@@ -139,17 +140,17 @@ describe('dispatcher intake: resolving as deliveries start, committing only what
 
   it('settles a tombstone at once', async () => {
     const { consumer, intake } = setUp();
-    await intake.consume(() => {
+    await intake.consume([topics.events], () => {
       throw new Error('a tombstone is not handed over');
     });
-    await consumer.feed(new MemoryBatch([memoryRecord(TOPIC, 0, 0, null)]));
+    await consumer.feed(new MemoryBatch([memoryRecord(TOPIC, 0, 0, null)], PREFIX));
     await intake.flush();
     expect(consumer.committed(TOPIC, 0)).toBe(1);
   });
 
   it('leaves a record the intake does not take, and the rest of its batch, unresolved', async () => {
     const { consumer, intake } = setUp();
-    await intake.consume((record) => {
+    await intake.consume([topics.events], (record) => {
       if (record.offset >= 1) return false;
       intake.admit(record, () => []);
       return true;

@@ -81,7 +81,7 @@ describe('projection runner: batches, the split and the poison path', () => {
   });
 
   const batchOf = (bodies: readonly (string | undefined)[], from = 0) =>
-    new MemoryBatch(bodies.map((body, i) => memoryRecord(TOPIC, 0, from + i, body === undefined ? undefined : { body })));
+    new MemoryBatch(bodies.map((body, i) => memoryRecord(TOPIC, 0, from + i, body === undefined ? undefined : { body })), PREFIX);
   const applied = async () =>
     (await db.pool.query<{ position: string; body: string }>(`SELECT position, body FROM ${schema}.notes ORDER BY position`)).rows.map((r) => [
       Number(r.position),

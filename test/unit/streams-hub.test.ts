@@ -5,12 +5,13 @@ import type { LogReader } from '../../api/streams/log-range.js';
 import type { StreamedEvent } from '../../api/streams/streamed-event.js';
 import { asAccountId, asEventId, asProjectId } from '../../schemas/ids.js';
 import type { PublicEvent } from '../../schemas/records.js';
-import { partitionOf, type ConsumedRecord } from '../../topics/index.js';
+import { partitionOf, topicName, topics, type ConsumedRecord } from '../../topics/index.js';
 import { MemoryBatch, memoryRecord } from '../support/memory-topics.js';
 
 const quiet = pino({ level: 'silent' });
 const PARTITIONS = 4;
-const TOPIC = 't.gw.events';
+const PREFIX = 't.';
+const TOPIC = topicName(topics.events, PREFIX);
 
 const project = asProjectId('prj_x');
 const P = partitionOf(project, PARTITIONS);
@@ -47,14 +48,14 @@ function event(scope: 'project' | 'account', overrides: Partial<PublicEvent> = {
 
 /** `gw.events` in memory: what was appended, per partition, for the hub's reader and for catch-ups. */
 class EventLog {
-  readonly partitions: ConsumedRecord<unknown>[][] = Array.from({ length: PARTITIONS }, () => []);
+  readonly partitions: ConsumedRecord<PublicEvent>[][] = Array.from({ length: PARTITIONS }, () => []);
 
   /** Appends events to a partition and hands them to the hub as one fetched batch. */
   append(hub: StreamHub, partition: number, events: readonly PublicEvent[]): void {
     const log = this.partitions[partition]!;
     const records = events.map((value) => memoryRecord(TOPIC, partition, log.length + events.indexOf(value), value));
     log.push(...records);
-    hub.take(new MemoryBatch(records));
+    hub.take(new MemoryBatch(records, PREFIX));
   }
 
   end(partition: number): number {
