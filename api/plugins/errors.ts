@@ -34,12 +34,29 @@ function isValidationError(error: unknown): error is ValidationError {
 
 /** Fastify's format for a schema failure, e.g. `body/name must be string`. */
 function firstValidationDetail(error: ValidationError): string | undefined {
-  const issue: unknown = error.validation[0];
-  if (typeof issue !== 'object' || issue === null) return undefined;
+  const issues = error.validation.filter((issue): issue is ValidationIssue => typeof issue === 'object' && issue !== null);
+  const issue = issues[0];
+  if (issue === undefined) return undefined;
   const context = typeof error.validationContext === 'string' ? error.validationContext : '';
-  const path = 'instancePath' in issue && typeof issue.instancePath === 'string' ? issue.instancePath : '';
-  const message = 'message' in issue && typeof issue.message === 'string' ? issue.message : '';
-  return `${context}${path} ${message}`.trim() || undefined;
+  const path = typeof issue.instancePath === 'string' ? issue.instancePath : '';
+  return `${context}${path} ${typesExpected(issues, path) ?? issue.message ?? ''}`.trim() || undefined;
+}
+
+interface ValidationIssue {
+  readonly instancePath?: unknown;
+  readonly keyword?: unknown;
+  readonly message?: string;
+  readonly params?: { readonly type?: unknown };
+}
+
+/**
+ * For a value that matches no branch of a union (`string` or `null`), AJV's first issue names one
+ * branch only ("must be null"): name every type the field takes instead.
+ */
+function typesExpected(issues: readonly ValidationIssue[], path: string): string | undefined {
+  if (!issues.some((i) => i.keyword === 'anyOf' && i.instancePath === path)) return undefined;
+  const types = issues.flatMap((i) => (i.keyword === 'type' && i.instancePath === path && typeof i.params?.type === 'string' ? [i.params.type] : []));
+  return types.length > 1 ? `must be ${[...new Set(types)].join(' or ')}` : undefined;
 }
 
 /** Fastify's limit on one path parameter (find-my-way's `maxParamLength`, left at its default). */

@@ -227,7 +227,7 @@ async function buildApp(logStream?: Writable): Promise<FastifyInstance> {
         body: {
           type: 'object',
           required: ['name'],
-          properties: { name: { type: 'string' } },
+          properties: { name: { type: 'string' }, note: { anyOf: [{ type: 'string' }, { type: 'null' }] } },
           additionalProperties: false,
         },
       },
@@ -284,6 +284,13 @@ describe('errors plugin', () => {
     expect(response.headers['content-type']).toMatch(/^application\/json/);
     expect(response.json()).toMatchObject({ code: 'forbidden' });
     await app.close();
+  });
+
+  it('names every type a union field takes, not the last branch tried', async () => {
+    const app = await buildApp();
+    const response = await app.inject({ method: 'POST', url: '/echo', payload: { name: 'Ana', note: { text: 'x' } } });
+    expect(response.statusCode).toBe(400);
+    expect(response.json<{ message: string }>().message).toBe('The request is invalid: body/note must be string or null. Fix it and send it again.');
   });
 
   it('answers a schema failure with 400 invalid_request and the first detail', async () => {
