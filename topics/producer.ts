@@ -102,10 +102,11 @@ function gathering(producer: KafkaProducer) {
           for (const w of batch) w.resolve(appendTimes(written, w.topic));
           break;
         } catch (error) {
-          if (closed || !brokerUnreachable(error)) {
+          if (closed || classify(error) !== 'transient') {
             for (const w of batch) w.reject(error);
             break;
           }
+          // kafkajs gives up when it cannot reconnect to the cluster (a broker down for a while).
           // The same records again: the idempotent producer reuses their sequence numbers, so a
           // request the broker took before the connection failed is not written twice.
           await new Promise((resolve) => setTimeout(resolve, backoffMs(failures + 1, 100, 5_000)));
@@ -125,15 +126,6 @@ function gathering(producer: KafkaProducer) {
       closed = true;
     },
   };
-}
-
-/**
- * kafkajs retries what fails at the broker for ever, as configured, but gives up when it cannot
- * reconnect to the cluster (a broker down for a while): such failures are tried again here, from
- * 100 ms up to 5 s apart, so the log takes what waited soon after the broker is back.
- */
-function brokerUnreachable(error: unknown): boolean {
-  return classify(error) === 'transient';
 }
 
 /** A request gathers several sends: each gets the append times of its topic's partitions (-1: stamped at creation). */

@@ -1,5 +1,6 @@
 import type { Pool } from 'pg';
 import { runDdl } from '../../shared/ddl.js';
+import { KeyedSerial } from '../../shared/serial.js';
 
 /** A receipt the simulated network owes for an accepted send, as the real network keeps it server-side. */
 export interface OwedReceipt {
@@ -32,8 +33,6 @@ const DDL = [
 
 /** Receipts of numbers that never came back (deleted, logged out) are forgotten after this long. */
 const KEEP_MS = 8 * 86_400_000;
-/** Rows one statement carries at most; more wait for the next statement. */
-const STATEMENT_ROWS = 5_000;
 
 /**
  * `sandbox.pending_receipts`: the receipts the sandbox network owes, written before a send is
@@ -41,13 +40,10 @@ const STATEMENT_ROWS = 5_000;
  * still when the number's session opens again. Concurrent writes are gathered into one statement.
  */
 export class PendingReceipts {
-  private readonly inserts: Gathered<OwedReceipt>;
-  private readonly deletes: Gathered<OwedReceipt>;
+  /** One insert and one delete statement at a time; what callers add meanwhile goes into the next one. */
+  private readonly statements = new KeyedSerial();
 
-  constructor(private readonly pool: Pool) {
-    this.inserts = new Gathered((rows) => this.insert(rows));
-    this.deletes = new Gathered((rows) => this.delete(rows));
-  }
+  constructor(private readonly pool: Pool) {}
 
   async ensureSchema(): Promise<void> {
     await runDdl(this.pool, 'sandbox', DDL);
@@ -56,12 +52,12 @@ export class PendingReceipts {
 
   /** Resolves once the receipts are stored. */
   add(receipts: readonly OwedReceipt[]): Promise<void> {
-    return this.inserts.add(receipts);
+    return this.statements.gather('insert', this.insert, receipts);
   }
 
   /** Resolves once the receipts are no longer owed. */
   settle(receipts: readonly OwedReceipt[]): Promise<void> {
-    return this.deletes.add(receipts);
+    return this.statements.gather('delete', this.delete, receipts);
   }
 
   /** Up to `limit` receipts of a number owed for sends before `sentBefore`, in due order, after `after`. */
@@ -75,74 +71,22 @@ export class PendingReceipts {
     return rows.map((row) => ({ instance_id: instanceId, wa_message_id: row.wa_message_id, status: row.status, due_at: Number(row.due_at), sent_at: Number(row.sent_at) }));
   }
 
-  private async insert(rows: readonly OwedReceipt[]): Promise<void> {
+  private readonly insert = async (batches: readonly (readonly OwedReceipt[])[]): Promise<void> => {
+    const rows = batches.flat();
     await this.pool.query(
       `INSERT INTO sandbox.pending_receipts (instance_id, wa_message_id, status, due_at, sent_at)
        SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[])
        ON CONFLICT DO NOTHING`,
       [rows.map((r) => r.instance_id), rows.map((r) => r.wa_message_id), rows.map((r) => r.status), rows.map((r) => r.due_at), rows.map((r) => r.sent_at)],
     );
-  }
+  };
 
-  private async delete(rows: readonly OwedReceipt[]): Promise<void> {
+  private readonly delete = async (batches: readonly (readonly OwedReceipt[])[]): Promise<void> => {
+    const rows = batches.flat();
     await this.pool.query(
       `DELETE FROM sandbox.pending_receipts p USING unnest($1::text[], $2::text[], $3::text[]) AS s(instance_id, wa_message_id, status)
        WHERE p.instance_id = s.instance_id AND p.wa_message_id = s.wa_message_id AND p.status = s.status`,
       [rows.map((r) => r.instance_id), rows.map((r) => r.wa_message_id), rows.map((r) => r.status)],
     );
-  }
-}
-
-/**
- * One statement at a time: rows added while it runs are written together by the next one (up to
- * `STATEMENT_ROWS` each), so under load a statement carries many callers' rows.
- */
-class Gathered<T> {
-  private readonly waiting: { readonly rows: readonly T[]; readonly done: Deferred }[] = [];
-  private running = false;
-
-  constructor(private readonly write: (rows: readonly T[]) => Promise<void>) {}
-
-  add(rows: readonly T[]): Promise<void> {
-    const done = deferred();
-    this.waiting.push({ rows, done });
-    if (!this.running) void this.drain();
-    return done.promise;
-  }
-
-  private async drain(): Promise<void> {
-    this.running = true;
-    while (this.waiting.length > 0) {
-      const taken = [this.waiting.shift()!];
-      let count = taken[0]!.rows.length;
-      while (this.waiting.length > 0 && count + this.waiting[0]!.rows.length <= STATEMENT_ROWS) {
-        const next = this.waiting.shift()!;
-        taken.push(next);
-        count += next.rows.length;
-      }
-      try {
-        await this.write(taken.flatMap((t) => t.rows));
-        for (const t of taken) t.done.resolve();
-      } catch (error) {
-        for (const t of taken) t.done.reject(error);
-      }
-    }
-    this.running = false;
-  }
-}
-
-interface Deferred {
-  readonly promise: Promise<void>;
-  resolve(): void;
-  reject(error: unknown): void;
-}
-
-function deferred(): Deferred {
-  let resolve!: () => void;
-  let reject!: (error: unknown) => void;
-  const promise = new Promise<void>((yes, no) => {
-    resolve = yes;
-    reject = no;
-  });
-  return { promise, resolve, reject };
+  };
 }
