@@ -1,10 +1,8 @@
-import { randomUUID } from 'node:crypto';
-import { hostname } from 'node:os';
 import type { Logger } from 'pino';
-import type { AccountId, ProjectId } from '../schemas/ids.js';
-import type { Account, ApiKey, ConfigRecord, Pool, Project, Webhook } from '../schemas/records.js';
-import { createConsumer, deleteGroup, recordsOf, endOffsets, topicName, topics, type Kafka, type TopicConsumer, type TopicSerdes } from '../topics/index.js';
-import { DeadlineExceeded } from '../shared/deadline.js';
+import type { AccountId, PartnerId, ProjectId } from '../schemas/ids.js';
+import type { Account, ApiKey, ConfigRecord, Partner, PlatformAdmin, Pool, Project, User, Webhook } from '../schemas/records.js';
+import { topics, type Kafka, type TopicSerdes } from '../topics/index.js';
+import { FollowedView, followView, type RunningView } from './runtime/followed-view.js';
 
 export interface AccountEntry extends Omit<Account, 'kind'> {
   readonly id: AccountId;
@@ -30,14 +28,26 @@ export interface WebhookEntry extends Omit<Webhook, 'kind'> {
   readonly created_at: number;
   readonly updated_at: number;
 }
+export interface PartnerEntry extends Omit<Partner, 'kind'> {
+  readonly id: PartnerId;
+  /** When the partner was registered (its first record). */
+  readonly created_at: number;
+}
+export interface UserEntry extends Omit<User, 'kind'> {
+  readonly id: string;
+  readonly account_id: AccountId;
+}
+export interface PlatformAdminEntry extends Omit<PlatformAdmin, 'kind'> {
+  readonly id: string;
+}
 
 /**
- * The accounts, projects, API keys, pools and webhooks every request (and every delivery) needs, held in memory and kept fresh
+ * The accounts, projects, users, API keys, pools, webhooks, partners and platform administrators every request (and every delivery) needs, held in memory and kept fresh
  * from the compacted `gw.config` topic: each API process reads it whole at start (its own
  * consumer group, nothing committed), then follows it, so a revoked key stops working in every
  * process within moments of the record being written.
  */
-export class Directory {
+export class Directory extends FollowedView<ConfigRecord> {
   readonly accounts = new Map<string, AccountEntry>();
   readonly projects = new Map<string, ProjectEntry>();
   readonly pools = new Map<string, PoolEntry>();
@@ -45,13 +55,14 @@ export class Directory {
   /** The same webhooks by project and by account: the dispatcher looks them up for every event. */
   private readonly webhooksByProject = new Map<string, Map<string, WebhookEntry>>();
   private readonly webhooksByAccount = new Map<string, Map<string, WebhookEntry>>();
+  readonly partners = new Map<string, PartnerEntry>();
+  readonly users = new Map<string, UserEntry>();
+  readonly platformAdmins = new Map<string, PlatformAdminEntry>();
+  private readonly partnersBySecretHash = new Map<string, PartnerEntry>();
+  private readonly usersByEmail = new Map<string, Map<string, UserEntry>>();
+  private readonly platformAdminsBySecretHash = new Map<string, PlatformAdminEntry>();
   private readonly keys = new Map<string, KeyEntry>();
   private readonly keysByHash = new Map<string, KeyEntry>();
-  private readonly waiters = new Set<() => void>();
-  /** Ids of the writes applied lately, so a writer can wait for its own (bounded). */
-  private readonly seen = new Set<string>();
-  /** Per partition of `gw.config`, the offset after the last record applied. */
-  private readonly offsets = new Map<number, number>();
 
   keyByHash(hash: string): KeyEntry | undefined {
     return this.keysByHash.get(hash);
@@ -59,6 +70,30 @@ export class Directory {
 
   key(id: string): KeyEntry | undefined {
     return this.keys.get(id);
+  }
+
+  /** The partner whose current secret hashes to `hash`; a rotated secret finds none. */
+  partnerBySecretHash(hash: string): PartnerEntry | undefined {
+    return this.partnersBySecretHash.get(hash);
+  }
+
+  /** The platform administrator whose credential hashes to `hash`. */
+  platformAdminBySecretHash(hash: string): PlatformAdminEntry | undefined {
+    return this.platformAdminsBySecretHash.get(hash);
+  }
+
+  /** Every user with this e-mail (compared lower-cased), across accounts. */
+  usersWithEmail(email: string): UserEntry[] {
+    return [...(this.usersByEmail.get(email.toLowerCase())?.values() ?? [])];
+  }
+
+  usersOf(accountId: string): UserEntry[] {
+    return [...this.users.values()].filter((u) => u.account_id === accountId);
+  }
+
+  /** The account's default project (Connect links it). */
+  defaultProjectOf(accountId: string): ProjectEntry | undefined {
+    return [...this.projects.values()].find((p) => p.account_id === accountId && p.is_default);
   }
 
   keysOf(accountId: string): KeyEntry[] {
@@ -79,55 +114,14 @@ export class Directory {
     return [...(this.webhooksByAccount.get(accountId)?.values() ?? [])];
   }
 
-  /** Applies one record of `gw.config`; a null value (tombstone) removes the entity with that key. */
-  apply(entityId: string, record: ConfigRecord | null): void {
-    const createdAt = this.keys.get(entityId)?.created_at ?? this.webhooks.get(entityId)?.created_at;
+  protected writeId(record: ConfigRecord): string {
+    return record.event_id;
+  }
+
+  protected applyValue(entityId: string, record: ConfigRecord | null): void {
+    const createdAt = this.keys.get(entityId)?.created_at ?? this.webhooks.get(entityId)?.created_at ?? this.partners.get(entityId)?.created_at;
     this.remove(entityId);
     if (record !== null) this.add(record, createdAt);
-    this.seen.add(record?.event_id ?? `deleted:${entityId}`);
-    if (this.seen.size > SEEN_KEPT) this.seen.delete(this.seen.values().next().value!);
-  }
-
-  /** Resolves once this process has applied the given write (`null` for a tombstone) of an entity. */
-  async applied(entityId: string, eventId: string | null): Promise<void> {
-    const id = eventId ?? `deleted:${entityId}`;
-    await this.until(() => this.seen.has(id));
-  }
-
-  /** Notes that records of a `gw.config` partition are applied up to `nextOffset` (exclusive). */
-  advance(partition: number, nextOffset: number): void {
-    this.offsets.set(partition, nextOffset);
-  }
-
-  /**
-   * Resolves once every partition is applied up to the given end offsets (`endOffsets` of
-   * `gw.config`): everything written before they were read is then in this process's view.
-   */
-  async reached(ends: ReadonlyMap<number, number>, timeoutMs?: number): Promise<void> {
-    await this.until(() => [...ends].every(([partition, end]) => (this.offsets.get(partition) ?? 0) >= end), timeoutMs);
-  }
-
-  /** Wakes those waiting in `until`: called after each applied batch. */
-  settled(): void {
-    for (const wake of [...this.waiters]) wake();
-  }
-
-  /** Resolves once `ready()` holds (lets a write answer only after this process sees it); `DeadlineExceeded` after `timeoutMs`. */
-  async until(ready: () => boolean, timeoutMs = 5_000): Promise<void> {
-    if (ready()) return;
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.waiters.delete(check);
-        reject(new DeadlineExceeded(timeoutMs));
-      }, timeoutMs);
-      const check = () => {
-        if (!ready()) return;
-        clearTimeout(timer);
-        this.waiters.delete(check);
-        resolve();
-      };
-      this.waiters.add(check);
-    });
   }
 
   private add(record: ConfigRecord, createdAt: number | undefined): void {
@@ -165,14 +159,47 @@ export class Directory {
         grouped(this.webhooksByAccount, account_id).set(id, webhook);
         return;
       }
-      default:
-        // Partners are cached by their own surface.
+      case 'partner': {
+        const { kind: _, ...rest } = entity;
+        const partner: PartnerEntry = { ...rest, id: id as PartnerId, created_at: createdAt ?? record.occurred_at };
+        this.partners.set(id, partner);
+        this.partnersBySecretHash.set(partner.secret_hash, partner);
         return;
+      }
+      case 'user': {
+        const { kind: _, ...rest } = entity;
+        const user: UserEntry = { ...rest, email: rest.email.toLowerCase(), id, account_id };
+        this.users.set(id, user);
+        grouped(this.usersByEmail, user.email).set(id, user);
+        return;
+      }
+      case 'platform_admin': {
+        const { kind: _, ...rest } = entity;
+        const admin: PlatformAdminEntry = { ...rest, id };
+        this.platformAdmins.set(id, admin);
+        this.platformAdminsBySecretHash.set(admin.secret_hash, admin);
+        return;
+      }
     }
   }
 
   private remove(id: string): void {
     this.accounts.delete(id);
+    const partner = this.partners.get(id);
+    if (partner) {
+      this.partners.delete(id);
+      this.partnersBySecretHash.delete(partner.secret_hash);
+    }
+    const user = this.users.get(id);
+    if (user) {
+      this.users.delete(id);
+      ungroup(this.usersByEmail, user.email, id);
+    }
+    const admin = this.platformAdmins.get(id);
+    if (admin) {
+      this.platformAdmins.delete(id);
+      this.platformAdminsBySecretHash.delete(admin.secret_hash);
+    }
     this.projects.delete(id);
     this.pools.delete(id);
     const webhook = this.webhooks.get(id);
@@ -189,8 +216,6 @@ export class Directory {
   }
 }
 
-const SEEN_KEPT = 10_000;
-
 /** The group `key` of an index of entries by group, created when missing. */
 function grouped<T>(index: Map<string, Map<string, T>>, key: string): Map<string, T> {
   let group = index.get(key);
@@ -204,44 +229,10 @@ function ungroup<T>(index: Map<string, Map<string, T>>, key: string, id: string)
   if (group?.delete(id) && group.size === 0) index.delete(key);
 }
 
-export interface RunningDirectory {
-  readonly directory: Directory;
-  stop(): Promise<void>;
-}
+export type RunningDirectory = RunningView<Directory> & { readonly directory: Directory };
 
 /** Reads `gw.config` from the beginning and resolves once everything written before the start is applied. */
 export async function startDirectory(deps: { kafka: Kafka; serdes: TopicSerdes; logger: Logger }): Promise<RunningDirectory> {
-  const directory = new Directory();
-  const topic = topicName(topics.config, deps.serdes.prefix);
-  const groupId = `${deps.serdes.prefix}directory.${hostname()}.${process.pid}.${randomUUID().slice(0, 8)}`;
-  const targets = await endOffsets(deps.kafka, topic);
-
-  const consumer: TopicConsumer = await createConsumer(deps.kafka, deps.serdes, { groupId, topics: [topics.config], fromBeginning: true });
-  await consumer.run(async (batch) => {
-    for (const record of recordsOf(batch, topics.config)) {
-      if (!record.decoded.ok) {
-        deps.logger.error({ err: record.decoded.error, offset: record.offset }, 'undecodable config record skipped');
-      } else if (record.key !== null) {
-        // A view every process rebuilds from the log: a record it cannot take is skipped, never retried.
-        try {
-          directory.apply(record.key, record.decoded.value);
-        } catch (err) {
-          deps.logger.error({ err, offset: record.offset, partition: record.partition }, 'config record not applied; skipped');
-        }
-      }
-      directory.advance(batch.partition, record.offset + 1);
-    }
-    directory.settled();
-    batch.resolve(batch.records[batch.records.length - 1]!.offset);
-  });
-  // The last offsets of a compacted partition may have been cleaned away: after a while, start
-  // with what was read (the consumer goes on following the topic).
-  await directory.reached(targets, 15_000).catch(() => deps.logger.warn('config topic not read to its end at start; following it'));
-  return {
-    directory,
-    async stop() {
-      await consumer.stop();
-      await deleteGroup(deps.kafka, groupId).catch(() => undefined);
-    },
-  };
+  const running = await followView(deps, topics.config, new Directory(), 'directory');
+  return { ...running, directory: running.view };
 }

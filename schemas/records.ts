@@ -87,7 +87,7 @@ export interface ConfigRecord {
   readonly event_id: EventId;
   /** When the entity changed. */
   readonly occurred_at: number;
-  /** Owning account (the account itself for kind account); null for partner. */
+  /** Owning account (the account itself for kind account); null for partner and platform_admin. */
   readonly account_id: null | AccountId;
   /** Owning project for api_key, webhook, pool (the project itself for kind project); null otherwise. */
   readonly project_id: null | ProjectId;
@@ -96,7 +96,7 @@ export interface ConfigRecord {
   /** Id of the entity; the record key. Ids are unique across kinds, since a tombstone carries only the key. */
   readonly entity_id: string;
   /** The entity; the branch kind says which cache holds it. */
-  readonly entity: Account | Project | ApiKey | Webhook | Pool | Partner;
+  readonly entity: Account | Project | ApiKey | Webhook | Pool | Partner | User | PlatformAdmin;
 }
 
 /** Cached partner registration (spec 2.7). */
@@ -122,6 +122,17 @@ export interface Partner {
   readonly active: boolean;
 }
 
+/** A platform administrator: registers partners (spec 2.7, 4.7). Authenticates to /platform/* with a bearer credential svc_platform_<secret>, stored only as its hash. */
+export interface PlatformAdmin {
+  readonly kind: 'platform_admin';
+  /** E-mail, lower-cased. */
+  readonly email: string;
+  /** Hex SHA-256 of the credential (svc_platform_...). */
+  readonly secret_hash: string;
+  /** When the credential stopped working; null while it works. */
+  readonly revoked_at: null | number;
+}
+
 /** Cached number pool of a project (the envelope project_id), used by number choice. */
 export interface Pool {
   readonly kind: 'pool';
@@ -138,6 +149,17 @@ export interface Project {
   readonly name: string;
   /** Default project of the account (used by Connect). */
   readonly is_default: boolean;
+}
+
+/** A person of an account (the envelope account_id), known by e-mail; the role decides what they may do in the panels and the Connect component (only admins link an account to a partner or disconnect an app). */
+export interface User {
+  readonly kind: 'user';
+  /** E-mail, lower-cased; unique within the account. */
+  readonly email: string;
+  /** admin or member. */
+  readonly role: string;
+  /** Display name. */
+  readonly name: null | string;
 }
 
 /** Cached account webhook of a project (the envelope project_id). */
@@ -705,6 +727,48 @@ export interface VideoContent {
   /** Caption (public `body`). */
   readonly caption: null | string;
 }
+
+/** How the Pro plan is paid (spec 4.5): card renews by itself; pix (BRL only) renews through a link sent by e-mail. */
+export const PaymentMethodValues = ['card', 'pix'] as const;
+export type PaymentMethod = (typeof PaymentMethodValues)[number];
+
+/** One fact about paying the Pro plan of an account (gw.payments, keyed by account id): written by the API when a checkout opens or is replaced, and by the payment provider's confirmations (the sandbox confirm route, Stripe's verified webhook events). The payments processor turns paid and lapsed into the account's plan; the connections follow the plan. */
+export interface PaymentRecord {
+  /** Unique id of this record; for provider events, derived from the provider's event id so a redelivered event is recognised. */
+  readonly event_id: EventId;
+  /** When it happened. */
+  readonly occurred_at: number;
+  /** Account paying; the record key. */
+  readonly account_id: AccountId;
+  /** Always null; kept for the common envelope. */
+  readonly project_id: null | ProjectId;
+  /** Always null; kept for the common envelope. */
+  readonly instance_id: null | InstanceId;
+  /** Connection whose component opened the checkout; null for renewals and lapses. */
+  readonly connection_id: null | ConnectionId;
+  /** The provider's id of the attempt (sandbox pay_..., Stripe PaymentIntent or Subscription id). */
+  readonly attempt_id: string;
+  /** sandbox or stripe. */
+  readonly provider: string;
+  /** card or pix. */
+  readonly method: PaymentMethod;
+  /** What happened. */
+  readonly status: PaymentStatus;
+  /** Plan paid for (pro). */
+  readonly plan: string;
+  /** ISO 4217 code, upper case (BRL, USD, EUR). */
+  readonly currency: string;
+  /** Amount in the currency's minor unit. */
+  readonly amount: number;
+  /** End of the period paid (status paid); null otherwise. */
+  readonly period_end: null | number;
+  /** Why an attempt failed or was canceled, in words (never card data). */
+  readonly reason: null | string;
+}
+
+/** What happened to a payment attempt or the subscription it pays: pending (checkout opened, being confirmed), paid (first payment or a renewal confirmed; the plan is Pro until period_end), failed (the attempt was refused), canceled (replaced by another method, or abandoned), lapsed (a renewal was not paid; the plan falls back to Free). */
+export const PaymentStatusValues = ['pending', 'paid', 'failed', 'canceled', 'lapsed'] as const;
+export type PaymentStatus = (typeof PaymentStatusValues)[number];
 
 /** A control of the sandbox network (the simulated phone, customers and network behaviour of one sandbox number), written by the API and applied by the connector that owns instance_id. Never a public event. */
 export interface SandboxCommand {

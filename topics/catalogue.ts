@@ -82,6 +82,10 @@ export const topics = {
     name: 'gw.sandbox.commands', key: 'instance id', schema: 'gateway.sandbox.SandboxCommand',
     partitions: 12, cleanup: 'delete', retentionMs: DAY,
   }),
+  payments: topic<R.PaymentRecord>({
+    name: 'gw.payments', key: 'account id', schema: 'gateway.payments.PaymentRecord',
+    partitions: 6, cleanup: 'delete', retentionMs: 400 * DAY,
+  }),
   usage: topic<R.UsageRecord>({
     name: 'gw.usage', key: 'account id', schema: 'gateway.usage.UsageRecord',
     partitions: 6, cleanup: 'delete', retentionMs: 30 * DAY,
