@@ -1,6 +1,8 @@
 import type { Pool } from 'pg';
 import type { ClickHouse } from '../shared/clickhouse.js';
 import type { Directory } from '../processors/directory.js';
+import type { ConnectionsView } from '../processors/connections/view.js';
+import type { Clock } from '../shared/clock.js';
 import type { Kafka, Producer, TopicSerdes } from '../topics/index.js';
 
 /** The clients and options the routes use, built once per process by the composition root. */
@@ -18,10 +20,14 @@ export interface ApiClients {
   };
 }
 
-/** What route plugins receive: the process's clients and the in-memory directory of accounts and keys. */
+/** What route plugins receive: the process's clients and the in-memory views of config and connections. */
 export interface ApiContext {
   readonly clients: ApiClients;
   readonly directory: Directory;
+  /** Partner connections (gw.connections), for the checks made on every call of a partner-issued key. */
+  readonly connections: ConnectionsView;
+  /** Time of the Connect rules (session and code lifetimes, e-mail limits); tests move it. */
+  readonly clock: Clock;
 }
 
 /** Options of every route plugin: `app.register(routes, { ctx })`. */

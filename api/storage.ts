@@ -1,9 +1,12 @@
 import type { Pool } from 'pg';
 import { runDdl } from '../shared/ddl.js';
+import { sessionsDdl } from './connect/sessions.js';
+import { connectCodesDdl } from './partner/connect-codes.js';
 
 /**
  * Tables the API itself keeps (not projections of the log): rate-limit buckets shared by every
- * API process, and idempotency keys. They live in the `api` schema and are created at start.
+ * API process, idempotency keys, and the short-lived Connect secrets (session tokens, connect
+ * codes), kept only as hashes. They live in the `api` schema and are created at start.
  */
 const ddl = [
   `CREATE SCHEMA IF NOT EXISTS api`,
@@ -24,6 +27,8 @@ const ddl = [
     PRIMARY KEY (account_id, key)
   )`,
   `CREATE INDEX IF NOT EXISTS idempotency_keys_by_age ON api.idempotency_keys (created_at)`,
+  ...sessionsDdl,
+  ...connectCodesDdl,
 ];
 
 export async function ensureApiTables(pool: Pool): Promise<void> {

@@ -1,6 +1,8 @@
 import type { AccountId, InstanceId, ProjectId } from '../schemas/ids.js';
 import { sandboxDirectory } from '../connectors/sandbox/index.js';
 import { startDirectory, type Directory } from '../processors/directory.js';
+import { startConnectionsView, type ConnectionsView } from '../processors/connections/view.js';
+import { systemClock, type Clock } from '../shared/clock.js';
 import { ingestSendMedia } from '../api/media/ingest.js';
 import { planNamed } from '../processors/usage/plans.js';
 import { buildServer, type ApiServer } from '../api/server.js';
@@ -17,24 +19,26 @@ import { checkDependencies } from './readiness.js';
 export interface RunningApi {
   readonly app: ApiServer;
   readonly directory: Directory;
+  readonly connections: ConnectionsView;
   readonly cipher: Cipher;
   readonly streams: StreamHub;
   stop(): Promise<void>;
 }
 
 /** Builds the API of this process: its tables, the in-memory directory, the server; listens unless told not to. */
-export async function startApi(clients: Clients, options: { listen: boolean }): Promise<RunningApi> {
+export async function startApi(clients: Clients, options: { listen: boolean; clock?: Clock }): Promise<RunningApi> {
   await ensureApiTables(clients.pool);
   // The API reads these projections; their (empty) tables exist before any processor has run.
   for (const projection of projectionsFor(clients, 'live').values()) {
     await ensureProjectionSchema(clients.pool, projection, projection.name);
   }
   const directory = await startDirectory(clients);
+  const connections = await startConnectionsView(clients);
   const streams = await StreamHub.start(clients, { bufferPerPartition: clients.config.streams.bufferPerPartition });
   const app = await buildServer({
     logger: clients.logger,
     checkDependencies: () => checkDependencies(clients),
-    ctx: { clients, directory: directory.directory },
+    ctx: { clients, directory: directory.directory, connections: connections.view, clock: options.clock ?? systemClock },
     rateLimitFor: (plan) => planNamed(plan).rateLimit,
     messages: {
       cipher: clients.cipher,
@@ -57,11 +61,13 @@ export async function startApi(clients: Clients, options: { listen: boolean }): 
   return {
     app,
     directory: directory.directory,
+    connections: connections.view,
     cipher: clients.cipher,
     streams,
     async stop() {
       await app.close();
       await streams.stop();
+      await connections.stop();
       await directory.stop();
     },
   };

@@ -1,16 +1,11 @@
-import { randomBytes } from 'node:crypto';
+import { secretToken } from '../../shared/secret-token.js';
 import { asEventId, newId, type AccountId, type ConnectionId, type ProjectId } from '../../schemas/ids.js';
 import type { ConfigRecord } from '../../schemas/records.js';
 import { hashKey, type Role, type Scope } from '../plugins/auth.js';
 
-const BASE62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-
 /** A customer API key: `svc_live_` and 32 base62 characters (190 bits). */
 export function generateKey(): string {
-  const bytes = randomBytes(32);
-  let secret = '';
-  for (const byte of bytes) secret += BASE62[byte % 62];
-  return `svc_live_${secret}`;
+  return secretToken('svc_live_');
 }
 
 export interface IssuedKey {

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hashSecret } from '../../shared/secret-token.js';
 import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
 import type { AccountId, ProjectId } from '../../schemas/ids.js';
@@ -60,9 +60,7 @@ declare module 'fastify' {
 }
 
 /** The SHA-256 of a key as stored: keys themselves are never kept. */
-export function hashKey(key: string): string {
-  return createHash('sha256').update(key).digest('hex');
-}
+export const hashKey: (key: string) => string = hashSecret;
 
 export interface AuthOptions {
   readonly directory: Directory;

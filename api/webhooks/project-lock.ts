@@ -18,13 +18,13 @@ const turns = new WeakMap<ApiContext['directory'], KeyedSerial>();
  * spec 6.2) therefore sees every webhook written before, wherever it was written; `change`
  * must write and wait for its own write before returning, so the next holder sees it too.
  */
-export function changeProjectWebhooks<T>(ctx: ApiContext, projectId: string, change: () => Promise<T>): Promise<T> {
+export function changeProjectWebhooks<T>(ctx: Pick<ApiContext, 'clients' | 'directory'>, projectId: string, change: () => Promise<T>): Promise<T> {
   let serial = turns.get(ctx.directory);
   if (serial === undefined) turns.set(ctx.directory, (serial = new KeyedSerial()));
   return serial.run(projectId, () => locked(ctx, projectId, change));
 }
 
-async function locked<T>(ctx: ApiContext, projectId: string, change: () => Promise<T>): Promise<T> {
+async function locked<T>(ctx: Pick<ApiContext, 'clients' | 'directory'>, projectId: string, change: () => Promise<T>): Promise<T> {
   const { pool, kafka, serdes } = ctx.clients;
   const client = await pool.connect();
   try {

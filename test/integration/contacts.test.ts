@@ -5,6 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sandboxDirectory } from '../../connectors/sandbox/index.js';
 import { contactRoutes } from '../../api/contacts/routes.js';
 import { Directory } from '../../processors/directory.js';
+import { ConnectionsView } from '../../processors/connections/view.js';
+import { systemClock } from '../../shared/clock.js';
 import { errorsPlugin } from '../../api/plugins/errors.js';
 import type { AuthContext } from '../../api/plugins/auth.js';
 import { replayProjection, runProjection, waitUntilCaughtUp, type Projection, type RunningProjection } from '../../processors/index.js';
@@ -64,7 +66,7 @@ describe('contacts projection and routes on the real stack', () => {
     server.addHook('onRequest', async (request) => {
       request.auth = auth;
     });
-    await server.register(contactRoutes, { ctx: { clients, directory: new Directory() }, network: sandboxDirectory });
+    await server.register(contactRoutes, { ctx: { clients, directory: new Directory(), connections: new ConnectionsView(), clock: systemClock }, network: sandboxDirectory });
     return server;
   }
 

@@ -4,6 +4,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { conversationRoutes } from '../../api/conversations/routes.js';
 import { Directory } from '../../processors/directory.js';
+import { ConnectionsView } from '../../processors/connections/view.js';
+import { systemClock } from '../../shared/clock.js';
 import { errorsPlugin } from '../../api/plugins/errors.js';
 import type { AuthContext } from '../../api/plugins/auth.js';
 import { replayProjection, runProjection, waitUntilCaughtUp, type RunningProjection } from '../../processors/index.js';
@@ -78,7 +80,7 @@ describe('conversations projection and inbox routes on the real stack', () => {
       request.auth = auth;
     });
     await server.register(conversationRoutes, {
-      ctx: { clients, directory: new Directory() },
+      ctx: { clients, directory: new Directory(), connections: new ConnectionsView(), clock: systemClock },
       signMediaUrl: (id) => `https://media.test/${id}?sig=fresh`,
     });
     return server;

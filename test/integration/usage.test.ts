@@ -2,6 +2,8 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Directory } from '../../processors/directory.js';
+import { ConnectionsView } from '../../processors/connections/view.js';
+import { systemClock } from '../../shared/clock.js';
 import { errorsPlugin } from '../../api/plugins/errors.js';
 import type { AuthContext } from '../../api/plugins/auth.js';
 import { usageRoutes } from '../../api/usage/routes.js';
@@ -166,7 +168,7 @@ describe('usage: counting, thresholds and routes on the real stack', () => {
         partnerKey: header('x-test-partner') === 'true',
       };
     });
-    await app.register(usageRoutes, { ctx: { clients, directory: new Directory() } });
+    await app.register(usageRoutes, { ctx: { clients, directory: new Directory(), connections: new ConnectionsView(), clock: systemClock } });
   });
 
   afterAll(async () => {
