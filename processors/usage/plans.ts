@@ -68,3 +68,8 @@ export function isPlanName(name: string): name is PlanName {
 export function planNamed(name: string | null | undefined): Plan {
   return plans[name != null && isPlanName(name) ? name : defaultPlanName];
 }
+
+/** Whether a plan pays for the partner channel (spec 4.5: Pro only; a larger plan includes it). */
+export function includesConnect(plan: string): boolean {
+  return plan === 'pro' || plan === 'scale';
+}
