@@ -55,3 +55,29 @@ export function listensTo(eventTypes: readonly string[], eventType: string): boo
   if (!isWebhookEventType(eventType)) return false;
   return eventTypes.length === 0 || eventTypes.includes(eventType);
 }
+
+/**
+ * Lifecycle events of a partner connection (spec 6.4): rendered from `gw.connections`, scope
+ * `connection`, with the connection block; they go only to the partner that owns the connection.
+ */
+export const connectEventTypes = ['connect.completed', 'connect.suspended', 'connect.resumed', 'connect.revoked'] as const;
+export type ConnectEventType = (typeof connectEventTypes)[number];
+
+/**
+ * Operation events a partner receives for the projects of its `active` connections (spec 6.4):
+ * messages, numbers, opt-outs and groups; not campaign.paused nor the account events.
+ */
+export const partnerOperationEventTypes: readonly WebhookEventType[] = webhookEventTypes.filter(
+  (type) => type.startsWith('message.') || type.startsWith('instance.') || type.startsWith('group.') || type === 'contact.opted_out',
+);
+
+const connectTypes: ReadonlySet<string> = new Set(connectEventTypes);
+const partnerOperationTypes: ReadonlySet<string> = new Set(partnerOperationEventTypes);
+
+export function isConnectEventType(name: string): name is ConnectEventType {
+  return connectTypes.has(name);
+}
+
+export function isPartnerOperationEventType(name: string): boolean {
+  return partnerOperationTypes.has(name);
+}

@@ -19,7 +19,7 @@ import {
 import { createHttpFetcher, type HttpFetcher } from '../shared/http/index.js';
 import { createMediaLinks, createMediaStore, usageProducer, type MediaLinks, type MediaStore } from '../connectors/media/index.js';
 import { createMailer, type Mailer } from '../connectors/email/smtp.js';
-import { retrySchedule } from '../connectors/webhooks/index.js';
+import { retrySchedules, tiersOf } from '../connectors/webhooks/index.js';
 import { createClickHouse, type ClickHouse } from '../shared/clickhouse.js';
 import type { Config } from './config.js';
 import { createMetrics, type Metrics } from './metrics.js';
@@ -45,9 +45,9 @@ export interface Clients {
   close(): Promise<void>;
 }
 
-/** The topics of the catalogue and the retry tiers of the configured schedule. */
+/** The topics of the catalogue and the retry tiers of the configured schedule and of partner webhooks. */
 export function allTopics(config: Config): readonly TopicSpec<unknown>[] {
-  return [...Object.values(topics), ...retrySchedule(config.webhooks.retryDelaysMs).tiers];
+  return [...Object.values(topics), ...tiersOf(retrySchedules(config.webhooks.retryDelaysMs))];
 }
 
 /** Creates the topics, registers the schemas and connects every client. */

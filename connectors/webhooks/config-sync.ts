@@ -1,6 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import type { Directory } from '../../processors/directory.js';
 
 /** Catch-ups of the directory start at most this often; events that need one wait a little. */
 const MIN_INTERVAL_MS = 250;
@@ -13,13 +12,20 @@ const CATCH_UP_TIMEOUT_MS = 5_000;
  * to every webhook of the account) may come from a moment when a webhook had just been written.
  * Such an event waits for a catch-up: the end offsets of `gw.config` are read, and the directory
  * applies everything up to them. One catch-up serves every event written before it started.
+ * The dispatcher keeps a second one for the connections view (`gw.connections`), so a connection
+ * written just before its connect.* event (or an operation event) finds its partner.
  */
+/** A view followed from a topic (the directory, the connections view): applied up to given end offsets. */
+export interface ReachableView {
+  reached(ends: ReadonlyMap<number, number>, timeoutMs?: number): Promise<void>;
+}
+
 export class ConfigSync {
   private current: { readonly startedAt: number; readonly done: Promise<void> } | undefined;
   private queued: Promise<void> | undefined;
 
   constructor(
-    private readonly directory: Directory,
+    private readonly directory: ReachableView,
     private readonly readEnds: () => Promise<ReadonlyMap<number, number>>,
     private readonly logger: Logger,
   ) {}
@@ -40,7 +46,7 @@ export class ConfigSync {
     const startedAt = Date.now();
     const done = this.readEnds()
       .then((ends) => this.directory.reached(ends, CATCH_UP_TIMEOUT_MS))
-      .catch((err: unknown) => this.logger.warn({ err }, 'webhook directory not caught up; judging events on what it holds'));
+      .catch((err: unknown) => this.logger.warn({ err }, 'webhook directory or connections view not caught up; judging events on what it holds'));
     this.current = { startedAt, done };
     return done;
   }

@@ -8,14 +8,15 @@ import type { EndpointLimiter } from './limiter.js';
 import { eventTimeOf, type DeliveryMetrics } from './metrics.js';
 import { judge, outcomeOf } from './outcome.js';
 import type { PostResult, WebhookPoster } from './post.js';
-import { nextStep, overflowStep, type NextStep, type RetrySchedule } from './schedule.js';
+import { nextStep, overflowStep, type NextStep, type RetrySchedules } from './schedule.js';
 
 export interface DeliverDeps {
   readonly endpoints: Endpoints;
   readonly limiter: EndpointLimiter;
   readonly poster: WebhookPoster;
   readonly producer: Producer;
-  readonly schedule: RetrySchedule;
+  /** The schedule of each kind of target: account webhooks `WEBHOOK_RETRY_DELAYS`, partners 1, 2, 4, 8 s. */
+  readonly schedules: RetrySchedules;
   readonly logger: Logger;
   readonly metrics: DeliveryMetrics;
 }
@@ -39,7 +40,7 @@ export function createDeliver(deps: DeliverDeps): Deliver {
     if (exchanged === undefined) return overflow(deps, task);
     const done = await exchanged;
     if (done.kind === 'gone') {
-      deps.metrics.ended('dropped');
+      deps.metrics.ended('dropped', task.target_kind);
       deps.logger.info({ ...ids(task), reason: done.reason }, 'delivery dropped');
       return;
     }
@@ -62,9 +63,9 @@ async function exchange(deps: DeliverDeps, task: DeliveryTask): Promise<Exchange
 
 /** Writes the attempt and, when it failed, the task of the next attempt or the dead letter. */
 async function record(deps: DeliverDeps, task: DeliveryTask, { url, startedAt, result }: Extract<Exchange, { kind: 'posted' }>): Promise<void> {
-  const verdict = judge(result);
+  const verdict = judge(result, task.target_kind);
   const now = Date.now();
-  const step: NextStep | undefined = verdict.delivered ? undefined : nextStep(task, verdict.retryable, deps.schedule, now);
+  const step: NextStep | undefined = verdict.delivered ? undefined : nextStep(task, verdict.retryable, deps.schedules[task.target_kind], now);
   const attempt: DeliveryAttempt = {
     event_id: task.event_id,
     occurred_at: startedAt,
@@ -99,17 +100,17 @@ async function record(deps: DeliverDeps, task: DeliveryTask, { url, startedAt, r
     deps.logger.info({ ...ids(task), error: lastError }, 'delivery given up: dead-lettered');
   }
   await Promise.all(writes);
-  deps.metrics.ended(step?.kind === 'dead' ? 'dead' : attempt.outcome);
+  deps.metrics.ended(step?.kind === 'dead' ? 'dead' : attempt.outcome, task.target_kind);
   const eventAt = verdict.delivered ? eventTimeOf(task.body_json) : undefined;
-  if (eventAt !== undefined) deps.metrics.delivered(eventAt);
+  if (eventAt !== undefined) deps.metrics.delivered(eventAt, task.target_kind);
   deps.logger.debug({ ...ids(task), outcome: attempt.outcome, status: attempt.response_status, duration_ms: attempt.duration_ms }, 'delivery attempt');
 }
 
 /** The endpoint has a full queue: the task waits on the first tier, its attempt not counted. */
 async function overflow(deps: DeliverDeps, task: DeliveryTask): Promise<void> {
   const now = Date.now();
-  const step = overflowStep(deps.schedule, now);
+  const step = overflowStep(deps.schedules[task.target_kind], now);
   await deps.producer.send(step.topic, [{ key: task.target_id, value: { ...task, occurred_at: now, not_before: step.notBefore } }]);
-  deps.metrics.ended('deferred');
+  deps.metrics.ended('deferred', task.target_kind);
   deps.logger.debug({ ...ids(task) }, 'endpoint queue full: delivery moved to the first retry tier');
 }

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startDirectory } from '../../processors/directory.js';
+import { startConnectionsView } from '../../processors/connections/view.js';
 import type { Cipher } from '../../shared/cipher.js';
 import type { Logger } from 'pino';
 import type { Kafka, Producer, TopicSerdes } from '../../topics/index.js';
@@ -11,7 +12,7 @@ import { Load } from './load.js';
 import type { DeliveryMetrics } from './metrics.js';
 import { createWebhookPoster } from './post.js';
 import { consumeRetries } from './retries.js';
-import { retrySchedule } from './schedule.js';
+import { retrySchedules, tiersOf } from './schedule.js';
 
 /** Deliveries one dispatcher holds at most before it pauses fetching. */
 const MAX_IN_FLIGHT = 10_000;
@@ -22,7 +23,7 @@ const STOP_GRACE_MS = 5_000;
 export interface WebhookOptions {
   /** An attempt that has no answer by then counts as timed out and is retried. */
   readonly timeoutMs: number;
-  /** Wait before each retry; its length is the number of retries (spec 6.3: up to 5). */
+  /** Wait before each retry of account webhooks; its length is the number of retries (spec 6.3: up to 5). Partner webhooks have their own fixed schedule. */
   readonly retryDelaysMs: readonly number[];
   /** Requests in flight to one endpoint at a time, per dispatcher. */
   readonly endpointConcurrency: number;
@@ -51,7 +52,8 @@ export interface RunningDispatcher {
 }
 
 /**
- * The dispatcher role: delivers public events to account webhooks at least once. First attempts
+ * The dispatcher role: delivers public events to account webhooks and partner webhooks (spec 6.4)
+ * at least once. First attempts
  * come from `gw.events`, later ones from the retry tiers; both go through one limiter per
  * endpoint, so a slow endpoint holds only its own deliveries.
  */
@@ -59,26 +61,36 @@ export async function startDispatcher(clients: DispatcherDeps): Promise<RunningD
   const { config, logger: parent } = clients;
   const logger = parent.child({ component: 'dispatcher' });
   const directory = await startDirectory(clients);
+  const connections = await startConnectionsView(clients);
   const poster = createWebhookPoster({
     timeoutMs: config.webhooks.timeoutMs,
     allowPrivateNetwork: config.outbound.allowPrivateNetwork,
     allowRanges: config.outbound.allowCidrs,
   });
   const load = new Load(MAX_IN_FLIGHT);
-  const schedule = retrySchedule(config.webhooks.retryDelaysMs);
+  const schedules = retrySchedules(config.webhooks.retryDelaysMs);
+  const tiers = tiersOf(schedules);
   const deliver = createDeliver({
-    endpoints: new Endpoints(directory.directory, clients.cipher),
+    endpoints: new Endpoints(directory.directory, clients.cipher, connections.view),
     limiter: new EndpointLimiter(config.webhooks.endpointConcurrency, config.webhooks.endpointQueue),
     poster,
     producer: clients.producer,
-    schedule,
+    schedules,
     logger,
     metrics: clients.metrics.deliveries,
   });
   const deps = { kafka: clients.kafka, serdes: clients.serdes, producer: clients.producer, load, logger, deliver };
-  const events = await consumeEvents({ ...deps, directory: directory.directory });
-  const retries = await consumeRetries(deps, schedule.tiers);
-  logger.info({ retries: schedule.retries.length, tiers: schedule.tiers.map((tier) => tier.name), timeoutMs: config.webhooks.timeoutMs }, 'dispatcher running');
+  const events = await consumeEvents({ ...deps, directory: directory.directory, connections: connections.view });
+  const retries = await consumeRetries(deps, tiers);
+  logger.info(
+    {
+      retries: schedules.account_webhook.retries.length,
+      partnerRetries: schedules.partner_webhook.retries.length,
+      tiers: tiers.map((tier) => tier.name),
+      timeoutMs: config.webhooks.timeoutMs,
+    },
+    'dispatcher running',
+  );
 
   return {
     async stop() {
@@ -89,7 +101,7 @@ export async function startDispatcher(clients: DispatcherDeps): Promise<RunningD
       await poster.close();
       await Promise.all([events.intake.close(), retries.intake.close()]);
       await Promise.all([events.stop(), retries.stop()]);
-      await directory.stop();
+      await Promise.all([directory.stop(), connections.stop()]);
     },
   };
 }

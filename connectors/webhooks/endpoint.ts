@@ -1,6 +1,8 @@
 import type { Directory } from '../../processors/directory.js';
 import type { Cipher } from '../../shared/cipher.js';
 import type { DeliveryTask } from '../../schemas/records.js';
+import { isConnectEventType } from '../../events/catalogue.js';
+import type { PartnerConnections } from './targets.js';
 
 /** Where and how a task is posted, read from the current directory at the time of the attempt. */
 export type Endpoint =
@@ -11,8 +13,9 @@ export type Endpoint =
   | { readonly kind: 'unusable'; readonly url: string; readonly reason: string };
 
 /**
- * The current URL and opened signing secret of a task's target. Secrets are opened once per sealed
- * value and kept in memory only; a rotated secret has a new sealed value and is opened again.
+ * The current URL and opened signing secret of a task's target (an account webhook, or a partner's
+ * webhook). Secrets are opened once per sealed value and kept in memory only; a rotated secret has
+ * a new sealed value and is opened again.
  */
 export class Endpoints {
   private readonly opened = new Map<string, { readonly sealed: string; readonly secret: string }>();
@@ -20,6 +23,7 @@ export class Endpoints {
   constructor(
     private readonly directory: Directory,
     private readonly cipher: Cipher,
+    private readonly connections: Pick<PartnerConnections, 'get'>,
   ) {}
 
   of(task: DeliveryTask): Endpoint {
@@ -27,27 +31,63 @@ export class Endpoints {
       case 'account_webhook':
         return this.accountWebhook(task);
       case 'partner_webhook':
-        return { kind: 'gone', reason: 'partner webhooks are not delivered by this version' };
+        return this.partnerWebhook(task);
     }
+  }
+
+  /**
+   * A partner's webhook (spec 6.4): gone once the partner is deleted, deactivated or without a
+   * webhook URL. An operation event is posted only while its connection is still `active` (a
+   * retry after a suspension or revocation is dropped); a connect.* event goes whatever the
+   * connection became since.
+   */
+  private partnerWebhook(task: DeliveryTask): Endpoint {
+    const partner = this.directory.partners.get(task.target_id);
+    if (partner === undefined) return this.forget(`partner:${task.target_id}`, 'partner deleted');
+    if (!partner.active) return { kind: 'gone', reason: 'partner inactive' };
+    if (partner.webhook_url === null) return { kind: 'gone', reason: 'partner has no webhook' };
+    if (!isConnectEventType(task.event_type)) {
+      const connection = this.connections.get(connectionIdOf(task.body_json) ?? '');
+      if (connection?.partner_id !== partner.id || connection.to_status !== 'active') return { kind: 'gone', reason: 'connection no longer active' };
+    }
+    if (partner.webhook_secret_ciphertext === null) return { kind: 'unusable', url: partner.webhook_url, reason: 'the partner has no webhook secret' };
+    return this.opening(`partner:${partner.id}`, partner.webhook_url, partner.webhook_secret_ciphertext);
+  }
+
+  private forget(cacheKey: string, reason: string): Endpoint {
+    this.opened.delete(cacheKey);
+    return { kind: 'gone', reason };
+  }
+
+  /** The URL with its secret opened, once per sealed value. */
+  private opening(cacheKey: string, url: string, sealed: string): Endpoint {
+    const cached = this.opened.get(cacheKey);
+    if (cached?.sealed === sealed) return { kind: 'ready', url, secret: cached.secret };
+    let secret: string;
+    try {
+      secret = this.cipher.open(sealed);
+    } catch {
+      return { kind: 'unusable', url, reason: 'the signing secret cannot be opened with this SECRETS_KEY' };
+    }
+    this.opened.set(cacheKey, { sealed, secret });
+    return { kind: 'ready', url, secret };
   }
 
   private accountWebhook(task: DeliveryTask): Endpoint {
     const webhook = this.directory.webhooks.get(task.target_id);
-    if (webhook === undefined) {
-      this.opened.delete(task.target_id);
-      return { kind: 'gone', reason: 'webhook deleted' };
-    }
+    if (webhook === undefined) return this.forget(task.target_id, 'webhook deleted');
     if (!webhook.enabled && !askedByHand(task)) return { kind: 'gone', reason: 'webhook disabled' };
-    const cached = this.opened.get(webhook.id);
-    if (cached?.sealed === webhook.secret_ciphertext) return { kind: 'ready', url: webhook.url, secret: cached.secret };
-    let secret: string;
-    try {
-      secret = this.cipher.open(webhook.secret_ciphertext);
-    } catch {
-      return { kind: 'unusable', url: webhook.url, reason: 'the signing secret cannot be opened with this SECRETS_KEY' };
-    }
-    this.opened.set(webhook.id, { sealed: webhook.secret_ciphertext, secret });
-    return { kind: 'ready', url: webhook.url, secret };
+    return this.opening(webhook.id, webhook.url, webhook.secret_ciphertext);
+  }
+}
+
+/** The connection id of a partner body (its `connection` block); undefined when it has none. */
+function connectionIdOf(bodyJson: string): string | undefined {
+  try {
+    const { connection } = JSON.parse(bodyJson) as { connection?: { id?: unknown } };
+    return typeof connection?.id === 'string' ? connection.id : undefined;
+  } catch {
+    return undefined;
   }
 }
 

@@ -1,4 +1,5 @@
 import type { Directory } from '../../processors/directory.js';
+import type { ConnectionsView } from '../../processors/connections/view.js';
 import type { DeliveryTask, PublicEvent } from '../../schemas/records.js';
 import { createConsumer, openOffsetReader, topicName, topics } from '../../topics/index.js';
 import { ConfigSync } from './config-sync.js';
@@ -9,10 +10,11 @@ import { firstTasks } from './tasks.js';
 /**
  * First attempts: the group `<prefix>dispatcher` reads `gw.events` and starts one delivery per
  * target of each event. It never waits for an endpoint: fetching goes on while deliveries run.
- * An event without targets (or an account event) is judged again after a directory catch-up, so
- * a webhook written just before the event is not missed.
+ * An event without targets (or an account event) is judged again after a catch-up of the directory
+ * and the connections view, so a webhook, partner or connection written just before the event is
+ * not missed.
  */
-export async function consumeEvents(deps: ConsumerDeps & { readonly directory: Directory }): Promise<RunningIntake> {
+export async function consumeEvents(deps: ConsumerDeps & { readonly directory: Directory; readonly connections: ConnectionsView }): Promise<RunningIntake> {
   const groupId = `${deps.serdes.prefix}dispatcher`;
   const consumer = await createConsumer(deps.kafka, deps.serdes, { groupId, topics: [topics.events], fromBeginning: true });
   const intake = new Intake({ ...deps, consumer, groupId, prefix: deps.serdes.prefix });
@@ -20,17 +22,19 @@ export async function consumeEvents(deps: ConsumerDeps & { readonly directory: D
   // One admin connection for every catch-up, rather than one each (up to four a second).
   const offsets = await openOffsetReader(deps.kafka);
   const sync = new ConfigSync(deps.directory, () => offsets.endOffsets(configTopic), deps.logger);
+  const connectionsTopic = topicName(topics.connections, deps.serdes.prefix);
+  const connectionsSync = new ConfigSync(deps.connections, () => offsets.endOffsets(connectionsTopic), deps.logger);
   const tasksOf = (event: PublicEvent): DeliveryTask[] | Error => {
     try {
-      return firstTasks(event, targetsOf(event, deps.directory), Date.now());
+      return firstTasks(event, targetsOf(event, deps.directory, deps.connections), Date.now());
     } catch (error) {
       // Only a payload_json that is not JSON gets here: no attempt could ever post it.
       return new Error(`event ${event.event_id} cannot be rendered: ${error instanceof Error ? error.message : String(error)}`);
     }
   };
-  /** Deliveries of an event judged once the directory holds every webhook written before it. */
+  /** Deliveries of an event judged once the directory (and the connections) hold every write before it. */
   const afterSync = async (event: PublicEvent, writtenAt: number): Promise<void> => {
-    await sync.covering(writtenAt);
+    await Promise.all([sync.covering(writtenAt), connectionsSync.covering(writtenAt)]);
     const tasks = tasksOf(event);
     if (!(tasks instanceof Error)) await Promise.all(tasks.map((task) => deps.deliver(task)));
   };

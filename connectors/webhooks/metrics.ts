@@ -1,5 +1,5 @@
 import { Counter, Histogram, type Registry } from 'prom-client';
-import type { DeliveryOutcome } from '../../schemas/records.js';
+import type { DeliveryOutcome, DeliveryTargetKind } from '../../schemas/records.js';
 
 /**
  * How each attempt ended: the recorded outcome, or `dead` when it was the last one and the delivery
@@ -9,27 +9,28 @@ import type { DeliveryOutcome } from '../../schemas/records.js';
 export type AttemptEnd = DeliveryOutcome | 'dead' | 'dropped' | 'deferred';
 
 export interface DeliveryMetrics {
-  ended(end: AttemptEnd): void;
+  ended(end: AttemptEnd, target: DeliveryTargetKind): void;
   /** A 2xx answer to the body of an event that happened at `eventAt`. */
-  delivered(eventAt: number): void;
+  delivered(eventAt: number, target: DeliveryTargetKind): void;
 }
 
 export function deliveryMetrics(registry: Registry): DeliveryMetrics {
   const deliveries = new Counter({
     name: 'gateway_webhook_deliveries_total',
-    help: 'Webhook delivery attempts by how they ended.',
-    labelNames: ['outcome'] as const,
+    help: 'Webhook delivery attempts by how they ended and the kind of target (account_webhook, partner_webhook).',
+    labelNames: ['outcome', 'target'] as const,
     registers: [registry],
   });
   const latency = new Histogram({
     name: 'gateway_webhook_delivery_latency_seconds',
     help: 'From the event (its timestamp) to the 2xx answer of the webhook, retries included.',
+    labelNames: ['target'] as const,
     buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600, 7200],
     registers: [registry],
   });
   return {
-    ended: (end) => deliveries.inc({ outcome: end }),
-    delivered: (eventAt) => latency.observe(Math.max(0, Date.now() - eventAt) / 1000),
+    ended: (end, target) => deliveries.inc({ outcome: end, target }),
+    delivered: (eventAt, target) => latency.observe({ target }, Math.max(0, Date.now() - eventAt) / 1000),
   };
 }
 

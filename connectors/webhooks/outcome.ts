@@ -1,4 +1,4 @@
-import type { DeliveryOutcome } from '../../schemas/records.js';
+import type { DeliveryOutcome, DeliveryTargetKind } from '../../schemas/records.js';
 import type { PostResult } from './post.js';
 
 export type Verdict =
@@ -6,19 +6,25 @@ export type Verdict =
   | { readonly delivered: false; readonly timedOut: boolean; readonly retryable: boolean; readonly summary: string };
 
 /**
- * What counts as delivered, and which failures another attempt may fix, for account webhooks.
- * Only a 2xx delivers. Spec 6.3 retries account webhooks "when the endpoint fails", so every other
- * answer is retried: 5xx, 429 and 408, but also 3xx (redirects are not followed) and the other
- * 4xx (a receiver that is being deployed or misconfigured answers 404 or 401 for a while).
- * Timeouts and transport failures are retried too. Only a destination the gateway refuses to
- * reach (a private address, an unusable URL) is final. Partner webhooks, when they come, retry
- * only transport failures, 5xx and 429 (spec 6.3): `retriableStatus` in connectors/http.
+ * What counts as delivered, and which failures another attempt may fix. Only a 2xx delivers.
+ *
+ * Account webhooks: spec 6.3 retries them "when the endpoint fails", so every other answer is
+ * retried: 5xx, 429 and 408, but also 3xx (redirects are not followed) and the other 4xx (a
+ * receiver that is being deployed or misconfigured answers 404 or 401 for a while).
+ *
+ * Partner webhooks (spec 6.3): retried on transport failure, 5xx and 429; any other answer (3xx,
+ * every other 4xx, 408 included) is final. A timeout (no answer in time) is a transport failure.
+ *
+ * Timeouts and transport failures are retried for both. Only a destination the gateway refuses to
+ * reach (a private address, an unusable URL) is final for both.
  */
-export function judge(result: Exclude<PostResult, { kind: 'aborted' }>): Verdict {
+export function judge(result: Exclude<PostResult, { kind: 'aborted' }>, kind: DeliveryTargetKind = 'account_webhook'): Verdict {
   switch (result.kind) {
-    case 'response':
+    case 'response': {
       if (result.status >= 200 && result.status <= 299) return { delivered: true };
-      return { delivered: false, timedOut: false, retryable: true, summary: `HTTP ${result.status}` };
+      const retryable = kind === 'account_webhook' || result.status === 429 || (result.status >= 500 && result.status <= 599);
+      return { delivered: false, timedOut: false, retryable, summary: `HTTP ${result.status}` };
+    }
     case 'timeout':
       return { delivered: false, timedOut: true, retryable: true, summary: result.error };
     case 'transport':

@@ -1,4 +1,4 @@
-import type { DeliveryTask } from '../../schemas/records.js';
+import type { DeliveryTargetKind, DeliveryTask } from '../../schemas/records.js';
 import { deliveryRetryTier, type TopicSpec } from '../../topics/index.js';
 
 /** One retry: how long it waits, and the tier topic it waits on (the tier of that delay). */
@@ -23,6 +23,30 @@ export function retrySchedule(delaysMs: readonly number[]): RetrySchedule {
   const retries = delaysMs.map((delayMs) => ({ delayMs, tier: tiers.get(delayMs)! }));
   if (retries.length === 0) throw new Error('a retry schedule needs at least one delay');
   return { retries: retries as [Retry, ...Retry[]], tiers: [...tiers.values()] };
+}
+
+/**
+ * The partner webhook's schedule (spec 6.3): 5 attempts, the retries 1 s, 2 s, 4 s and 8 s after
+ * the attempt before, on tiers of their own (`gw.deliveries.retry.1s` ... `.8s`). Fixed by the
+ * spec, so not configurable; `WEBHOOK_RETRY_DELAYS` is the account webhooks' schedule only.
+ */
+export const PARTNER_RETRY_DELAYS_MS: readonly number[] = [1_000, 2_000, 4_000, 8_000];
+
+/** The schedule of each kind of target. */
+export type RetrySchedules = { readonly [K in DeliveryTargetKind]: RetrySchedule };
+
+export function retrySchedules(accountDelaysMs: readonly number[]): RetrySchedules {
+  return { account_webhook: retrySchedule(accountDelaysMs), partner_webhook: retrySchedule(PARTNER_RETRY_DELAYS_MS) };
+}
+
+/**
+ * Every tier of the schedules, each once (the schedules may share a delay, and then a tier: it
+ * still holds tasks of that one delay only, so its order stays due order).
+ */
+export function tiersOf(schedules: RetrySchedules): TopicSpec<DeliveryTask>[] {
+  const byName = new Map<string, TopicSpec<DeliveryTask>>();
+  for (const schedule of Object.values(schedules)) for (const tier of schedule.tiers) byName.set(tier.name, tier);
+  return [...byName.values()];
 }
 
 /** What follows an attempt that did not deliver. */

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { envelopeBody, type Audience } from '../../events/envelope.js';
+import { envelopeBody } from '../../events/envelope.js';
 import type { DeliveryTargetKind, DeliveryTask, PublicEvent } from '../../schemas/records.js';
 import type { Target } from './targets.js';
 
@@ -18,15 +18,19 @@ export function deliveryIdOf(eventId: string, targetKind: DeliveryTargetKind, ta
 
 /**
  * The first attempt of an event to each of its targets, due now. The body is rendered once per
- * audience; it is the exact string that is signed, posted, and kept for every later attempt.
+ * audience (and, for partners, per connection block); it is the exact string that is signed,
+ * posted, and kept for every later attempt. A partner's delivery id is derived from the event, the
+ * partner and the connection, so one partner gets an event once for each of its connections.
  */
 export function firstTasks(event: PublicEvent, targets: readonly Target[], now: number): DeliveryTask[] {
-  const bodies = new Map<Audience, string>();
-  const bodyFor = (audience: Audience) => {
-    let body = bodies.get(audience);
+  const bodies = new Map<string, string>();
+  const bodyFor = (target: Target) => {
+    const connection = target.connection;
+    const cacheKey = connection === undefined ? target.audience : `${target.audience}\n${JSON.stringify(connection)}`;
+    let body = bodies.get(cacheKey);
     if (body === undefined) {
-      body = envelopeBody(event, audience);
-      bodies.set(audience, body);
+      body = envelopeBody(connection === undefined ? event : { ...event, connection }, target.audience);
+      bodies.set(cacheKey, body);
     }
     return body;
   };
@@ -36,7 +40,7 @@ export function firstTasks(event: PublicEvent, targets: readonly Target[], now: 
     account_id: event.account_id,
     project_id: event.project_id,
     instance_id: event.instance_id,
-    delivery_id: deliveryIdOf(event.event_id, target.kind, target.id),
+    delivery_id: deliveryIdOf(event.event_id, target.kind, target.connection === undefined ? target.id : `${target.id}/${target.connection.id}`),
     target_kind: target.kind,
     target_id: target.id,
     event_type: event.event_type,
@@ -44,6 +48,6 @@ export function firstTasks(event: PublicEvent, targets: readonly Target[], now: 
     attempt: 1,
     not_before: now,
     last_error: null,
-    body_json: bodyFor(target.audience),
+    body_json: bodyFor(target),
   }));
 }

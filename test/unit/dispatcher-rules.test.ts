@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Directory } from '../../processors/directory.js';
+import { ConnectionsView } from '../../processors/connections/view.js';
 import { Endpoints } from '../../connectors/webhooks/endpoint.js';
 import { EndpointLimiter } from '../../connectors/webhooks/limiter.js';
 import { judge, outcomeOf } from '../../connectors/webhooks/outcome.js';
@@ -13,6 +14,9 @@ import { asAccountId, asEventId, asInstanceId, asProjectId } from '../../schemas
 import type { ConfigRecord, DeliveryTask, PublicEvent } from '../../schemas/records.js';
 import { createCipher } from '../../shared/cipher.js';
 import { deliveryRetryTier, durationLabel } from '../../topics/index.js';
+
+/** No partner connection anywhere: partner webhooks have their own tests (partner-webhook-rules). */
+const noConnections = new ConnectionsView();
 
 function webhook(id: string, account: string, project: string, eventTypes: string[], enabled = true, sealed = 'sealed'): ConfigRecord {
   return {
@@ -70,7 +74,7 @@ describe('dispatcher: who receives an event', () => {
   ]) {
     directory.apply(record.entity_id, record);
   }
-  const ids = (e: PublicEvent) => targetsOf(e, directory).map((t) => t.id).sort();
+  const ids = (e: PublicEvent) => targetsOf(e, directory, noConnections).map((t) => t.id).sort();
 
   it('sends a project event to the enabled webhooks of its project that listen to it', () => {
     expect(ids(event())).toEqual(['wh_messages']);
@@ -107,9 +111,9 @@ describe('dispatcher: who receives an event', () => {
     const local = new Directory();
     const record = webhook('wh_x', 'acc_a', 'prj_a1', []);
     local.apply('wh_x', record);
-    expect(targetsOf(event(), local)).toHaveLength(1);
+    expect(targetsOf(event(), local, noConnections)).toHaveLength(1);
     local.apply('wh_x', null);
-    expect(targetsOf(event(), local)).toHaveLength(0);
+    expect(targetsOf(event(), local, noConnections)).toHaveLength(0);
   });
 });
 
@@ -328,7 +332,7 @@ describe('dispatcher: the endpoint of a task, read at attempt time', () => {
   const setUp = (record: ConfigRecord | null) => {
     const directory = new Directory();
     if (record !== null) directory.apply('wh_e', record);
-    return { directory, endpoints: new Endpoints(directory, cipher) };
+    return { directory, endpoints: new Endpoints(directory, cipher, noConnections) };
   };
   const taskOf = (overrides: Partial<DeliveryTask> = {}) => task({ target_id: 'wh_e', ...overrides });
 
@@ -351,9 +355,5 @@ describe('dispatcher: the endpoint of a task, read at attempt time', () => {
   it('fails a task whose secret this SECRETS_KEY cannot open', () => {
     const { endpoints } = setUp(webhook('wh_e', 'acc_a', 'prj_a1', [], true, createCipher('another-key').seal('whsec_x')));
     expect(endpoints.of(taskOf())).toMatchObject({ kind: 'unusable', url: 'https://wh_e.example.com/hook' });
-  });
-
-  it('never delivers partner tasks in this version', () => {
-    expect(setUp(sealed('s')).endpoints.of(taskOf({ target_kind: 'partner_webhook' }))).toMatchObject({ kind: 'gone' });
   });
 });
