@@ -2,6 +2,7 @@ import type { Pool } from 'pg';
 import type { ClickHouse } from '../shared/clickhouse.js';
 import type { Directory } from '../processors/directory.js';
 import type { ConnectionsView } from '../processors/connections/view.js';
+import type { ConnectionWriter } from '../processors/connections/writer.js';
 import type { Clock } from '../shared/clock.js';
 import type { Kafka, Producer, TopicSerdes } from '../topics/index.js';
 
@@ -26,6 +27,8 @@ export interface ApiContext {
   readonly directory: Directory;
   /** Partner connections (gw.connections), for the checks made on every call of a partner-issued key. */
   readonly connections: ConnectionsView;
+  /** The only writer of connection transitions (`gw.connections`). */
+  readonly connectionWriter: ConnectionWriter;
   /** Time of the Connect rules (session and code lifetimes, e-mail limits); tests move it. */
   readonly clock: Clock;
 }

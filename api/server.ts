@@ -5,6 +5,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Logger } from 'pino';
 import type { ApiContext } from './context.js';
+import type { ConnectionId } from '../schemas/ids.js';
 import { healthRoutes, type HealthOptions } from './health/routes.js';
 import { instanceRoutes } from './instances/routes.js';
 import { keyRoutes } from './keys/routes.js';
@@ -80,6 +81,7 @@ export async function buildServer(deps: ApiDeps) {
   await app.register(async (api) => {
     await api.register(authPlugin, {
       directory: ctx.directory,
+      connectionStanding: (id) => ctx.connectionWriter.keyStanding(id as ConnectionId),
       takeToken: createRateLimiter(ctx.clients.pool),
       rateLimitFor: deps.rateLimitFor,
     });

@@ -5,6 +5,7 @@ import { conversationsProjection } from './conversations/index.js';
 import { deliveriesProjection } from './deliveries/index.js';
 import { eventsProjection } from './events/index.js';
 import { instancesProjection } from './instances/projection.js';
+import { connectionsProjection } from './connections/projection.js';
 import type { Projection } from './runtime/projection.js';
 import { usageProjection } from './usage/index.js';
 
@@ -23,11 +24,11 @@ export function projectionsFor(
   { producer, mediaLinks }: { readonly producer: Producer; readonly mediaLinks: MediaLinks },
   mode: 'live' | 'replay',
 ): ReadonlyMap<string, Projection> {
-  const projections = [instancesProjection, conversationsProjection, contactsProjection({ producer, mode }), usageProjection(producer), deliveriesProjection];
+  const projections = [instancesProjection, connectionsProjection, conversationsProjection, contactsProjection({ producer, mode }), usageProjection(producer), deliveriesProjection];
   // The events projection only announces what happens now: replayed, it would announce the past again.
   if (mode === 'live') projections.push(eventsProjection({ producer, mediaLinks }));
   return new Map(projections.map((p) => [p.name, p]));
 }
 
 /** Projections `gateway replay` rebuilds. Usage counters are left out: their inputs are kept for days, not for ever. */
-export const replayable = ['instances', 'conversations', 'contacts', 'deliveries'] as const;
+export const replayable = ['instances', 'connections', 'conversations', 'contacts', 'deliveries'] as const;

@@ -2,6 +2,7 @@ import type { AccountId, InstanceId, ProjectId } from '../schemas/ids.js';
 import { sandboxDirectory } from '../connectors/sandbox/index.js';
 import { startDirectory, type Directory } from '../processors/directory.js';
 import { startConnectionsView, type ConnectionsView } from '../processors/connections/view.js';
+import { ConnectionWriter } from '../processors/connections/writer.js';
 import { systemClock, type Clock } from '../shared/clock.js';
 import { ingestSendMedia } from '../api/media/ingest.js';
 import { planNamed } from '../processors/usage/plans.js';
@@ -34,11 +35,21 @@ export async function startApi(clients: Clients, options: { listen: boolean; clo
   }
   const directory = await startDirectory(clients);
   const connections = await startConnectionsView(clients);
+  const clock = options.clock ?? systemClock;
+  const connectionWriter = new ConnectionWriter({
+    pool: clients.pool,
+    kafka: clients.kafka,
+    producer: clients.producer,
+    prefix: clients.serdes.prefix,
+    view: connections.view,
+    directory: directory.directory,
+    clock,
+  });
   const streams = await StreamHub.start(clients, { bufferPerPartition: clients.config.streams.bufferPerPartition });
   const app = await buildServer({
     logger: clients.logger,
     checkDependencies: () => checkDependencies(clients),
-    ctx: { clients, directory: directory.directory, connections: connections.view, clock: options.clock ?? systemClock },
+    ctx: { clients, directory: directory.directory, connections: connections.view, connectionWriter, clock },
     rateLimitFor: (plan) => planNamed(plan).rateLimit,
     messages: {
       cipher: clients.cipher,

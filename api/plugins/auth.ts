@@ -56,14 +56,21 @@ declare module 'fastify' {
     partnerKeys?: boolean;
     /** True on the few routes that need no key (health, docs): rate limited per IP. */
     public?: boolean;
+    /** Routes of another surface (spec 5) with an authentication of their own: the API-key check leaves them alone. */
+    surface?: 'platform' | 'partner' | 'connect';
   }
 }
 
 /** The SHA-256 of a key as stored: keys themselves are never kept. */
 export const hashKey: (key: string) => string = hashSecret;
 
+/** What a partner-issued key's connection allows now (spec 3.1): checked on every call of such a key. */
+export type ConnectionStanding = 'usable' | 'suspended' | 'revoked';
+
 export interface AuthOptions {
   readonly directory: Directory;
+  /** Holds a partner-issued key's connection against its partner, plan, account and project, moving it at once when they changed. */
+  readonly connectionStanding: (connectionId: string) => Promise<ConnectionStanding>;
   readonly takeToken: RateLimiter;
   /** The rate limit of an account's plan (spec 8.1: the plan's ceiling). */
   readonly rateLimitFor: (plan: string) => RateLimit;
@@ -86,6 +93,7 @@ async function authenticate(app: FastifyInstance, options: AuthOptions): Promise
 
   app.addHook('onRequest', async (request) => {
     const config = request.routeOptions.config;
+    if (config.surface !== undefined) return;
     if (request.routeOptions.url === undefined || config.public === true) {
       if (!(await options.takeToken(`ip:${request.ip}`, defaultRateLimit))) throw gatewayError('rate_limited');
       return;
@@ -112,6 +120,11 @@ async function authenticate(app: FastifyInstance, options: AuthOptions): Promise
       plan: account.plan,
       partnerKey: key.connection_id !== null,
     };
+    if (key.connection_id !== null) {
+      const standing = await options.connectionStanding(key.connection_id);
+      if (standing === 'revoked') throw gatewayError('connect_revoked');
+      if (standing === 'suspended') throw gatewayError('connect_suspended');
+    }
     if (auth.partnerKey && config.partnerKeys === false) throw gatewayError('forbidden');
     if (config.scope !== undefined && !auth.scopes.includes('*') && !auth.scopes.includes(config.scope)) {
       throw gatewayError('forbidden');

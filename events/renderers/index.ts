@@ -5,3 +5,4 @@ export { groupEvent } from './groups.js';
 export { advisoryEvents, type AdvisoryInput } from './advisories.js';
 export { thresholdEvent, thresholdEventId, type Threshold } from './usage.js';
 export { KEYWORD_SOURCE, optedOutEvent } from './opt-out.js';
+export { connectionEvents } from './connections.js';

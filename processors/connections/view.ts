@@ -33,7 +33,7 @@ export class ConnectionsView extends FollowedView<ConnectionTransition> {
     return [...this.byId.values()].filter((c) => c.account_id === accountId);
   }
 
-  /** Connections linked to a project now (any status but revoked, which has no project). */
+  /** Connections linked to a project now (any status but revoked). */
   onProject(projectId: string): ConnectionEntry[] {
     return [...(this.byProject.get(projectId)?.values() ?? [])];
   }
@@ -59,7 +59,7 @@ export class ConnectionsView extends FollowedView<ConnectionTransition> {
     if (value === null) return;
     this.byId.set(id, value);
     this.byExternal.set(externalKey(value.partner_id, value.external_id), value);
-    if (value.project_id !== null) {
+    if (value.project_id !== null && value.to_status !== 'revoked') {
       let group = this.byProject.get(value.project_id);
       if (!group) this.byProject.set(value.project_id, (group = new Map<string, ConnectionEntry>()));
       group.set(id, value);

@@ -4,9 +4,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sandboxDirectory } from '../../connectors/sandbox/index.js';
 import { contactRoutes } from '../../api/contacts/routes.js';
-import { Directory } from '../../processors/directory.js';
-import { ConnectionsView } from '../../processors/connections/view.js';
-import { systemClock } from '../../shared/clock.js';
+import { routeContext } from '../support/route-context.js';
 import { errorsPlugin } from '../../api/plugins/errors.js';
 import type { AuthContext } from '../../api/plugins/auth.js';
 import { replayProjection, runProjection, waitUntilCaughtUp, type Projection, type RunningProjection } from '../../processors/index.js';
@@ -66,7 +64,7 @@ describe('contacts projection and routes on the real stack', () => {
     server.addHook('onRequest', async (request) => {
       request.auth = auth;
     });
-    await server.register(contactRoutes, { ctx: { clients, directory: new Directory(), connections: new ConnectionsView(), clock: systemClock }, network: sandboxDirectory });
+    await server.register(contactRoutes, { ctx: routeContext(clients), network: sandboxDirectory });
     return server;
   }
 

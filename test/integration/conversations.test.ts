@@ -3,9 +3,7 @@ import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { conversationRoutes } from '../../api/conversations/routes.js';
-import { Directory } from '../../processors/directory.js';
-import { ConnectionsView } from '../../processors/connections/view.js';
-import { systemClock } from '../../shared/clock.js';
+import { routeContext } from '../support/route-context.js';
 import { errorsPlugin } from '../../api/plugins/errors.js';
 import type { AuthContext } from '../../api/plugins/auth.js';
 import { replayProjection, runProjection, waitUntilCaughtUp, type RunningProjection } from '../../processors/index.js';
@@ -80,7 +78,7 @@ describe('conversations projection and inbox routes on the real stack', () => {
       request.auth = auth;
     });
     await server.register(conversationRoutes, {
-      ctx: { clients, directory: new Directory(), connections: new ConnectionsView(), clock: systemClock },
+      ctx: routeContext(clients),
       signMediaUrl: (id) => `https://media.test/${id}?sig=fresh`,
     });
     return server;

@@ -1,9 +1,7 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Directory } from '../../processors/directory.js';
-import { ConnectionsView } from '../../processors/connections/view.js';
-import { systemClock } from '../../shared/clock.js';
+import { routeContext } from '../support/route-context.js';
 import { errorsPlugin } from '../../api/plugins/errors.js';
 import type { AuthContext } from '../../api/plugins/auth.js';
 import { usageRoutes } from '../../api/usage/routes.js';
@@ -168,7 +166,7 @@ describe('usage: counting, thresholds and routes on the real stack', () => {
         partnerKey: header('x-test-partner') === 'true',
       };
     });
-    await app.register(usageRoutes, { ctx: { clients, directory: new Directory(), connections: new ConnectionsView(), clock: systemClock } });
+    await app.register(usageRoutes, { ctx: routeContext(clients) });
   });
 
   afterAll(async () => {
