@@ -26,6 +26,8 @@ import { sandboxRoutes } from './sandbox/routes.js';
 import { streamRoutes, type StreamRouteOptions } from './streams/index.js';
 import { usageRoutes } from './usage/routes.js';
 import { webhookRoutes } from './webhooks/index.js';
+import { partnerRoutes } from './partner/routes.js';
+import { myConnectionRoutes } from './me/connections.js';
 
 export interface ApiDeps extends HealthOptions {
   readonly logger: Logger;
@@ -67,7 +69,10 @@ export async function buildServer(deps: ApiDeps) {
         description: 'Send and receive messages through phone numbers, with signed webhooks and event streams.',
       },
       components: {
-        securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', description: 'API key `svc_live_...`' } },
+        securitySchemes: {
+          apiKey: { type: 'http', scheme: 'bearer', description: 'API key `svc_live_...`' },
+          partnerSecret: { type: 'http', scheme: 'bearer', description: 'Partner secret `svc_partner_...` (header only)' },
+        },
       },
       security: [{ apiKey: [] }],
     },
@@ -79,10 +84,11 @@ export async function buildServer(deps: ApiDeps) {
 
   const { ctx } = deps;
   await app.register(async (api) => {
+    const takeToken = createRateLimiter(ctx.clients.pool);
     await api.register(authPlugin, {
       directory: ctx.directory,
       connectionStanding: (id) => ctx.connectionWriter.keyStanding(id as ConnectionId),
-      takeToken: createRateLimiter(ctx.clients.pool),
+      takeToken,
       rateLimitFor: deps.rateLimitFor,
     });
     await api.register(healthRoutes, { checkDependencies: deps.checkDependencies });
@@ -99,6 +105,8 @@ export async function buildServer(deps: ApiDeps) {
     await api.register(sandboxRoutes, { ctx });
     await api.register(streamRoutes, { ctx, ...deps.streams });
     await api.register(webhookRoutes, { ctx, cipher: deps.messages.cipher });
+    await api.register(partnerRoutes, { ctx, takeToken });
+    await api.register(myConnectionRoutes, { ctx });
   });
 
   return app;

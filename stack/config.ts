@@ -50,6 +50,8 @@ export interface Config {
     /** Recent events each API process keeps per partition of `gw.events`, for reconnects. */
     readonly bufferPerPartition: number;
   };
+  /** How often the sweeper holds every partner connection against its plan, account and project (spec 8.4: 2 minutes). */
+  readonly sweepIntervalMs: number;
   /** Folder of the local stack's data and logs (git-ignored). */
   readonly stackRoot: string;
 }
@@ -155,8 +157,15 @@ export function loadConfig(env: Env = process.env): Config {
       heartbeatMs: integer(env, 'STREAM_HEARTBEAT_MS', 15_000),
       bufferPerPartition: integer(env, 'STREAM_BUFFER_PER_PARTITION', 2_000),
     }),
+    sweepIntervalMs: positive(env, 'SWEEP_INTERVAL_MS', 120_000),
     stackRoot,
   });
+}
+
+function positive(env: Env, name: string, fallback: number): number {
+  const value = integer(env, name, fallback);
+  if (value === 0) throw new Error(`${name} must be positive`);
+  return value;
 }
 
 /** A copy of the config that is safe to log: credentials inside URLs are masked. */

@@ -3,6 +3,7 @@ import { PendingReceipts, SandboxNetwork } from '../connectors/sandbox/index.js'
 import { startDispatcher } from '../connectors/webhooks/index.js';
 import { projectionsFor, runProjection } from '../processors/index.js';
 import { startUsageWriter } from '../processors/usage/index.js';
+import { startSweeper } from '../processors/connections/sweeper.js';
 import { startApi, type RunningApi } from './api-role.js';
 import type { Clients } from './clients.js';
 import { mediaSink } from './media-sink.js';
@@ -29,9 +30,6 @@ export interface RunningRoles extends Running {
   readonly api: RunningApi | undefined;
 }
 
-/** Roles with nothing to run in this version; they start so that deployments can name them already. */
-const idleRoles: ReadonlySet<Role> = new Set(['sweeper']);
-
 export async function startRoles(roles: readonly Role[], clients: Clients): Promise<RunningRoles> {
   const running: Running[] = [];
   const { logger } = clients;
@@ -41,7 +39,7 @@ export async function startRoles(roles: readonly Role[], clients: Clients): Prom
   }
   if (roles.includes('connector')) running.push(await startConnectorRole(clients, { connectors: [sandboxNetwork(clients)] }));
   if (roles.includes('dispatcher')) running.push(await startDispatcher(clients));
-  for (const role of roles.filter((r) => idleRoles.has(r))) logger.info({ role }, 'role has no work in this version');
+  if (roles.includes('sweeper')) running.push(await startSweeper(clients, { intervalMs: clients.config.sweepIntervalMs }));
   let api: RunningApi | undefined;
   if (roles.includes('api')) {
     api = await startApi(clients, { listen: true });

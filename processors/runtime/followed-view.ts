@@ -23,9 +23,18 @@ export abstract class FollowedView<V> {
   /** The id of a write, as `applied` is asked for it. */
   protected abstract writeId(value: V): string;
 
+  private readonly listeners = new Set<(key: string, value: V | null) => void>();
+
+  /** Calls `listener` after each record applied from now on; returns the unsubscribe. */
+  subscribe(listener: (key: string, value: V | null) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
   /** Applies one record of the topic; a null value (tombstone) removes the entity with that key. */
   apply(key: string, value: V | null): void {
     this.applyValue(key, value);
+    for (const listener of this.listeners) listener(key, value);
     this.seen.add(value === null ? `deleted:${key}` : this.writeId(value));
     if (this.seen.size > SEEN_KEPT) this.seen.delete(this.seen.values().next().value!);
   }

@@ -1,0 +1,47 @@
+import { asEventId, newId, type AccountId, type ProjectId } from '../../schemas/ids.js';
+import type { ConfigRecord } from '../../schemas/records.js';
+import type { PartnerEntry } from '../../processors/directory.js';
+import type { ConnectionEntry } from '../../processors/connections/view.js';
+import { withDeadline } from '../../shared/deadline.js';
+import { topics } from '../../topics/index.js';
+import { WRITE_DEADLINE_MS } from '../config-writes.js';
+import type { ApiContext } from '../context.js';
+import { issueKey } from '../keys/issue.js';
+import type { Scope } from '../plugins/auth.js';
+
+/**
+ * The connection's one key (spec 5 rule 4): role `agent`, the partner's scopes, bound to the
+ * connection's project. Issuing a new one (a second exchange, a rotation) revokes the previous
+ * at once, in the same write. Returns the key, shown once.
+ */
+export async function replaceConnectionKey(
+  ctx: Pick<ApiContext, 'clients' | 'directory' | 'clock'>,
+  connection: ConnectionEntry,
+  partner: PartnerEntry,
+): Promise<string> {
+  const accountId = connection.account_id as AccountId;
+  const now = ctx.clock();
+  const previous: ConfigRecord[] = ctx.directory
+    .keysOf(accountId)
+    .filter((key) => key.connection_id === connection.connection_id && key.revoked_at === null)
+    .map(({ id, account_id, project_id, created_at: _, ...key }) => ({
+      event_id: asEventId(newId('cfg')),
+      occurred_at: now,
+      account_id,
+      project_id,
+      instance_id: null,
+      entity_id: id,
+      entity: { kind: 'api_key', ...key, revoked_at: now },
+    }));
+  const issued = issueKey({
+    accountId,
+    projectId: connection.project_id as ProjectId,
+    role: 'agent',
+    scopes: partner.key_scopes as Scope[],
+    connectionId: connection.connection_id,
+  });
+  const records = [...previous, issued.record];
+  await withDeadline(ctx.clients.producer.send(topics.config, records.map((value) => ({ key: value.entity_id, value }))), WRITE_DEADLINE_MS);
+  await Promise.all(records.map((record) => ctx.directory.applied(record.entity_id, record.event_id, WRITE_DEADLINE_MS)));
+  return issued.apiKey;
+}
