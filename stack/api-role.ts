@@ -21,6 +21,7 @@ export interface RunningApi {
   readonly app: ApiServer;
   readonly directory: Directory;
   readonly connections: ConnectionsView;
+  readonly connectionWriter: ConnectionWriter;
   readonly cipher: Cipher;
   readonly streams: StreamHub;
   stop(): Promise<void>;
@@ -73,6 +74,7 @@ export async function startApi(clients: Clients, options: { listen: boolean; clo
     app,
     directory: directory.directory,
     connections: connections.view,
+    connectionWriter,
     cipher: clients.cipher,
     streams,
     async stop() {

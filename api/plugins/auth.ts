@@ -100,7 +100,12 @@ async function authenticate(app: FastifyInstance, options: AuthOptions): Promise
     }
     const match = BEARER.exec(request.headers.authorization ?? '');
     const key = match?.[1] ? options.directory.keyByHash(hashKey(match[1])) : undefined;
+    const connectionId = key?.connection_id ?? null;
     if (!keyUsable(key)) {
+      // A key of an ended connection says why it stopped (spec 7: connect_revoked); a rotated one does not.
+      if (connectionId !== null && (await options.connectionStanding(connectionId)) === 'revoked') {
+        throw gatewayError('connect_revoked');
+      }
       // Guessing keys draws from the caller's IP bucket.
       if (!(await options.takeToken(`ip:${request.ip}`, defaultRateLimit))) throw gatewayError('rate_limited');
       throw gatewayError('unauthorized');

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deliveryIdOf, startDispatcher, type RunningDispatcher } from '../../connectors/webhooks/index.js';
@@ -12,72 +12,12 @@ import { createConsumer, topics, type TopicConsumer, type TopicSpec } from '../.
 import { testClients } from '../support/clients.js';
 import { createTestEnv, waitFor, type TestEnv } from '../support/env.js';
 import { connectionRecord, partnerRecord, type ConnectionFields } from '../support/partner-records.js';
+import { Receiver } from '../support/webhook-receiver.js';
 
 /** Spec 6.3: the retries of a partner webhook, each after the attempt before. */
 const GAPS_MS = [1_000, 2_000, 4_000, 8_000];
 /** How late a retry may come after its delay: the tier's pause timer, a fetch, the producer's ack. */
 const SLACK_MS = 1_500;
-
-interface Received {
-  /** The path: a partner id, or an account webhook id. */
-  readonly target: string;
-  readonly eventId: string;
-  readonly eventType: string;
-  readonly signature: string | undefined;
-  readonly contentType: string | undefined;
-  readonly raw: Buffer;
-  readonly body: { connection?: ConnectionRef; sender?: { phone?: string | null }; event_type: string };
-  readonly at: number;
-}
-
-/** One local HTTP server for every partner and webhook: the path names the target, `answer` its status. */
-class Receiver {
-  readonly received: Received[] = [];
-  private server!: Server;
-
-  constructor(private readonly answer: (target: string, earlier: number) => number) {}
-
-  get base(): string {
-    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-  }
-
-  async start(): Promise<void> {
-    this.server = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (chunk: Buffer) => chunks.push(chunk));
-      req.on('end', () => {
-        const raw = Buffer.concat(chunks);
-        const header = (name: string) => {
-          const value = req.headers[name];
-          return Array.isArray(value) ? value[0] : value;
-        };
-        const request: Received = {
-          target: (req.url ?? '/').slice(1),
-          eventId: header('x-service-event-id') ?? '',
-          eventType: header('x-service-event-type') ?? '',
-          signature: header('x-service-signature'),
-          contentType: header('content-type'),
-          raw,
-          body: JSON.parse(raw.toString('utf8')) as Received['body'],
-          at: Date.now(),
-        };
-        const earlier = this.of(request.target, request.eventId).length;
-        this.received.push(request);
-        res.writeHead(this.answer(request.target, earlier), { 'content-type': 'text/plain' }).end('answer');
-      });
-    });
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-  }
-
-  of(target: string, eventId?: string): Received[] {
-    return this.received.filter((r) => r.target === target && (eventId === undefined || r.eventId === eventId));
-  }
-
-  async close(): Promise<void> {
-    this.server.closeAllConnections();
-    await new Promise((resolve) => this.server.close(resolve));
-  }
-}
 
 async function closedPort(): Promise<number> {
   const server = createServer();

@@ -1,0 +1,323 @@
+import type { AddressInfo } from 'node:net';
+import { request } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAccount, type CreatedAccount } from '../../api/accounts/create.js';
+import { connectSandboxNumbers } from '../../api/accounts/sandbox.js';
+import { issueConnectCode } from '../../api/partner/connect-codes.js';
+import { newSigningSecret, verify } from '../../events/signature.js';
+import { replayProjection } from '../../processors/index.js';
+import { connectionsProjection } from '../../processors/connections/projection.js';
+import { asEventId, asInstanceId, newId, type ConnectionId, type PartnerId } from '../../schemas/ids.js';
+import type { ConfigRecord } from '../../schemas/records.js';
+import { createCipher } from '../../shared/cipher.js';
+import { hashSecret, secretToken } from '../../shared/secret-token.js';
+import { startApi, type RunningApi } from '../../stack/api-role.js';
+import type { Clients } from '../../stack/clients.js';
+import { startRoles, type RunningRoles } from '../../stack/roles.js';
+import { topics } from '../../topics/index.js';
+import { testClients } from '../support/clients.js';
+import { createTestEnv, waitFor, type TestEnv } from '../support/env.js';
+import { partnerRecord } from '../support/partner-records.js';
+import { Receiver } from '../support/webhook-receiver.js';
+
+interface Answer<T = Record<string, unknown>> {
+  readonly status: number;
+  readonly body: T;
+}
+
+/**
+ * The partner API (spec 4.4), the connection lifecycle (3.1) and partner-issued keys (5) over HTTP
+ * on the real stack: every role runs in-process, the API on a clock the test moves. The steps of
+ * the component (/connect/*) are made here through the connection writer they call.
+ */
+describe('partner API and connection lifecycle', () => {
+  let env: TestEnv;
+  let clients: Clients;
+  let roles: RunningRoles;
+  let api: RunningApi;
+  let base: string;
+  let now = Date.now();
+  const receiver = new Receiver(() => 200);
+  const secrets = { partner: secretToken('svc_partner_'), other: secretToken('svc_partner_'), webhook: newSigningSecret() };
+  const partnerId = newId('ptn') as PartnerId;
+  const otherId = newId('ptn') as PartnerId;
+  let account: CreatedAccount;
+
+  async function call<T = Record<string, unknown>>(method: string, path: string, options: { auth?: string; body?: unknown } = {}): Promise<Answer<T>> {
+    const response = await request(`${base}${path}`, {
+      method: method as 'GET',
+      headers: {
+        ...(options.auth === undefined ? {} : { authorization: `Bearer ${options.auth}` }),
+        ...(options.body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      body: options.body === undefined ? undefined : JSON.stringify(options.body),
+    });
+    const text = await response.body.text();
+    return { status: response.statusCode, body: (text === '' ? {} : JSON.parse(text)) as T };
+  }
+  const partner = (method: string, path: string, body?: unknown) => call(method, path, { auth: secrets.partner, body });
+  const session = (externalId: string, customer: Record<string, unknown> = {}) =>
+    partner('POST', '/partner/connect-sessions', { external_id: externalId, customer: { name: 'Ana', email: 'ana@shop.test', ...customer } });
+
+  async function writeConfig(...records: ConfigRecord[]): Promise<void> {
+    await clients.producer.send(topics.config, records.map((value) => ({ key: value.entity_id, value })));
+    await Promise.all(records.map((r) => api.directory.applied(r.entity_id, r.event_id, 15_000)));
+  }
+  const setPlan = (plan: string) => {
+    const current = api.directory.accounts.get(account.account_id)!;
+    return writeConfig({
+      event_id: asEventId(newId('cfg')),
+      occurred_at: Date.now(),
+      account_id: current.id,
+      project_id: null,
+      instance_id: null,
+      entity_id: current.id,
+      entity: { kind: 'account', name: current.name, email: current.email, locale: current.locale, plan },
+    });
+  };
+  const statusOf = (id: string) => api.connections.get(id)?.to_status;
+  const untilStatus = (id: string, status: string) => waitFor(`connection ${id} ${status}`, async () => (statusOf(id) === status ? true : undefined), { timeoutMs: 20_000 });
+  const eventsFor = (type: string, connectionId: string) =>
+    receiver.of(partnerId).filter((r) => r.eventType === type && r.body.connection?.id === connectionId);
+
+  /** A connection taken through the flow to `active`, and its key from the exchange. */
+  async function activeConnection(externalId: string): Promise<{ id: ConnectionId; key: string }> {
+    const opened = await session(externalId);
+    const id = (opened.body.connection as { id: ConnectionId }).id;
+    await api.connectionWriter.linkAccount(id, { accountId: account.account_id as never, projectId: account.project_id as never });
+    await api.connectionWriter.complete(id, { instanceId: asInstanceId(account.instance_ids[0]!), hasConnectedNumber: true });
+    const { code } = await issueConnectCode(clients.pool, { connectionId: id, partnerId }, now);
+    const exchanged = await partner('POST', '/partner/connect/exchange', { code });
+    expect(exchanged.status, JSON.stringify(exchanged.body)).toBe(200);
+    return { id, key: exchanged.body.api_key as string };
+  }
+
+  beforeAll(async () => {
+    env = await createTestEnv({ PORT: '0', HOST: '127.0.0.1', OUTBOUND_ALLOW_CIDRS: '127.0.0.0/8', SWEEP_INTERVAL_MS: '3600000' });
+    clients = await testClients(env);
+    await receiver.start();
+    roles = await startRoles(['processor', 'connector', 'dispatcher', 'sweeper'], clients);
+    api = await startApi(clients, { listen: true, clock: () => now });
+    base = `http://127.0.0.1:${(api.app.server.address() as AddressInfo).port}`;
+    const cipher = createCipher(env.config.secretsKey);
+    await writeConfig(
+      partnerRecord(partnerId, {
+        secret_hash: hashSecret(secrets.partner),
+        webhook_url: `${receiver.base}/${partnerId}`,
+        webhook_secret_ciphertext: cipher.seal(secrets.webhook),
+        key_scopes: ['instances:read', 'messages:send'],
+      }),
+      partnerRecord(otherId, { secret_hash: hashSecret(secrets.other) }),
+    );
+    account = await createAccount(clients.producer, { name: 'Shop', email: 'ana@shop.test', plan: 'pro', sandboxNumbers: 1 }, connectSandboxNumbers(clients.producer));
+    await api.directory.until(() => api.directory.accounts.has(account.account_id) && api.directory.projects.has(account.project_id), 15_000);
+  }, 120_000);
+
+  afterAll(async () => {
+    await api?.stop();
+    await roles?.stop();
+    await receiver.close().catch(() => undefined);
+    await clients?.close();
+    await env?.dispose();
+  });
+
+  it('refuses a partner secret that is missing, wrong, or sent in the query string', async () => {
+    expect(await call('GET', '/partner/me')).toMatchObject({ status: 401, body: { code: 'partner_unauthorized' } });
+    expect(await call('GET', '/partner/me', { auth: secretToken('svc_partner_') })).toMatchObject({ status: 401, body: { code: 'partner_unauthorized' } });
+    expect(await call('GET', `/partner/me?secret=${secrets.partner}`)).toMatchObject({ status: 401, body: { code: 'partner_unauthorized' } });
+    expect(await call('GET', `/partner/me?secret=${secrets.partner}`, { auth: secrets.partner })).toMatchObject({ status: 401 });
+    expect(await call('GET', '/partner/me', { auth: account.api_key })).toMatchObject({ status: 401, body: { code: 'partner_unauthorized' } });
+    const me = await partner('GET', '/partner/me');
+    expect(me).toMatchObject({ status: 200, body: { id: partnerId, key_scopes: ['instances:read', 'messages:send'] } });
+    expect(JSON.stringify(me.body)).not.toContain('hash');
+  });
+
+  it('validates a session request with the spec codes', async () => {
+    const cases: [unknown, string][] = [
+      [{ customer: { name: 'A', email: 'a@b.test' } }, 'external_id_required'],
+      [{ external_id: '', customer: { name: 'A', email: 'a@b.test' } }, 'external_id_required'],
+      [{ external_id: 'x'.repeat(201), customer: { name: 'A', email: 'a@b.test' } }, 'external_id_required'],
+      [{ external_id: 'c1', customer: { name: 'A' } }, 'customer_email_required'],
+      [{ external_id: 'c1', customer: { name: 'A', email: 'not-an-email' } }, 'customer_email_required'],
+      [{ external_id: 'c1', customer: { email: 'a@b.test' } }, 'customer_name_required'],
+      [{ external_id: 'c1', customer: { name: ' ', company: '', email: 'a@b.test' } }, 'customer_name_required'],
+    ];
+    for (const [body, code] of cases) expect(await partner('POST', '/partner/connect-sessions', body), JSON.stringify(body)).toMatchObject({ status: 400, body: { code } });
+    expect(await partner('POST', '/partner/connect-sessions', { external_id: 'c1', customer: { name: 'A', email: 'a@b.test', phone: '5511' } })).toMatchObject({
+      status: 400,
+      body: { code: 'invalid_request' },
+    });
+    expect(await partner('POST', '/partner/connect-sessions', { external_id: 'x'.repeat(200), customer: { company: 'Acme', email: 'a@b.test' } })).toMatchObject({ status: 201 });
+  });
+
+  it('reuses the connection of an external_id, updates its pre-fill until linked, then freezes it', async () => {
+    const first = await session('cus-prefill', { name: 'Ana', country: 'br', locale: 'pt-br' });
+    expect(first.status).toBe(201);
+    expect(first.body.session_token).toMatch(/^cs_/);
+    expect(first.body).toMatchObject({ connection: { status: 'pending_account', external_id: 'cus-prefill' } });
+    const id = (first.body.connection as { id: string }).id;
+    expect(new Date(first.body.expires_at as string).getTime()).toBe(now + 30 * 60_000);
+    const second = await session('cus-prefill', { name: 'Ana Souza' });
+    expect((second.body.connection as { id: string }).id).toBe(id);
+    expect(second.body.session_token).not.toBe(first.body.session_token);
+    expect((await partner('GET', `/partner/connections/${id}`)).body).toMatchObject({ customer: { name: 'Ana Souza' } });
+
+    await api.connectionWriter.linkAccount(id as ConnectionId, { accountId: account.account_id as never, projectId: account.project_id as never });
+    await session('cus-prefill', { name: 'Someone Else' });
+    const linked = await partner('GET', `/partner/connections/${id}`);
+    expect(linked.body).toMatchObject({ status: 'pending_number', account_id: account.account_id, project_id: account.project_id, customer: { name: 'Ana Souza' } });
+    // Another partner never reaches it.
+    expect(await call('GET', `/partner/connections/${id}`, { auth: secrets.other })).toMatchObject({ status: 404, body: { code: 'connection_not_found' } });
+    expect(await partner('GET', '/partner/connections/not-a-connection')).toMatchObject({ status: 404, body: { code: 'connection_not_found' } });
+    expect(await partner('POST', `/partner/connections/${id}/rotate-key`)).toMatchObject({ status: 409, body: { code: 'connection_not_active' } });
+    const listed = await call<{ data: { id: string }[] }>('GET', '/partner/connections?external_id=cus-prefill', { auth: secrets.partner });
+    expect(listed.body.data.map((c) => c.id)).toEqual([id]);
+    expect((await call<{ data: unknown[] }>('GET', '/partner/connections?status=revoked', { auth: secrets.partner })).body.data).toEqual([]);
+  });
+
+  it('exchanges a code once, for its own partner, within 10 minutes; the key is an agent key of the project', async () => {
+    expect(await partner('POST', '/partner/connect/exchange', {})).toMatchObject({ status: 400, body: { code: 'code_required' } });
+    expect(await partner('POST', '/partner/connect/exchange', { code: 'cc_wrong' })).toMatchObject({ status: 400, body: { code: 'invalid_code' } });
+
+    const { id, key } = await activeConnection('cus-exchange');
+    expect(key).toMatch(/^svc_live_/);
+    const theirs = await issueConnectCode(clients.pool, { connectionId: id, partnerId }, now);
+    expect(await call('POST', '/partner/connect/exchange', { auth: secrets.other, body: { code: theirs.code } })).toMatchObject({ status: 400, body: { code: 'invalid_code' } });
+    const late = await issueConnectCode(clients.pool, { connectionId: id, partnerId }, now);
+    now += 10 * 60_000 + 1;
+    expect(await partner('POST', '/partner/connect/exchange', { code: late.code })).toMatchObject({ status: 400, body: { code: 'invalid_code' } });
+    const used = await issueConnectCode(clients.pool, { connectionId: id, partnerId }, now);
+    expect(await partner('POST', '/partner/connect/exchange', { code: used.code })).toMatchObject({ status: 200 });
+    expect(await partner('POST', '/partner/connect/exchange', { code: used.code })).toMatchObject({ status: 400, body: { code: 'invalid_code' } });
+    // The second exchange issued a new key and revoked the first at once.
+    expect(await call('GET', '/instances', { auth: key })).toMatchObject({ status: 401 });
+
+    const rotated = await partner('POST', `/partner/connections/${id}/rotate-key`);
+    expect(rotated).toMatchObject({ status: 200, body: { id, status: 'active', account_id: account.account_id, project_id: account.project_id } });
+    const fresh = rotated.body.api_key as string;
+    const instances = await call<{ data: { id: string }[] }>('GET', '/instances?project_id=all', { auth: fresh });
+    expect(instances.status).toBe(200);
+    expect(instances.body.data.map((i) => i.id)).toEqual(account.instance_ids);
+    expect(api.directory.keyByHash(hashSecret(fresh))).toMatchObject({ role: 'agent', scopes: ['instances:read', 'messages:send'], project_id: account.project_id, connection_id: id });
+    for (const path of ['/keys', '/me/connections', '/webhooks']) expect(await call('GET', path, { auth: fresh }), path).toMatchObject({ status: 403, body: { code: 'forbidden' } });
+  });
+
+  it('sends connect.completed and then the operation events of the project to the partner webhook, signed, with the connection block', async () => {
+    const { id, key } = await activeConnection('cus-events');
+    const sent = await call('POST', '/messages/text', { auth: key, body: { to: '+5511999990001', body: 'hello from a partner key' } });
+    expect(sent.status, JSON.stringify(sent.body)).toBe(202);
+    const completed = await waitFor('connect.completed', async () => eventsFor('connect.completed', id)[0], { timeoutMs: 30_000 });
+    expect(completed.body.connection).toEqual({ id, external_id: 'cus-events', account_id: account.account_id, project_id: account.project_id, status: 'active' });
+    expect(verify(secrets.webhook, completed.raw, completed.signature)).toBe(true);
+    const message = await waitFor('message.sent to the partner', async () => eventsFor('message.sent', id)[0], { timeoutMs: 30_000 });
+    expect(verify(secrets.webhook, message.raw, message.signature)).toBe(true);
+    expect(message.at).toBeGreaterThanOrEqual(completed.at);
+  });
+
+  it('suspends at once on a plan downgrade (402 connect_suspended) and resumes on payment', async () => {
+    const { id, key } = await activeConnection('cus-suspend');
+    await setPlan('free');
+    await untilStatus(id, 'suspended');
+    expect(await call('GET', '/instances', { auth: key })).toMatchObject({ status: 402, body: { code: 'connect_suspended' } });
+    await waitFor('connect.suspended', async () => eventsFor('connect.suspended', id)[0], { timeoutMs: 30_000 });
+    await setPlan('pro');
+    await untilStatus(id, 'active');
+    expect(await call('GET', '/instances', { auth: key })).toMatchObject({ status: 200 });
+    await waitFor('connect.resumed', async () => eventsFor('connect.resumed', id)[0], { timeoutMs: 30_000 });
+  });
+
+  it('applies a suspension on the very call of the key when the sweep has not run', async () => {
+    const { id, key } = await activeConnection('cus-keycall');
+    await roles.stop();
+    try {
+      await setPlan('free');
+      expect(await call('GET', '/instances', { auth: key })).toMatchObject({ status: 402, body: { code: 'connect_suspended' } });
+      expect(statusOf(id)).toBe('suspended');
+      await setPlan('pro');
+      expect(await call('GET', '/instances', { auth: key })).toMatchObject({ status: 200 });
+      expect(statusOf(id)).toBe('active');
+    } finally {
+      roles = await startRoles(['processor', 'connector', 'dispatcher', 'sweeper'], clients);
+    }
+  });
+
+  it('revokes by the partner and by the customer; the key answers 401 connect_revoked and /connect codes 409', async () => {
+    const byPartner = await activeConnection('cus-revoke-partner');
+    expect(await partner('DELETE', `/partner/connections/${byPartner.id}`)).toMatchObject({ status: 204 });
+    expect(await call('GET', '/instances', { auth: byPartner.key })).toMatchObject({ status: 401, body: { code: 'connect_revoked' } });
+    const revoked = await partner('GET', `/partner/connections/${byPartner.id}`);
+    expect(revoked.body).toMatchObject({ status: 'revoked', revoked_by: 'partner' });
+    expect(revoked.body).not.toHaveProperty('account_id');
+    const code = await issueConnectCode(clients.pool, { connectionId: byPartner.id, partnerId }, now);
+    expect(await partner('POST', '/partner/connect/exchange', { code: code.code })).toMatchObject({ status: 409, body: { code: 'connection_revoked' } });
+    expect(await partner('DELETE', `/partner/connections/${byPartner.id}`)).toMatchObject({ status: 204 });
+    const event = await waitFor('connect.revoked', async () => eventsFor('connect.revoked', byPartner.id)[0], { timeoutMs: 30_000 });
+    expect((JSON.parse(event.raw.toString()) as { payload: unknown }).payload).toEqual({ status: 'revoked', revoked_by: 'partner' });
+
+    const byCustomer = await activeConnection('cus-revoke-customer');
+    const mine = await call<{ data: Record<string, unknown>[] }>('GET', '/me/connections', { auth: account.api_key });
+    const listed = mine.body.data.find((c) => c.id === byCustomer.id);
+    expect(listed).toMatchObject({ partner_name: `Partner ${partnerId}`, status: 'active' });
+    expect(JSON.stringify(mine.body)).not.toContain('api_key');
+    expect(await call('DELETE', `/me/connections/${byCustomer.id}`, { auth: account.api_key })).toMatchObject({ status: 204 });
+    expect(await call('GET', '/instances', { auth: byCustomer.key })).toMatchObject({ status: 401, body: { code: 'connect_revoked' } });
+    expect((await partner('GET', `/partner/connections/${byCustomer.id}`)).body).toMatchObject({ status: 'revoked', revoked_by: 'customer' });
+
+    // A new session on the revoked external_id reopens the same connection at the account step.
+    const reopened = await session('cus-revoke-customer');
+    expect(reopened.body.connection).toEqual({ id: byCustomer.id, external_id: 'cus-revoke-customer', status: 'pending_account' });
+  });
+
+  it('revokes when the project or the account is deleted', async () => {
+    const project = await activeConnection('cus-project-deleted');
+    await writeConfigTombstone(account.project_id);
+    await untilStatus(project.id, 'revoked');
+    expect(api.connections.get(project.id)?.revoked_by).toBe('project_deleted');
+    expect(await call('GET', '/instances', { auth: project.key })).toMatchObject({ status: 401, body: { code: 'connect_revoked' } });
+
+    const other = await createAccount(clients.producer, { name: 'Other', email: 'other@shop.test', plan: 'pro' }, async () => undefined);
+    await api.directory.until(() => api.directory.accounts.has(other.account_id), 15_000);
+    const opened = await session('cus-account-deleted', { email: 'other@shop.test' });
+    const id = (opened.body.connection as { id: ConnectionId }).id;
+    await api.connectionWriter.linkAccount(id, { accountId: other.account_id as never, projectId: other.project_id as never });
+    await writeConfigTombstone(other.account_id);
+    await untilStatus(id, 'revoked');
+    expect(api.connections.get(id)?.revoked_by).toBe('account_deleted');
+  });
+
+  it('stops a deactivated partner: sessions 403 partner_inactive, its keys 401 connect_revoked; a rotated secret dies at once', async () => {
+    const current = api.directory.partners.get(otherId)!;
+    const otherPartner = (active: boolean, secret: string) =>
+      partnerRecord(otherId, { ...current, secret_hash: hashSecret(secret), active });
+    await writeConfig(otherPartner(false, secrets.other));
+    expect(await call('POST', '/partner/connect-sessions', { auth: secrets.other, body: { external_id: 'x', customer: { name: 'A', email: 'a@b.test' } } })).toMatchObject({
+      status: 403,
+      body: { code: 'partner_inactive' },
+    });
+    const rotated = secretToken('svc_partner_');
+    await writeConfig(otherPartner(true, rotated));
+    expect(await call('GET', '/partner/me', { auth: secrets.other })).toMatchObject({ status: 401, body: { code: 'partner_unauthorized' } });
+    expect(await call('GET', '/partner/me', { auth: rotated })).toMatchObject({ status: 200 });
+  });
+
+  it('rebuilds the connections projection from the log to the same rows', async () => {
+    const rows = async (schema: string): Promise<unknown[]> =>
+      (await clients.pool.query<Record<string, unknown>>(`SELECT connection_id, status, account_id, revoked_by, customer, last_event_id FROM ${schema}.connections ORDER BY connection_id`)).rows;
+    await waitFor('the projection to hold every connection', async () => ((await rows('connections')).length === [...api.connections.all()].length ? true : undefined), {
+      timeoutMs: 20_000,
+    });
+    const live = await rows('connections');
+    await roles.stop();
+    try {
+      await replayProjection(clients, connectionsProjection);
+      expect(await rows('connections')).toEqual(live);
+    } finally {
+      roles = await startRoles(['processor', 'connector', 'dispatcher', 'sweeper'], clients);
+    }
+  });
+
+  async function writeConfigTombstone(entityId: string): Promise<void> {
+    await clients.producer.send(topics.config, [{ key: entityId, value: null }]);
+    await api.directory.applied(entityId, null, 15_000);
+  }
+});
