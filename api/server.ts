@@ -28,6 +28,8 @@ import { usageRoutes } from './usage/routes.js';
 import { webhookRoutes } from './webhooks/index.js';
 import { partnerRoutes } from './partner/routes.js';
 import { myConnectionRoutes } from './me/connections.js';
+import { connectRoutes, type ConnectRouteOptions } from './connect/routes.js';
+import { sandboxPaymentRoutes } from './connect/sandbox-payments.js';
 
 export interface ApiDeps extends HealthOptions {
   readonly logger: Logger;
@@ -38,6 +40,8 @@ export interface ApiDeps extends HealthOptions {
   readonly conversations: Omit<ConversationRouteOptions, 'ctx'>;
   readonly media: MediaRoutesOptions;
   readonly streams: Omit<StreamRouteOptions, 'ctx'>;
+  /** The component's API: e-mail, payments, the stream hub (it is `streams.hub`) and the key of e-mail codes. */
+  readonly connect: Pick<ConnectRouteOptions, 'mailer' | 'payments' | 'codeKey'>;
   /** The process's registry, served at `/metrics`, and the HTTP series recorded in it. */
   readonly metrics: { readonly registry: Registry; readonly http: HttpMetrics };
 }
@@ -72,6 +76,7 @@ export async function buildServer(deps: ApiDeps) {
         securitySchemes: {
           apiKey: { type: 'http', scheme: 'bearer', description: 'API key `svc_live_...`' },
           partnerSecret: { type: 'http', scheme: 'bearer', description: 'Partner secret `svc_partner_...` (header only)' },
+          connectSession: { type: 'apiKey', in: 'header', name: 'X-Connect-Session', description: 'Component session token `cs_...` (30 minutes)' },
         },
       },
       security: [{ apiKey: [] }],
@@ -107,6 +112,8 @@ export async function buildServer(deps: ApiDeps) {
     await api.register(webhookRoutes, { ctx, cipher: deps.messages.cipher });
     await api.register(partnerRoutes, { ctx, takeToken });
     await api.register(myConnectionRoutes, { ctx });
+    await api.register(connectRoutes, { ctx, takeToken, hub: deps.streams.hub, heartbeatMs: deps.streams.heartbeatMs, ...deps.connect });
+    await api.register(sandboxPaymentRoutes, { ctx, payments: deps.connect.payments });
   });
 
   return app;

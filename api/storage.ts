@@ -1,6 +1,8 @@
 import type { Pool } from 'pg';
 import { runDdl } from '../shared/ddl.js';
 import { sessionsDdl } from './connect/sessions.js';
+import { emailCodesDdl } from './connect/email-codes.js';
+import { paymentsDdl } from './connect/payments.js';
 import { connectCodesDdl } from './partner/connect-codes.js';
 
 /**
@@ -29,6 +31,8 @@ const ddl = [
   `CREATE INDEX IF NOT EXISTS idempotency_keys_by_age ON api.idempotency_keys (created_at)`,
   ...sessionsDdl,
   ...connectCodesDdl,
+  ...emailCodesDdl,
+  ...paymentsDdl,
 ];
 
 export async function ensureApiTables(pool: Pool): Promise<void> {

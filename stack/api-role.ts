@@ -1,4 +1,6 @@
+import { createHmac } from 'node:crypto';
 import type { AccountId, InstanceId, ProjectId } from '../schemas/ids.js';
+import { SandboxPayments } from '../api/connect/payments.js';
 import { sandboxDirectory } from '../connectors/sandbox/index.js';
 import { startDirectory, type Directory } from '../processors/directory.js';
 import { startConnectionsView, type ConnectionsView } from '../processors/connections/view.js';
@@ -67,6 +69,11 @@ export async function startApi(clients: Clients, options: { listen: boolean; clo
     conversations: { signMediaUrl: (mediaId) => clients.mediaLinks.mediaUrl(mediaId) },
     media: { store: clients.media, links: clients.mediaLinks },
     streams: { hub: streams, heartbeatMs: clients.config.streams.heartbeatMs },
+    connect: {
+      mailer: clients.mailer,
+      payments: new SandboxPayments(clients.pool, clients.producer),
+      codeKey: createHmac('sha256', clients.config.secretsKey).update('connect-email-codes').digest('hex'),
+    },
     metrics: { registry: clients.metrics.registry, http: clients.metrics.http },
   });
   if (options.listen) await app.listen({ host: clients.config.host, port: clients.config.port });

@@ -50,8 +50,16 @@ export async function createAccount(
     entity_id: projectId,
     entity: { kind: 'project', name: input.name, is_default: true },
   };
+  // The owner is the account's first admin: the one who may link it to a partner (spec 4.5).
+  const owner: ConfigRecord = {
+    ...envelope,
+    project_id: null,
+    event_id: asEventId(newId('cfg')),
+    entity_id: newId('usr'),
+    entity: { kind: 'user', email: input.email.trim().toLowerCase(), role: 'admin', name: null },
+  };
   const key = issueKey({ accountId, projectId, role: 'owner', scopes: ['*'] });
-  await producer.send(topics.config, [account, project, key.record].map((value) => ({ key: value.entity_id, value })));
+  await producer.send(topics.config, [account, project, owner, key.record].map((value) => ({ key: value.entity_id, value })));
 
   const instanceIds: InstanceId[] = [];
   for (let i = 0; i < (input.sandboxNumbers ?? 0); i++) {

@@ -1,0 +1,94 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Pool } from 'pg';
+import type { ConnectionEntry, ConnectionsView } from '../../processors/connections/view.js';
+import type { Directory, PartnerEntry } from '../../processors/directory.js';
+import type { Clock } from '../../shared/clock.js';
+import { gatewayError, toLocale, type Locale } from '../errors.js';
+import { defaultRateLimit, type RateLimiter } from '../plugins/rate-limit.js';
+import { findSession, type ConnectSession } from './sessions.js';
+
+export interface ConnectContext {
+  readonly session: ConnectSession;
+  readonly partner: PartnerEntry;
+  readonly connection: ConnectionEntry;
+  /** The customer's language (customer.locale), for e-mails and messages. */
+  readonly locale: Locale;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The component's session on /connect/* routes, set by its authentication. */
+    connect: ConnectContext;
+  }
+  interface FastifyContextConfig {
+    /** The one /connect route that also takes the token as `?session=` (an EventSource cannot set headers). */
+    sessionInQuery?: boolean;
+  }
+}
+
+const HEADER = 'x-connect-session';
+const ALLOWED_HEADERS = 'X-Connect-Session, Content-Type, Last-Event-ID';
+
+/** An origin as compared (spec 5 rule 1): lower case, no trailing slash. */
+export function normalizeOrigin(origin: string): string {
+  return origin.trim().toLowerCase().replace(/\/+$/, '');
+}
+
+/**
+ * Authenticates /connect/* (spec 4.5, 5): the session token in `X-Connect-Session` (in the query
+ * only on the stream), 30 minutes on the clock, the page's Origin in the partner's list, the
+ * partner active, the connection not revoked. Answers CORS for the partner's origins; a
+ * preflight carries no token, so it is answered for any origin and the real request is checked.
+ */
+export function authenticateSessions(
+  app: FastifyInstance,
+  options: { pool: Pool; directory: Directory; connections: ConnectionsView; clock: Clock; takeToken: RateLimiter },
+): void {
+  app.decorateRequest('connect', undefined as unknown as ConnectContext);
+  app.addHook('onRequest', async (request, reply) => {
+    const origin = request.headers.origin;
+    if (origin !== undefined) {
+      reply.header('Access-Control-Allow-Origin', origin).header('Vary', 'Origin');
+    }
+    if (request.method === 'OPTIONS') return;
+    const token = tokenOf(request);
+    if (token === undefined) {
+      if (!(await options.takeToken(`ip:${request.ip}`, defaultRateLimit))) throw gatewayError('rate_limited');
+      throw gatewayError('connect_session_required');
+    }
+    const session = /^cs_[A-Za-z0-9]{1,64}$/.test(token) ? await findSession(options.pool, token) : undefined;
+    if (session === undefined) {
+      if (!(await options.takeToken(`ip:${request.ip}`, defaultRateLimit))) throw gatewayError('rate_limited');
+      throw gatewayError('invalid_connect_session');
+    }
+    if (options.clock() >= session.expiresAt) throw gatewayError('connect_session_expired');
+    const partner = options.directory.partners.get(session.partnerId);
+    if (partner === undefined || !partner.active) throw gatewayError('partner_inactive');
+    if (origin === undefined || !partner.allowed_origins.some((allowed) => normalizeOrigin(allowed) === normalizeOrigin(origin))) {
+      throw gatewayError('origin_not_allowed');
+    }
+    const connection = options.connections.get(session.connectionId);
+    if (connection === undefined) throw gatewayError('invalid_connect_session');
+    const locale = toLocale(connection.customer.locale ?? '') ?? 'en';
+    request.accountLocale = locale;
+    if (connection.to_status === 'revoked') throw gatewayError('connection_revoked');
+    if (!(await options.takeToken(`session:${session.connectionId}`, defaultRateLimit))) throw gatewayError('rate_limited');
+    request.connect = { session, partner, connection, locale };
+  });
+  app.options('/connect/*', { config: { surface: 'connect', public: true }, schema: { hide: true } }, async (_request, reply) =>
+    reply
+      .code(204)
+      .header('Access-Control-Allow-Methods', 'GET, POST, OPTIONS')
+      .header('Access-Control-Allow-Headers', ALLOWED_HEADERS)
+      .header('Access-Control-Max-Age', '600')
+      .send(),
+  );
+}
+
+function tokenOf(request: FastifyRequest): string | undefined {
+  const header = request.headers[HEADER];
+  if (typeof header === 'string' && header.trim() !== '') return header.trim();
+  if (request.routeOptions.config.sessionInQuery !== true) return undefined;
+  const query = request.query as { session?: unknown } | undefined;
+  return typeof query?.session === 'string' && query.session !== '' ? query.session : undefined;
+}

@@ -1,0 +1,303 @@
+import type { AddressInfo } from 'node:net';
+import { request } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAccount } from '../../api/accounts/create.js';
+import { newSigningSecret, verify } from '../../events/signature.js';
+import { asEventId, asInstanceId, newId, type PartnerId } from '../../schemas/ids.js';
+import type { ConfigRecord, SandboxCommand } from '../../schemas/records.js';
+import { createCipher } from '../../shared/cipher.js';
+import { hashSecret, secretToken } from '../../shared/secret-token.js';
+import { startApi, type RunningApi } from '../../stack/api-role.js';
+import type { Clients } from '../../stack/clients.js';
+import { startRoles, type RunningRoles } from '../../stack/roles.js';
+import { topics } from '../../topics/index.js';
+import { testClients } from '../support/clients.js';
+import { createTestEnv, waitFor, type TestEnv } from '../support/env.js';
+import { readMailbox } from '../support/mailbox.js';
+import { partnerRecord } from '../support/partner-records.js';
+import { Receiver } from '../support/webhook-receiver.js';
+
+type Body = Record<string, unknown>;
+const ORIGIN = 'https://app.partner.example';
+
+/**
+ * The component's API (spec 4.5) end to end over HTTP on the real stack: a partner opens a session,
+ * the customer walks account → payment → number → complete, the partner exchanges the code and
+ * the key sends; the existing-account path with the code read from the SMTP server; every
+ * /connect error of section 7 the flow can give.
+ */
+describe('Connect component API, end to end', () => {
+  let env: TestEnv;
+  let clients: Clients;
+  let roles: RunningRoles;
+  let api: RunningApi;
+  let base: string;
+  let now = Date.now();
+  const receiver = new Receiver(() => 200);
+  const partnerSecret = secretToken('svc_partner_');
+  const webhookSecret = newSigningSecret();
+  const partnerId = newId('ptn') as PartnerId;
+  const unique = (label: string) => `${label}-${env.id}@shop.test`;
+
+  async function call(method: string, path: string, options: { headers?: Record<string, string>; body?: unknown } = {}): Promise<{ status: number; body: Body }> {
+    const response = await request(`${base}${path}`, {
+      method: method as 'GET',
+      headers: { ...(options.body === undefined ? {} : { 'content-type': 'application/json' }), ...options.headers },
+      body: options.body === undefined ? undefined : JSON.stringify(options.body),
+    });
+    const text = await response.body.text();
+    return { status: response.statusCode, body: (text === '' ? {} : JSON.parse(text)) as Body };
+  }
+  const partner = (method: string, path: string, body?: unknown) => call(method, path, { headers: { authorization: `Bearer ${partnerSecret}` }, body });
+  const component = (token: string) => (method: string, path: string, body?: unknown) =>
+    call(method, path, { headers: { 'x-connect-session': token, origin: ORIGIN }, body });
+
+  async function openSession(externalId: string, customer: Body): Promise<{ token: string; connectionId: string }> {
+    const opened = await partner('POST', '/partner/connect-sessions', { external_id: externalId, customer: { name: 'Ana', ...customer } });
+    expect(opened.status, JSON.stringify(opened.body)).toBe(201);
+    return { token: opened.body.session_token as string, connectionId: (opened.body.connection as { id: string }).id };
+  }
+
+  async function writeConfig(...records: ConfigRecord[]): Promise<void> {
+    await clients.producer.send(topics.config, records.map((value) => ({ key: value.entity_id, value })));
+    await Promise.all(records.map((r) => api.directory.applied(r.entity_id, r.event_id, 15_000)));
+  }
+
+  async function codeFrom(email: string, count: number): Promise<string> {
+    const mail = await waitFor(`code mail #${count} for ${email}`, async () => {
+      const box = await readMailbox(email);
+      return box.length >= count ? box[count - 1] : undefined;
+    }, { timeoutMs: 20_000 });
+    return /\b(\d{6})\b/.exec(mail.text)![1]!;
+  }
+
+  /** Server-sent events of `/connect/stream`, read as they come. */
+  async function openStream(token: string): Promise<{ events: { event: string; data: Body }[]; close(): void }> {
+    const controller = new AbortController();
+    const response = await request(`${base}/connect/stream?session=${token}`, { headers: { origin: ORIGIN }, signal: controller.signal });
+    expect(response.statusCode).toBe(200);
+    const events: { event: string; data: Body }[] = [];
+    let buffer = '';
+    void (async () => {
+      try {
+        for await (const chunk of response.body) {
+          buffer += (chunk as Buffer).toString('utf8');
+          let end: number;
+          while ((end = buffer.indexOf('\n\n')) >= 0) {
+            const block = buffer.slice(0, end);
+            buffer = buffer.slice(end + 2);
+            const event = /^event: (.*)$/m.exec(block)?.[1];
+            const data = /^data: (.*)$/m.exec(block)?.[1];
+            if (event !== undefined && data !== undefined) events.push({ event, data: JSON.parse(data) as Body });
+          }
+        }
+      } catch {
+        // closed by the test
+      }
+    })();
+    return { events, close: () => controller.abort() };
+  }
+
+  beforeAll(async () => {
+    env = await createTestEnv({ PORT: '0', HOST: '127.0.0.1', OUTBOUND_ALLOW_CIDRS: '127.0.0.0/8', STREAM_HEARTBEAT_MS: '500' });
+    clients = await testClients(env);
+    await receiver.start();
+    roles = await startRoles(['processor', 'connector', 'dispatcher', 'sweeper'], clients);
+    api = await startApi(clients, { listen: true, clock: () => now });
+    base = `http://127.0.0.1:${(api.app.server.address() as AddressInfo).port}`;
+    await writeConfig(
+      partnerRecord(partnerId, {
+        name: 'Loja Parceira',
+        secret_hash: hashSecret(partnerSecret),
+        allowed_origins: [ORIGIN],
+        webhook_url: `${receiver.base}/${partnerId}`,
+        webhook_secret_ciphertext: createCipher(env.config.secretsKey).seal(webhookSecret),
+        key_scopes: ['instances:read', 'messages:send'],
+      }),
+    );
+  }, 120_000);
+
+  afterAll(async () => {
+    await api?.stop();
+    await roles?.stop();
+    await receiver.close().catch(() => undefined);
+    await clients?.close();
+    await env?.dispose();
+  });
+
+  it('walks a new customer from session to a key that sends, with connect.completed and message.sent on the partner webhook', async () => {
+    const email = unique('new');
+    const { token, connectionId } = await openSession('new-customer', { email, company: 'Padaria Sol', country: 'BR', locale: 'pt-BR', phone: '+5511988887777' });
+    const c = component(token);
+
+    const boot = await c('GET', '/connect/bootstrap');
+    expect(boot.status).toBe(200);
+    expect(boot.body).toMatchObject({
+      step: 'account',
+      status: 'pending_account',
+      partner: { name: 'Loja Parceira' },
+      plan: { name: 'pro', methods: ['card', 'pix'], price: { currency: 'BRL' } },
+      connection: { id: connectionId, external_id: 'new-customer' },
+    });
+    expect(boot.body).not.toHaveProperty('existing');
+    expect(await c('POST', '/connect/checkout', { method: 'card' })).toMatchObject({ status: 409, body: { code: 'account_required' } });
+
+    expect(await c('POST', '/connect/account')).toMatchObject({ status: 200, body: { step: 'payment', status: 'pending_payment' } });
+    expect(await c('POST', '/connect/numbers', {})).toMatchObject({ status: 402, body: { code: 'payment_required' } });
+    expect(await c('POST', '/connect/complete')).toMatchObject({ status: 402, body: { code: 'payment_required' } });
+
+    const checkout = await c('POST', '/connect/checkout', { method: 'pix' });
+    expect(checkout.status, JSON.stringify(checkout.body)).toBe(200);
+    // Being confirmed: another method cannot start (spec 4.5 rule 4).
+    expect(await call('POST', '/sandbox/payments/confirm', { body: { client_secret: checkout.body.client_secret, outcome: 'processing' } })).toMatchObject({ status: 200 });
+    expect(await c('POST', '/connect/checkout', { method: 'card' })).toMatchObject({ status: 409, body: { code: 'payment_pending' } });
+    expect(await call('POST', '/sandbox/payments/confirm', { body: { client_secret: checkout.body.client_secret } })).toMatchObject({ status: 200, body: { status: 'paid' } });
+    expect(await c('GET', '/connect/payment')).toMatchObject({ status: 200, body: { status: 'paid', method: 'pix', step: 'number' } });
+    expect(await c('POST', '/connect/checkout', { method: 'card' })).toMatchObject({ status: 409, body: { code: 'already_paid' } });
+
+    const number = await c('POST', '/connect/numbers', { nickname: 'Loja' });
+    expect(number.status, JSON.stringify(number.body)).toBe(201);
+    const instanceId = number.body.id as string;
+    expect(await c('POST', '/connect/complete')).toMatchObject({ status: 409, body: { code: 'number_required' } });
+
+    const stream = await openStream(token);
+    try {
+      await waitFor('the number in the projection', async () => ((await c('GET', '/connect/numbers')).body.data as unknown[]).length === 1 || undefined, { timeoutMs: 20_000 });
+      expect(await c('POST', `/connect/numbers/${instanceId}/connect?method=qr`)).toMatchObject({ status: 202 });
+      const qr = await waitFor('qr_code on /connect/stream', async () => stream.events.find((e) => e.event === 'qr_code'), { timeoutMs: 20_000 });
+      expect((qr.data.payload as Body).qr_code).toEqual(expect.any(String));
+      // The phone scans it (the sandbox network's edge).
+      const scan: SandboxCommand = {
+        event_id: asEventId(newId('evt')),
+        occurred_at: Date.now(),
+        account_id: api.connections.get(connectionId)!.account_id!,
+        project_id: api.connections.get(connectionId)!.project_id!,
+        instance_id: asInstanceId(instanceId),
+        control: { kind: 'scan', phone: '+5511988887777' },
+      };
+      await clients.producer.send(topics.sandboxCommands, [{ key: instanceId, value: scan }]);
+      await waitFor('instance.status connected on the stream', async () =>
+        stream.events.find((e) => e.event === 'instance.status' && (e.data.payload as Body).status === 'connected'), { timeoutMs: 20_000 });
+      expect(stream.events.map((e) => e.event).every((name) => ['qr_code', 'pairing_code', 'instance.status'].includes(name))).toBe(true);
+    } finally {
+      stream.close();
+    }
+    await waitFor('the number connected in the projection', async () =>
+      ((await c('GET', '/connect/numbers')).body.data as { status: string }[])[0]?.status === 'connected' || undefined, { timeoutMs: 20_000 });
+
+    const completed = await c('POST', '/connect/complete');
+    expect(completed).toMatchObject({ status: 200, body: { connection_id: connectionId, external_id: 'new-customer', status: 'active' } });
+    expect(await c('GET', '/connect/bootstrap')).toMatchObject({ body: { step: 'manage' } });
+
+    const exchanged = await partner('POST', '/partner/connect/exchange', { code: completed.body.code });
+    expect(exchanged.status, JSON.stringify(exchanged.body)).toBe(200);
+    expect(exchanged.body.numbers).toEqual([{ id: instanceId, phone: '+5511988887777', status: 'connected' }]);
+    const sent = await call('POST', '/messages/text', { headers: { authorization: `Bearer ${exchanged.body.api_key as string}` }, body: { to: '+5511911112222', body: 'Olá!' } });
+    expect(sent.status, JSON.stringify(sent.body)).toBe(202);
+
+    const ofType = (type: string) => receiver.of(partnerId).find((r) => r.eventType === type && r.body.connection?.id === connectionId);
+    const done = await waitFor('connect.completed', async () => ofType('connect.completed'), { timeoutMs: 30_000 });
+    const message = await waitFor('message.sent', async () => ofType('message.sent'), { timeoutMs: 30_000 });
+    expect(verify(webhookSecret, done.raw, done.signature)).toBe(true);
+    expect(verify(webhookSecret, message.raw, message.signature)).toBe(true);
+    expect(message.body.connection).toMatchObject({ id: connectionId, external_id: 'new-customer', status: 'active' });
+    expect(message.at).toBeGreaterThanOrEqual(done.at);
+  });
+
+  it('links an existing account by the code e-mailed to its admin; a member gets 403, an unknown e-mail 404', async () => {
+    const boss = unique('boss');
+    const staff = unique('staff');
+    const owned = await createAccount(clients.producer, { name: 'Boss Co', email: boss, plan: 'pro' }, async () => undefined);
+    await writeConfig({
+      event_id: asEventId(newId('cfg')),
+      occurred_at: Date.now(),
+      account_id: owned.account_id as never,
+      project_id: null,
+      instance_id: null,
+      entity_id: newId('usr'),
+      entity: { kind: 'user', email: staff, role: 'member', name: null },
+    });
+    await api.directory.until(() => api.directory.defaultProjectOf(owned.account_id) !== undefined, 15_000);
+
+    const member = component((await openSession('staff-customer', { email: staff })).token);
+    expect(await member('GET', '/connect/bootstrap')).toMatchObject({ body: { existing: 'member' } });
+    expect(await member('POST', '/connect/account')).toMatchObject({ status: 403, body: { code: 'account_admin_required' } });
+    expect(await member('POST', '/connect/account/link', { email: unique('nobody') })).toMatchObject({ status: 404, body: { code: 'account_not_found' } });
+
+    const { token, connectionId } = await openSession('boss-customer', { email: boss, locale: 'de' });
+    const c = component(token);
+    expect(await c('GET', '/connect/bootstrap')).toMatchObject({ body: { step: 'account', existing: 'admin' } });
+    const sent = await c('POST', '/connect/account');
+    expect(sent).toMatchObject({ status: 200, body: { step: 'verify_email', email_hint: expect.stringMatching(/^b\*\*\*@shop\.test$/) as unknown } });
+    const code = await codeFrom(boss, 1);
+    const mail = (await readMailbox(boss))[0]!;
+    expect(mail.subject).toBe('Ihr Bestätigungscode');
+    expect(mail.text).toContain('Loja Parceira');
+    const wrong = code === '000000' ? '111111' : '000000';
+    expect(await c('POST', '/connect/account/verify', { code: wrong })).toMatchObject({ status: 400, body: { code: 'invalid_code' } });
+    expect(await c('POST', '/connect/account/resend')).toMatchObject({ status: 429, body: { code: 'rate_limited' } });
+    expect(await c('POST', '/connect/account/verify', { code })).toMatchObject({ status: 200, body: { step: 'number', status: 'pending_number' } });
+    expect(api.connections.get(connectionId)).toMatchObject({ account_id: owned.account_id, project_id: owned.project_id });
+  });
+
+  it('counts e-mail codes and wrong attempts per e-mail and hour, and kills a code at its 5th wrong attempt', async () => {
+    const email = unique('limits');
+    await createAccount(clients.producer, { name: 'Limits', email, plan: 'free' }, async () => undefined);
+    await api.directory.until(() => api.directory.usersWithEmail(email).length > 0, 15_000);
+    const c = component((await openSession('limits-customer', { email })).token);
+    const resend = async () => {
+      now += 61_000;
+      return c('POST', '/connect/account/resend');
+    };
+    expect(await c('POST', '/connect/account')).toMatchObject({ status: 200, body: { step: 'verify_email' } });
+    const first = await codeFrom(email, 1);
+    const wrongOf = (code: string) => (code === '999999' ? '888888' : '999999');
+    for (let i = 0; i < 5; i++) expect(await c('POST', '/connect/account/verify', { code: wrongOf(first) })).toMatchObject({ status: 400, body: { code: 'invalid_code' } });
+    // The 5th wrong attempt ended it: even the right code is refused now.
+    expect(await c('POST', '/connect/account/verify', { code: first })).toMatchObject({ status: 400, body: { code: 'invalid_code' } });
+
+    expect(await resend()).toMatchObject({ status: 400, body: { code: 'invalid_code' } });
+    expect(await c('POST', '/connect/account/link', {})).toMatchObject({ status: 200 });
+    const second = await codeFrom(email, 2);
+    for (let i = 0; i < 5; i++) await c('POST', '/connect/account/verify', { code: wrongOf(second) });
+    now += 61_000;
+    expect(await c('POST', '/connect/account/link', {})).toMatchObject({ status: 200 });
+    const third = await codeFrom(email, 3);
+    expect(await c('POST', '/connect/account/verify', { code: third })).toMatchObject({ status: 429, body: { code: 'code_attempts_exceeded' } });
+    expect(await resend()).toMatchObject({ status: 200 });
+    expect(await resend()).toMatchObject({ status: 200 });
+    expect(await resend()).toMatchObject({ status: 429, body: { code: 'code_sends_exceeded' } });
+    // An hour later both ceilings have passed (on a new session: the first lived 30 minutes).
+    now += 3_600_000;
+    expect(await c('POST', '/connect/account/resend')).toMatchObject({ status: 401, body: { code: 'connect_session_expired' } });
+    const later = component((await openSession('limits-customer', { email })).token);
+    expect(await later('GET', '/connect/bootstrap')).toMatchObject({ body: { step: 'verify_email' } });
+    expect(await later('POST', '/connect/account/resend')).toMatchObject({ status: 200 });
+    const fresh = await codeFrom(email, 6);
+    expect(await later('POST', '/connect/account/verify', { code: fresh })).toMatchObject({ status: 200, body: { step: 'payment' } });
+  });
+
+  it('answers the session, origin and revocation rows of section 7', async () => {
+    const { token, connectionId } = await openSession('rows-customer', { email: unique('rows'), country: 'DE' });
+    expect(await call('GET', '/connect/bootstrap', { headers: { origin: ORIGIN } })).toMatchObject({ status: 401, body: { code: 'connect_session_required' } });
+    expect(await call('GET', `/connect/bootstrap?session=${token}`, { headers: { origin: ORIGIN } })).toMatchObject({ status: 401, body: { code: 'connect_session_required' } });
+    expect(await component(secretToken('cs_'))('GET', '/connect/bootstrap')).toMatchObject({ status: 401, body: { code: 'invalid_connect_session' } });
+    expect(await call('GET', '/connect/bootstrap', { headers: { 'x-connect-session': token, origin: 'https://evil.example' } })).toMatchObject({
+      status: 403,
+      body: { code: 'origin_not_allowed' },
+    });
+    expect(await call('GET', '/connect/bootstrap', { headers: { 'x-connect-session': token } })).toMatchObject({ status: 403, body: { code: 'origin_not_allowed' } });
+    expect(await call('GET', '/connect/bootstrap', { headers: { 'x-connect-session': token, origin: 'HTTPS://APP.PARTNER.EXAMPLE/' } })).toMatchObject({ status: 200 });
+
+    const c = component(token);
+    expect(await c('POST', '/connect/account')).toMatchObject({ status: 200, body: { step: 'payment' } });
+    expect(await c('POST', '/connect/checkout', { method: 'pix' })).toMatchObject({ status: 422, body: { code: 'method_unavailable' } });
+
+    now += 30 * 60_000;
+    expect(await c('GET', '/connect/bootstrap')).toMatchObject({ status: 401, body: { code: 'connect_session_expired' } });
+    const fresh = component((await openSession('rows-customer', { email: unique('rows') })).token);
+    expect(await partner('DELETE', `/partner/connections/${connectionId}`)).toMatchObject({ status: 204 });
+    expect(await fresh('GET', '/connect/bootstrap')).toMatchObject({ status: 409, body: { code: 'connection_revoked' } });
+    expect(await fresh('POST', '/connect/complete')).toMatchObject({ status: 409, body: { code: 'connection_revoked' } });
+  });
+});
