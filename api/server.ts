@@ -30,12 +30,15 @@ import { partnerRoutes } from './partner/routes.js';
 import { myConnectionRoutes } from './me/connections.js';
 import { connectRoutes, type ConnectRouteOptions } from './connect/routes.js';
 import { sandboxPaymentRoutes } from './connect/sandbox-payments.js';
+import { logoRoutes, platformRoutes } from './platform/routes.js';
 
 export interface ApiDeps extends HealthOptions {
   readonly logger: Logger;
   readonly ctx: ApiContext;
   readonly messages: Omit<MessageRouteOptions, 'ctx'>;
   readonly rateLimitFor: (plan: string) => RateLimit;
+  /** Absolute base of the API as its users reach it (links to partner logos). */
+  readonly publicBaseUrl: string;
   readonly contacts: Omit<ContactRouteOptions, 'ctx'>;
   readonly conversations: Omit<ConversationRouteOptions, 'ctx'>;
   readonly media: MediaRoutesOptions;
@@ -76,6 +79,7 @@ export async function buildServer(deps: ApiDeps) {
         securitySchemes: {
           apiKey: { type: 'http', scheme: 'bearer', description: 'API key `svc_live_...`' },
           partnerSecret: { type: 'http', scheme: 'bearer', description: 'Partner secret `svc_partner_...` (header only)' },
+          platformAdmin: { type: 'http', scheme: 'bearer', description: 'Platform administrator credential `svc_platform_...`' },
           connectSession: { type: 'apiKey', in: 'header', name: 'X-Connect-Session', description: 'Component session token `cs_...` (30 minutes)' },
         },
       },
@@ -114,6 +118,8 @@ export async function buildServer(deps: ApiDeps) {
     await api.register(myConnectionRoutes, { ctx });
     await api.register(connectRoutes, { ctx, takeToken, hub: deps.streams.hub, heartbeatMs: deps.streams.heartbeatMs, ...deps.connect });
     await api.register(sandboxPaymentRoutes, { ctx, payments: deps.connect.payments });
+    await api.register(platformRoutes, { ctx, takeToken, cipher: deps.messages.cipher, publicBaseUrl: deps.publicBaseUrl });
+    await api.register(logoRoutes, { ctx });
   });
 
   return app;

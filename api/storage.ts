@@ -3,6 +3,7 @@ import { runDdl } from '../shared/ddl.js';
 import { sessionsDdl } from './connect/sessions.js';
 import { emailCodesDdl } from './connect/email-codes.js';
 import { paymentsDdl } from './connect/payments.js';
+import { logosDdl } from './platform/logo.js';
 import { connectCodesDdl } from './partner/connect-codes.js';
 
 /**
@@ -33,6 +34,7 @@ const ddl = [
   ...connectCodesDdl,
   ...emailCodesDdl,
   ...paymentsDdl,
+  ...logosDdl,
 ];
 
 export async function ensureApiTables(pool: Pool): Promise<void> {

@@ -54,6 +54,7 @@ export async function startApi(clients: Clients, options: { listen: boolean; clo
     checkDependencies: () => checkDependencies(clients),
     ctx: { clients, directory: directory.directory, connections: connections.view, connectionWriter, clock },
     rateLimitFor: (plan) => planNamed(plan).rateLimit,
+    publicBaseUrl: clients.config.media.publicBaseUrl,
     messages: {
       cipher: clients.cipher,
       ingestMedia: (media, owner) =>

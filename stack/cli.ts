@@ -7,6 +7,7 @@ import { parseRoles, roleNames, startRoles } from './roles.js';
 import { stackDown, stackStatus, stackUp, type StackStatus } from './local/index.js';
 import { projectionsFor, replayable, replayProjection } from '../processors/index.js';
 import { createAccount, type CreatedAccount } from '../api/accounts/create.js';
+import { createPlatformAdmin } from '../api/platform/admins.js';
 import { connectSandboxNumbers } from '../api/accounts/sandbox.js';
 import { isLocale } from '../api/errors.js';
 import type { AdvisoryInput } from '../events/renderers/index.js';
@@ -22,6 +23,8 @@ const usage = `Usage: gateway <command>
   replay <projection>        rebuild a projection from offset zero and swap it in; projections: ${replayable.join(', ')}
   accounts create --name N --email E [--sandbox-numbers K] [--plan free|pro] [--locale pt|en|es|it|de|fr] [--json]
                              create an account, its default project and an owner API key (printed once)
+  platform-admins create --email E [--json]
+                             create a platform administrator; its credential (svc_platform_...) is printed once
   advisories publish --account A [--account B...] --title T --impact I --action X --link URL
                              write advisory.published to every webhook of the accounts named
   listen --forward-to URL [--events a,b] [--print] [--secret S] [--api-url URL] [--api-key K]
@@ -75,6 +78,12 @@ async function main(argv: string[]): Promise<number> {
         locale: values.locale,
         json: values.json ?? false,
       });
+    case 'platform-admins':
+      if (arg !== 'create' || !values.email) {
+        console.error(usage);
+        return 1;
+      }
+      return createPlatformAdminCommand(config, values.email, values.json ?? false);
     case 'advisories':
       if (arg !== 'publish') {
         console.error(usage);
@@ -152,6 +161,17 @@ async function createAccountCommand(config: Config, input: AccountInput & { json
   try {
     const account = await newAccount(clients, input);
     console.log(input.json ? JSON.stringify(account) : `account ${account.account_id}\nproject ${account.project_id}\napi key ${account.api_key} (shown once)`);
+    return 0;
+  } finally {
+    await clients.close();
+  }
+}
+
+async function createPlatformAdminCommand(config: Config, email: string, json: boolean): Promise<number> {
+  const clients = await buildClients(config, createLogger('warn', config.logFormat));
+  try {
+    const admin = await createPlatformAdmin(clients.producer, email);
+    console.log(json ? JSON.stringify(admin) : `platform administrator ${admin.id} (${admin.email})\ncredential ${admin.credential} (shown once)`);
     return 0;
   } finally {
     await clients.close();

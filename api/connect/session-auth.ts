@@ -6,6 +6,7 @@ import type { Clock } from '../../shared/clock.js';
 import { gatewayError, toLocale, type Locale } from '../errors.js';
 import { defaultRateLimit, type RateLimiter } from '../plugins/rate-limit.js';
 import { findSession, type ConnectSession } from './sessions.js';
+import { normalizeOrigin } from '../../shared/origin.js';
 
 export interface ConnectContext {
   readonly session: ConnectSession;
@@ -28,11 +29,6 @@ declare module 'fastify' {
 
 const HEADER = 'x-connect-session';
 const ALLOWED_HEADERS = 'X-Connect-Session, Content-Type, Last-Event-ID';
-
-/** An origin as compared (spec 5 rule 1): lower case, no trailing slash. */
-export function normalizeOrigin(origin: string): string {
-  return origin.trim().toLowerCase().replace(/\/+$/, '');
-}
 
 /**
  * Authenticates /connect/* (spec 4.5, 5): the session token in `X-Connect-Session` (in the query
@@ -64,7 +60,8 @@ export function authenticateSessions(
     if (options.clock() >= session.expiresAt) throw gatewayError('connect_session_expired');
     const partner = options.directory.partners.get(session.partnerId);
     if (partner === undefined || !partner.active) throw gatewayError('partner_inactive');
-    if (origin === undefined || !partner.allowed_origins.some((allowed) => normalizeOrigin(allowed) === normalizeOrigin(origin))) {
+    const from = origin === undefined ? undefined : normalizeOrigin(origin);
+    if (from === undefined || !partner.allowed_origins.some((allowed) => normalizeOrigin(allowed) === from)) {
       throw gatewayError('origin_not_allowed');
     }
     const connection = options.connections.get(session.connectionId);

@@ -1,0 +1,293 @@
+import multipart from '@fastify/multipart';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { PartnerEntry } from '../../processors/directory.js';
+import { asEventId, newId } from '../../schemas/ids.js';
+import type { ConfigRecord, Partner } from '../../schemas/records.js';
+import type { Cipher } from '../../shared/cipher.js';
+import { normalizeOrigin } from '../../shared/origin.js';
+import { hashSecret, secretToken } from '../../shared/secret-token.js';
+import { newSigningSecret } from '../../events/signature.js';
+import { writeConfig } from '../config-writes.js';
+import type { RouteOptions } from '../context.js';
+import { gatewayError } from '../errors.js';
+import { ConnectionOut, connectionOut } from '../partner/connection-out.js';
+import type { RateLimiter } from '../plugins/rate-limit.js';
+import { authenticatePlatformAdmins } from './auth.js';
+import { checkLogo, MAX_LOGO_BYTES, readLogo, storeLogo } from './logo.js';
+
+/** The scopes a partner may give its customers' keys (spec 2.7). */
+export const partnerScopes = ['instances:read', 'instances:write', 'messages:send', 'contacts:check', 'presence:write', 'media:read'] as const;
+
+const SLUG = '^[a-z0-9][a-z0-9-]{1,62}$';
+const config = { surface: 'platform' as const };
+const tags = ['platform'];
+const security = [{ platformAdmin: [] }];
+const Params = Type.Object({ id: Type.String({ maxLength: 100 }) });
+
+const PartnerFields = {
+  name: Type.String({ minLength: 1, maxLength: 200 }),
+  allowed_origins: Type.Array(Type.String({ maxLength: 300 }), { maxItems: 50, description: 'Origins of the pages that open the component, each exact' }),
+  webhook_url: Type.Union([Type.String({ maxLength: 2_000, format: 'uri' }), Type.Null()]),
+  key_scopes: Type.Array(Type.String({ enum: [...partnerScopes] }), { maxItems: partnerScopes.length, uniqueItems: true }),
+};
+
+const PartnerOut = Type.Object({
+  id: Type.String(),
+  slug: Type.String(),
+  ...PartnerFields,
+  logo_url: Type.Union([Type.String(), Type.Null()]),
+  active: Type.Boolean(),
+  created_at: Type.String({ format: 'date-time' }),
+});
+
+function partnerOut(p: PartnerEntry) {
+  return {
+    id: p.id,
+    slug: p.slug,
+    name: p.name,
+    allowed_origins: [...p.allowed_origins],
+    webhook_url: p.webhook_url,
+    key_scopes: [...p.key_scopes],
+    logo_url: p.logo_url,
+    active: p.active,
+    created_at: new Date(p.created_at).toISOString(),
+  };
+}
+
+/**
+ * Platform administration (spec 2.7, 4.7): partners, their secrets (shown once: the partner secret
+ * and the partner webhook secret; a rotation ends the previous one at once), deactivation, the
+ * logo, and each partner's connections.
+ */
+export const platformRoutes: FastifyPluginAsyncTypebox<RouteOptions & { takeToken: RateLimiter; cipher: Cipher; publicBaseUrl: string }> = async (
+  app,
+  { ctx, takeToken, cipher, publicBaseUrl },
+) => {
+  authenticatePlatformAdmins(app, { directory: ctx.directory, takeToken });
+  await app.register(multipart, { limits: { fileSize: MAX_LOGO_BYTES, files: 1, fields: 5, parts: 6 } });
+  const { directory } = ctx;
+
+  const partnerOf = (id: string): PartnerEntry => {
+    const partner = directory.partners.get(id);
+    if (partner === undefined) throw gatewayError('not_found');
+    return partner;
+  };
+  const write = async (id: string, partner: Omit<Partner, 'kind'>): Promise<PartnerEntry> => {
+    const record: ConfigRecord = {
+      event_id: asEventId(newId('cfg')),
+      occurred_at: ctx.clock(),
+      account_id: null,
+      project_id: null,
+      instance_id: null,
+      entity_id: id,
+      entity: { kind: 'partner', ...partner },
+    };
+    await writeConfig(ctx, id, record);
+    return partnerOf(id);
+  };
+  const stored = ({ id: _, created_at: __, ...partner }: PartnerEntry): Omit<Partner, 'kind'> => partner;
+  const origins = (list: readonly string[]): string[] => {
+    const normal = list.map((origin) => {
+      const value = normalizeOrigin(origin);
+      if (value === undefined) throw gatewayError('invalid_request', { detail: `allowed_origins: ${origin} is not an origin (scheme://host[:port])` });
+      return value;
+    });
+    return [...new Set(normal)];
+  };
+  const webhookUrl = (url: string | null | undefined): string | null => {
+    if (url === null || url === undefined) return null;
+    const parsed = URL.canParse(url) ? new URL(url) : undefined;
+    if (parsed === undefined || (parsed.protocol !== 'https:' && parsed.protocol !== 'http:')) throw gatewayError('invalid_request', { detail: 'webhook_url: an http(s) URL' });
+    return parsed.toString();
+  };
+
+  app.post(
+    '/platform/partners',
+    {
+      config,
+      schema: {
+        tags,
+        security,
+        summary: 'Register a partner; its secret and webhook secret are shown once',
+        body: Type.Object(
+          { ...PartnerFields, slug: Type.String({ pattern: SLUG }), webhook_url: Type.Optional(PartnerFields.webhook_url), key_scopes: Type.Optional(PartnerFields.key_scopes) },
+          {
+            additionalProperties: false,
+            examples: [{ name: 'Loja Parceira', slug: 'loja-parceira', allowed_origins: ['https://app.loja.example'], webhook_url: 'https://api.loja.example/hooks/gateway', key_scopes: ['instances:read', 'messages:send'] }],
+          },
+        ),
+        response: { 201: Type.Intersect([PartnerOut, Type.Object({ partner_secret: Type.String(), webhook_secret: Type.String() })]) },
+      },
+    },
+    async (request, reply) => {
+      const { body } = request;
+      if ([...directory.partners.values()].some((p) => p.slug === body.slug)) throw gatewayError('invalid_request', { detail: `slug: ${body.slug} is taken` });
+      const partnerSecret = secretToken('svc_partner_');
+      const webhookSecret = newSigningSecret();
+      const created = await write(newId('ptn'), {
+        slug: body.slug,
+        name: body.name,
+        logo_url: null,
+        allowed_origins: origins(body.allowed_origins),
+        webhook_url: webhookUrl(body.webhook_url),
+        key_scopes: [...(body.key_scopes ?? [])],
+        secret_hash: hashSecret(partnerSecret),
+        webhook_secret_ciphertext: cipher.seal(webhookSecret),
+        active: true,
+      });
+      return reply.code(201).send({ ...partnerOut(created), partner_secret: partnerSecret, webhook_secret: webhookSecret });
+    },
+  );
+
+  app.get('/platform/partners', { config, schema: { tags, security, summary: 'Every partner', response: { 200: Type.Object({ data: Type.Array(PartnerOut) }) } } }, async () => ({
+    data: [...directory.partners.values()].sort((a, b) => a.created_at - b.created_at).map(partnerOut),
+  }));
+
+  app.get('/platform/partners/:id', { config, schema: { tags, security, summary: 'One partner', params: Params, response: { 200: PartnerOut } } }, async (request) =>
+    partnerOut(partnerOf(request.params.id)),
+  );
+
+  app.patch(
+    '/platform/partners/:id',
+    {
+      config,
+      schema: {
+        tags,
+        security,
+        summary: 'Change a partner: name, origins, webhook URL, scopes',
+        params: Params,
+        body: Type.Partial(Type.Object(PartnerFields), { additionalProperties: false, minProperties: 1 }),
+        response: { 200: PartnerOut },
+      },
+    },
+    async (request) => {
+      const current = partnerOf(request.params.id);
+      const { body } = request;
+      return partnerOut(
+        await write(current.id, {
+          ...stored(current),
+          ...(body.name === undefined ? {} : { name: body.name }),
+          ...(body.allowed_origins === undefined ? {} : { allowed_origins: origins(body.allowed_origins) }),
+          ...(body.webhook_url === undefined ? {} : { webhook_url: webhookUrl(body.webhook_url) }),
+          ...(body.key_scopes === undefined ? {} : { key_scopes: [...body.key_scopes] }),
+        }),
+      );
+    },
+  );
+
+  app.post(
+    '/platform/partners/:id/rotate-secret',
+    { config, schema: { tags, security, summary: 'A new partner secret, shown once; the previous one stops at once', params: Params, response: { 200: Type.Object({ partner_secret: Type.String() }) } } },
+    async (request) => {
+      const current = partnerOf(request.params.id);
+      const partnerSecret = secretToken('svc_partner_');
+      await write(current.id, { ...stored(current), secret_hash: hashSecret(partnerSecret) });
+      return { partner_secret: partnerSecret };
+    },
+  );
+
+  app.post(
+    '/platform/partners/:id/rotate-webhook-secret',
+    { config, schema: { tags, security, summary: 'A new partner webhook secret, shown once; the previous one stops at once', params: Params, response: { 200: Type.Object({ webhook_secret: Type.String() }) } } },
+    async (request) => {
+      const current = partnerOf(request.params.id);
+      const webhookSecret = newSigningSecret();
+      await write(current.id, { ...stored(current), webhook_secret_ciphertext: cipher.seal(webhookSecret) });
+      return { webhook_secret: webhookSecret };
+    },
+  );
+
+  for (const [action, active] of [['deactivate', false], ['activate', true]] as const) {
+    app.post(
+      `/platform/partners/:id/${action}`,
+      {
+        config,
+        schema: {
+          tags,
+          security,
+          summary: active ? 'Reactivate a partner' : 'Deactivate a partner: sessions stop opening, its keys answer 401 connect_revoked',
+          params: Params,
+          response: { 200: PartnerOut },
+        },
+      },
+      async (request) => partnerOut(await write(request.params.id, { ...stored(partnerOf(request.params.id)), active })),
+    );
+  }
+
+  app.get(
+    '/platform/partners/:id/connections',
+    {
+      config,
+      schema: {
+        tags,
+        security,
+        summary: "The partner's connections (external_id, customer, status, date)",
+        params: Params,
+        querystring: Type.Object({ status: Type.Optional(Type.String({ maxLength: 40 })), external_id: Type.Optional(Type.String({ maxLength: 200 })) }),
+        response: { 200: Type.Object({ data: Type.Array(ConnectionOut) }) },
+      },
+    },
+    async (request) => {
+      const partner = partnerOf(request.params.id);
+      const { status, external_id: externalId } = request.query;
+      const list = ctx.connections
+        .ofPartner(partner.id)
+        .filter((c) => (status === undefined || c.to_status === status) && (externalId === undefined || c.external_id === externalId))
+        .sort((a, b) => b.created_at - a.created_at);
+      return { data: await Promise.all(list.map((c) => connectionOut(ctx.clients.pool, c))) };
+    },
+  );
+
+  app.post(
+    '/platform/partners/:id/logo',
+    {
+      config,
+      schema: {
+        tags,
+        security,
+        summary: 'Upload the logo: multipart field `file`, PNG, JPEG, WebP or SVG by its bytes, up to 2 MB',
+        params: Params,
+        consumes: ['multipart/form-data'],
+        response: { 200: PartnerOut },
+      },
+    },
+    async (request) => {
+      const partner = partnerOf(request.params.id);
+      let bytes: Buffer | undefined;
+      try {
+        const file = await request.file();
+        if (file === undefined || file.fieldname !== 'file') throw gatewayError('invalid_request', { detail: 'a multipart field named file is required' });
+        bytes = await file.toBuffer();
+      } catch (error) {
+        if ((error as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') throw gatewayError('media_too_large');
+        if ((error as { code?: string }).code === 'FST_INVALID_MULTIPART_CONTENT_TYPE') throw gatewayError('invalid_request', { detail: 'send multipart/form-data with a field named file' });
+        throw error;
+      }
+      const check = await checkLogo(bytes);
+      if (!check.ok) throw gatewayError('invalid_request', { detail: check.why });
+      const sha256 = await storeLogo(ctx.clients.pool, partner.id, check.contentType, bytes);
+      const logoUrl = `${publicBaseUrl.replace(/\/+$/, '')}/partners/${partner.id}/logo?v=${sha256.slice(0, 16)}`;
+      return partnerOut(await write(partner.id, { ...stored(partner), logo_url: logoUrl }));
+    },
+  );
+};
+
+/** The logos, served to anyone (the component shows them) in a way that cannot run anything. */
+export const logoRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { ctx }) => {
+  app.get(
+    '/partners/:id/logo',
+    { config: { public: true }, schema: { tags, summary: "A partner's logo", params: Params, querystring: Type.Object({ v: Type.Optional(Type.String({ maxLength: 64 })) }) } },
+    async (request, reply) => {
+      const logo = await readLogo(ctx.clients.pool, request.params.id);
+      if (logo === undefined) throw gatewayError('not_found');
+      return reply
+        .header('Content-Type', logo.contentType)
+        .header('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; sandbox")
+        .header('X-Content-Type-Options', 'nosniff')
+        .header('Cache-Control', 'public, max-age=86400')
+        .header('ETag', `"${logo.sha256}"`)
+        .send(logo.bytes);
+    },
+  );
+};
