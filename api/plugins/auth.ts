@@ -5,6 +5,7 @@ import type { AccountId, ProjectId } from '../../schemas/ids.js';
 import type { Directory, KeyEntry } from '../../processors/directory.js';
 import { gatewayError, resolveLocale, type Locale } from '../errors.js';
 import { defaultRateLimit, type RateLimit, type RateLimiter } from './rate-limit.js';
+import { partnerKeyReaches } from './partner-reach.js';
 
 /** Scopes a key may hold. Owner and admin keys hold `*`. */
 export const scopes = [
@@ -94,6 +95,12 @@ async function authenticate(app: FastifyInstance, options: AuthOptions): Promise
   app.addHook('onRequest', async (request) => {
     const config = request.routeOptions.config;
     if (config.surface !== undefined) return;
+    if (request.routeOptions.url === undefined) {
+      // A route the gateway lacks is still out of a partner key's reach (403), not merely absent.
+      const bearer = BEARER.exec(request.headers.authorization ?? '')?.[1];
+      const key = bearer === undefined ? undefined : options.directory.keyByHash(hashKey(bearer));
+      if (keyUsable(key) && key.connection_id !== null && !partnerKeyReaches(request.method, request.url)) throw gatewayError('forbidden');
+    }
     if (request.routeOptions.url === undefined || config.public === true) {
       if (!(await options.takeToken(`ip:${request.ip}`, defaultRateLimit))) throw gatewayError('rate_limited');
       return;
@@ -130,7 +137,7 @@ async function authenticate(app: FastifyInstance, options: AuthOptions): Promise
       if (standing === 'revoked') throw gatewayError('connect_revoked');
       if (standing === 'suspended') throw gatewayError('connect_suspended');
     }
-    if (auth.partnerKey && config.partnerKeys === false) throw gatewayError('forbidden');
+    if (auth.partnerKey && (config.partnerKeys === false || !partnerKeyReaches(request.method, request.url))) throw gatewayError('forbidden');
     if (config.scope !== undefined && !auth.scopes.includes('*') && !auth.scopes.includes(config.scope)) {
       throw gatewayError('forbidden');
     }

@@ -14,6 +14,9 @@ import type { Clients } from '../../stack/clients.js';
 import { deliveryRetryTier, endOffsets, topicName, topics } from '../../topics/index.js';
 import { testClients } from '../support/clients.js';
 import { createTestEnv, type TestEnv } from '../support/env.js';
+import { partnerRecord } from '../support/partner-records.js';
+import { createPlatformAdmin } from '../../api/platform/admins.js';
+import { hashSecret } from '../../shared/secret-token.js';
 
 /**
  * Bad input, for every operation `/openapi.json` lists: wrong types, missing fields, NUL, lone
@@ -111,6 +114,9 @@ describe('a bad-input sweep over every operation of the API', () => {
   let port: number;
   let agent: Agent;
   let auth: Record<string, string>;
+  /** The credential of each surface (spec 5): partner secret, platform credential, component session; else the API key. */
+  const surfaces: [prefix: string, headers: Record<string, string>][] = [];
+  const authFor = (url: string): Record<string, string> => surfaces.find(([prefix]) => url.startsWith(prefix))?.[1] ?? auth;
   const ids = { instance: '', webhook: '', pool: '', key: '' };
   let operations: Operation[] = [];
 
@@ -281,7 +287,7 @@ describe('a bad-input sweep over every operation of the API', () => {
     try {
       const response = await request(`${base}${probe.url}`, {
         method: probe.method as 'GET',
-        headers: { ...auth, ...probe.headers },
+        headers: { ...authFor(probe.url), ...probe.headers },
         body: probe.body,
         dispatcher: agent,
         headersTimeout: 15_000,
@@ -356,7 +362,7 @@ describe('a bad-input sweep over every operation of the API', () => {
   const call = async (method: string, url: string, body?: unknown) => {
     const response = await request(`${base}${url}`, {
       method: method as 'GET',
-      headers: { ...auth, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: { ...authFor(url), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
       body: body === undefined ? undefined : JSON.stringify(body),
       dispatcher: agent,
     });
@@ -378,6 +384,15 @@ describe('a bad-input sweep over every operation of the API', () => {
     const account = await createAccount(clients.producer, { name: 'Sweep', email: 'sweep@acme.test', plan: 'scale' }, async () => undefined);
     await api.directory.until(() => api.directory.keysOf(account.account_id).length > 0 && api.directory.accounts.has(account.account_id));
     auth = { authorization: `Bearer ${account.api_key}` };
+    const partnerSecret = `svc_partner_${randomUUID().replaceAll('-', '')}`;
+    const partnerId = newId('ptn');
+    await clients.producer.send(topics.config, [{ key: partnerId, value: partnerRecord(partnerId, { secret_hash: hashSecret(partnerSecret), allowed_origins: ['https://app.sweep.example'] }) }]);
+    const admin = await createPlatformAdmin(clients.producer, 'sweep@platform.test');
+    await api.directory.until(() => api.directory.partners.has(partnerId) && api.directory.platformAdmins.has(admin.id));
+    surfaces.push(['/partner/', { authorization: `Bearer ${partnerSecret}` }], ['/platform/', { authorization: `Bearer ${admin.credential}` }]);
+    const session = await call('POST', '/partner/connect-sessions', { external_id: 'sweep', customer: { name: 'Sweep', email: 'sweep-customer@acme.test' } });
+    expect(session.status).toBe(201);
+    surfaces.push(['/connect/', { 'x-connect-session': String(session.body.session_token), origin: 'https://app.sweep.example' }]);
     ids.key = api.directory.keysOf(account.account_id)[0]!.id;
 
     ids.instance = newId('inst');

@@ -8,12 +8,13 @@ import { MAX_STREAMS_PER_KEY } from '../../api/streams/routes.js';
 import { SseParser } from '../../connectors/relay/index.js';
 import { envelopeBody } from '../../events/envelope.js';
 import { eventKey } from '../../events/publish.js';
-import { asAccountId, asEventId, asInstanceId, asProjectId, newId, type ConnectionId } from '../../schemas/ids.js';
+import { asAccountId, asEventId, asInstanceId, asProjectId, newId } from '../../schemas/ids.js';
 import type { PublicEvent } from '../../schemas/records.js';
 import { startApi, type RunningApi } from '../../stack/api-role.js';
 import type { Clients } from '../../stack/clients.js';
 import { partitionOf, topics } from '../../topics/index.js';
 import { testClients } from '../support/clients.js';
+import { partnerIssuedKey } from '../support/partner-records.js';
 import { createTestEnv, waitFor, type TestEnv } from '../support/env.js';
 
 const PARTITIONS = topics.events.partitions;
@@ -171,15 +172,11 @@ describe('SSE streams: GET /stream and GET /webhooks/listen on the real stack', 
       neighbour = `prj_neighbour_${env.id}_${i}`;
       if (partitionOf(neighbour, PARTITIONS) === partitionOf(account.project_id, PARTITIONS)) break;
     }
-    const partner = issueKey({
-      accountId: asAccountId(account.account_id), projectId: asProjectId(account.project_id), role: 'agent', scopes: ['events:read'],
-      connectionId: 'conn_stream_test' as ConnectionId,
-    });
     const narrow = issueKey({ accountId: asAccountId(account.account_id), projectId: asProjectId(account.project_id), role: 'agent', scopes: ['instances:read'] });
-    await clients.producer.send(topics.config, [partner.record, narrow.record].map((value) => ({ key: value.entity_id, value })));
-    partnerKey = partner.apiKey;
+    await clients.producer.send(topics.config, [narrow.record].map((value) => ({ key: value.entity_id, value })));
     narrowKey = narrow.apiKey;
-    await api.directory.until(() => api.directory.accounts.has(account.account_id) && api.directory.keysOf(account.account_id).length === 3);
+    await api.directory.until(() => api.directory.accounts.has(account.account_id) && api.directory.keysOf(account.account_id).length === 2);
+    partnerKey = await partnerIssuedKey(clients, api, { accountId: account.account_id, projectId: account.project_id, scopes: ['events:read'] });
   });
 
   afterEach(() => {

@@ -6,12 +6,13 @@ import { issueKey } from '../../api/keys/issue.js';
 import { changeProjectWebhooks } from '../../api/webhooks/project-lock.js';
 import { webhookRecord } from '../../api/webhooks/records.js';
 import { deliveriesProjection, replayProjection, runProjection, waitUntilCaughtUp, type RunningProjection } from '../../processors/index.js';
-import { asAccountId, asEventId, asProjectId, newId, type ConnectionId } from '../../schemas/ids.js';
+import { asAccountId, asEventId, asProjectId, newId } from '../../schemas/ids.js';
 import type { DeliveryAttempt, DeliveryOutcome, DeliveryTask, PublicEvent } from '../../schemas/records.js';
 import { startApi, type RunningApi } from '../../stack/api-role.js';
 import type { Clients } from '../../stack/clients.js';
 import { createConsumer, deliveryRetryTier, endOffsets, topicName, topics, type TopicConsumer } from '../../topics/index.js';
 import { testClients } from '../support/clients.js';
+import { partnerIssuedKey } from '../support/partner-records.js';
 import { createTestEnv, waitFor, type TestEnv } from '../support/env.js';
 
 interface WebhookBody {
@@ -58,13 +59,12 @@ describe('webhooks API', () => {
     return created;
   }
 
-  async function agentKey(project: Project, scopes: string[], connectionId?: string): Promise<string> {
+  async function agentKey(project: Project, scopes: string[]): Promise<string> {
     const issued = issueKey({
       accountId: asAccountId(project.account_id),
       projectId: asProjectId(project.project_id),
       role: 'agent',
       scopes: scopes as never,
-      connectionId: connectionId as ConnectionId | undefined,
     });
     await clients.producer.send(topics.config, [{ key: issued.id, value: issued.record }]);
     await api.directory.until(() => api.directory.key(issued.id) !== undefined);
@@ -394,7 +394,7 @@ describe('webhooks API', () => {
     it('answers 403 forbidden to partner-issued keys on every webhook route, whatever their scopes', async () => {
       const project = await newProject();
       const created = await register(project, { url: 'https://a.example.com/' });
-      const partner = await agentKey(project, ['webhooks:read', 'webhooks:write', 'instances:read'], `conn_${project.project_id}`);
+      const partner = await partnerIssuedKey(clients, api, { accountId: project.account_id, projectId: project.project_id, scopes: ['webhooks:read', 'webhooks:write', 'instances:read'] });
       expect((await call('GET', '/instances', partner)).statusCode).toBe(200);
       for (const [method, url, body] of [
         ['GET', '/webhooks', undefined],

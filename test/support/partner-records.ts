@@ -1,6 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { asAccountId, asEventId, asProjectId, type ConnectionId, type PartnerId } from '../../schemas/ids.js';
 import type { ConfigRecord, ConnectionStatus, ConnectionTransition, Partner } from '../../schemas/records.js';
+import { issueKey } from '../../api/keys/issue.js';
+import type { Scope } from '../../api/plugins/auth.js';
+import type { ConnectionsView } from '../../processors/connections/view.js';
+import type { Directory } from '../../processors/directory.js';
+import { includesConnect } from '../../processors/usage/plans.js';
+import type { Clients } from '../../stack/clients.js';
+import { topics } from '../../topics/index.js';
 
 /**
  * Partners and connections written straight to `gw.config` and `gw.connections`, as the platform
@@ -65,4 +72,43 @@ export function connectionRecord(c: ConnectionFields): ConnectionTransition {
     suspended_at: c.status === 'suspended' ? now : null,
     revoked_at: c.status === 'revoked' ? now : null,
   };
+}
+
+/**
+ * A key issued through an active partner connection of the project, as the exchange issues it:
+ * its partner and connection are written too, and the account made Pro (a connection of an
+ * account without Pro is suspended on the key's first call). Resolves once `api` sees all of it.
+ */
+export async function partnerIssuedKey(
+  clients: Pick<Clients, 'producer'>,
+  api: { readonly directory: Directory; readonly connections: ConnectionsView },
+  input: { accountId: string; projectId: string; scopes: readonly string[] },
+): Promise<string> {
+  const partnerId = `ptn_${randomUUID().replaceAll('-', '').slice(0, 16)}`;
+  const connection = connectionRecord({ id: randomUUID(), partnerId, externalId: `cus-${partnerId}`, accountId: input.accountId, projectId: input.projectId, status: 'active' });
+  const account = api.directory.accounts.get(input.accountId);
+  if (account === undefined) throw new Error(`account ${input.accountId} is not in the directory yet`);
+  const { id: _, ...fields } = account;
+  const plan = includesConnect(fields.plan) ? fields.plan : 'pro';
+  const pro: ConfigRecord = {
+    event_id: asEventId(`cfg_${randomUUID().replaceAll('-', '')}`),
+    occurred_at: Date.now(),
+    account_id: asAccountId(input.accountId),
+    project_id: null,
+    instance_id: null,
+    entity_id: input.accountId,
+    entity: { kind: 'account', ...fields, plan },
+  };
+  const issued = issueKey({
+    accountId: asAccountId(input.accountId),
+    projectId: asProjectId(input.projectId),
+    role: 'agent',
+    scopes: input.scopes as Scope[],
+    connectionId: connection.connection_id,
+  });
+  await clients.producer.send(topics.config, [partnerRecord(partnerId), pro, issued.record].map((value) => ({ key: value.entity_id, value })));
+  await clients.producer.send(topics.connections, [{ key: connection.connection_id, value: connection }]);
+  await api.directory.until(() => api.directory.key(issued.id) !== undefined && api.directory.partners.has(partnerId) && api.directory.accounts.get(input.accountId)?.plan === plan, 15_000);
+  await api.connections.until(() => api.connections.get(connection.connection_id) !== undefined, 15_000);
+  return issued.apiKey;
 }
