@@ -10,7 +10,7 @@ import { healthRoutes, type HealthOptions } from './health/routes.js';
 import { instanceRoutes } from './instances/routes.js';
 import { keyRoutes } from './keys/routes.js';
 import { messageRoutes, type MessageRouteOptions } from './messages/routes.js';
-import { authPlugin } from './plugins/auth.js';
+import { authPlugin, refuseUnknownRoutesToPartnerKeys } from './plugins/auth.js';
 import { answerClientError, answerFrameworkError, errorsPlugin, MAX_PARAM_LENGTH } from './plugins/errors.js';
 import { strictInputPlugin } from './plugins/strict-input.js';
 import { httpMetricsPlugin, type HttpMetrics } from './plugins/http-metrics.js';
@@ -92,6 +92,7 @@ export async function buildServer(deps: ApiDeps) {
   await app.register(strictInputPlugin);
 
   const { ctx } = deps;
+  app.addHook('onRequest', refuseUnknownRoutesToPartnerKeys(ctx.directory));
   await app.register(async (api) => {
     const takeToken = createRateLimiter(ctx.clients.pool);
     await api.register(authPlugin, {

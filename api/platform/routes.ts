@@ -13,11 +13,10 @@ import type { RouteOptions } from '../context.js';
 import { gatewayError } from '../errors.js';
 import { ConnectionOut, connectionOut } from '../partner/connection-out.js';
 import type { RateLimiter } from '../plugins/rate-limit.js';
+import { partnerKeyScopes as partnerScopes } from '../plugins/auth.js';
 import { authenticatePlatformAdmins } from './auth.js';
 import { checkLogo, MAX_LOGO_BYTES, readLogo, storeLogo } from './logo.js';
 
-/** The scopes a partner may give its customers' keys (spec 2.7). */
-export const partnerScopes = ['instances:read', 'instances:write', 'messages:send', 'contacts:check', 'presence:write', 'media:read'] as const;
 
 const SLUG = '^[a-z0-9][a-z0-9-]{1,62}$';
 const config = { surface: 'platform' as const };

@@ -1,6 +1,6 @@
 import { hashSecret } from '../../shared/secret-token.js';
 import fp from 'fastify-plugin';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AccountId, ProjectId } from '../../schemas/ids.js';
 import type { Directory, KeyEntry } from '../../processors/directory.js';
 import { gatewayError, resolveLocale, type Locale } from '../errors.js';
@@ -28,6 +28,9 @@ export const scopes = [
   'events:read',
 ] as const;
 export type Scope = (typeof scopes)[number];
+
+/** The scopes a partner gives the keys of its customers (spec 2.7); a partner key's reach (spec 5) implies the rest. */
+export const partnerKeyScopes: readonly Scope[] = ['instances:read', 'instances:write', 'messages:send', 'contacts:check', 'presence:write', 'media:read'];
 
 export const roles = ['owner', 'admin', 'agent'] as const;
 export type Role = (typeof roles)[number];
@@ -95,12 +98,6 @@ async function authenticate(app: FastifyInstance, options: AuthOptions): Promise
   app.addHook('onRequest', async (request) => {
     const config = request.routeOptions.config;
     if (config.surface !== undefined) return;
-    if (request.routeOptions.url === undefined) {
-      // A route the gateway lacks is still out of a partner key's reach (403), not merely absent.
-      const bearer = BEARER.exec(request.headers.authorization ?? '')?.[1];
-      const key = bearer === undefined ? undefined : options.directory.keyByHash(hashKey(bearer));
-      if (keyUsable(key) && key.connection_id !== null && !partnerKeyReaches(request.method, request.url)) throw gatewayError('forbidden');
-    }
     if (request.routeOptions.url === undefined || config.public === true) {
       if (!(await options.takeToken(`ip:${request.ip}`, defaultRateLimit))) throw gatewayError('rate_limited');
       return;
@@ -138,11 +135,29 @@ async function authenticate(app: FastifyInstance, options: AuthOptions): Promise
       if (standing === 'suspended') throw gatewayError('connect_suspended');
     }
     if (auth.partnerKey && (config.partnerKeys === false || !partnerKeyReaches(request.method, request.url))) throw gatewayError('forbidden');
-    if (config.scope !== undefined && !auth.scopes.includes('*') && !auth.scopes.includes(config.scope)) {
+    // A partner key holds the partner's scopes among the six of spec 2.7; a route of its reach that
+    // needs another scope (usage:read, conversations:read, ...) is reached by the reach list alone.
+    const granted = auth.scopes.includes('*') || (config.scope !== undefined && auth.scopes.includes(config.scope));
+    const impliedByReach = auth.partnerKey && config.scope !== undefined && !partnerKeyScopes.includes(config.scope);
+    if (config.scope !== undefined && !granted && !impliedByReach) {
       throw gatewayError('forbidden');
     }
     request.auth = auth;
   });
+}
+
+/**
+ * A route the gateway lacks is still out of a partner key's reach: 403, not merely absent (spec 5
+ * names routes such as `/billing` that a partner key never reaches). Runs at the root, where the
+ * not-found handler lives.
+ */
+export function refuseUnknownRoutesToPartnerKeys(directory: Directory) {
+  return async (request: FastifyRequest): Promise<void> => {
+    if (request.routeOptions.url !== undefined) return;
+    const bearer = BEARER.exec(request.headers.authorization ?? '')?.[1];
+    const key = bearer === undefined ? undefined : directory.keyByHash(hashKey(bearer));
+    if (keyUsable(key) && key.connection_id !== null && !partnerKeyReaches(request.method, request.url)) throw gatewayError('forbidden');
+  };
 }
 
 export const authPlugin = fp(authenticate, { name: 'gateway-auth', dependencies: ['gateway-errors'] });

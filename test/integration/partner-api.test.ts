@@ -4,10 +4,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount, type CreatedAccount } from '../../api/accounts/create.js';
 import { connectSandboxNumbers } from '../../api/accounts/sandbox.js';
 import { issueConnectCode } from '../../api/partner/connect-codes.js';
+import { createInstance } from '../../api/instances/create.js';
 import { newSigningSecret, verify } from '../../events/signature.js';
 import { replayProjection } from '../../processors/index.js';
 import { connectionsProjection } from '../../processors/connections/projection.js';
-import { asEventId, asInstanceId, newId, type ConnectionId, type PartnerId } from '../../schemas/ids.js';
+import { asEventId, asInstanceId, asProjectId, newId, type ConnectionId, type PartnerId } from '../../schemas/ids.js';
 import type { ConfigRecord } from '../../schemas/records.js';
 import { createCipher } from '../../shared/cipher.js';
 import { hashSecret, secretToken } from '../../shared/secret-token.js';
@@ -199,7 +200,13 @@ describe('partner API and connection lifecycle', () => {
     expect(instances.status).toBe(200);
     expect(instances.body.data.map((i) => i.id)).toEqual(account.instance_ids);
     expect(api.directory.keyByHash(hashSecret(fresh))).toMatchObject({ role: 'agent', scopes: ['instances:read', 'messages:send'], project_id: account.project_id, connection_id: id });
-    for (const path of ['/keys', '/me/connections', '/webhooks']) expect(await call('GET', path, { auth: fresh }), path).toMatchObject({ status: 403, body: { code: 'forbidden' } });
+    // Spec 5's reach, routes the gateway has and routes it lacks alike.
+    const outside = ['/keys', '/me/connections', '/webhooks', '/stream', '/contacts', '/users', '/projects', '/account', '/me/plan', '/me/addons', '/me/invoices', '/billing', '/me/widgets', '/platform/partners', '/brand', '/official', '/tags', '/contact-groups', '/suppressions', '/blocklist', '/sandbox/instances/x/scan'];
+    for (const path of outside) expect(await call(path.startsWith('/sandbox') ? 'POST' : 'GET', path, { auth: fresh }), path).toMatchObject({ status: 403, body: { code: 'forbidden' } });
+    for (const path of ['/me/subscription', '/me/entitlements', '/usage']) expect((await call('GET', path, { auth: fresh })).status, path).not.toBe(403);
+    // A number of another project of the same customer is not found.
+    const elsewhere = await createInstance(clients.producer, { accountId: account.account_id as never, projectId: asProjectId(newId('prj')), nickname: null, connector: 'sandbox' });
+    expect(await call('POST', '/messages/text', { auth: fresh, body: { to: '+5511999990001', body: 'x', instance_id: elsewhere.instance_id } })).toMatchObject({ status: 404 });
   });
 
   it('sends connect.completed and then the operation events of the project to the partner webhook, signed, with the connection block', async () => {
