@@ -31,6 +31,7 @@ import { myConnectionRoutes } from './me/connections.js';
 import { connectRoutes, type ConnectRouteOptions } from './connect/routes.js';
 import { sandboxPaymentRoutes } from './connect/sandbox-payments.js';
 import { logoRoutes, platformRoutes } from './platform/routes.js';
+import { accountRoutes } from './accounts/routes.js';
 
 export interface ApiDeps extends HealthOptions {
   readonly logger: Logger;
@@ -121,6 +122,7 @@ export async function buildServer(deps: ApiDeps) {
     await api.register(sandboxPaymentRoutes, { ctx, payments: deps.connect.payments });
     await api.register(platformRoutes, { ctx, takeToken, cipher: deps.messages.cipher, publicBaseUrl: deps.publicBaseUrl });
     await api.register(logoRoutes, { ctx });
+    await api.register(accountRoutes, { ctx });
   });
 
   return app;

@@ -276,20 +276,34 @@ describe('partner API and connection lifecycle', () => {
   });
 
   it('revokes when the project or the account is deleted', async () => {
-    const project = await activeConnection('cus-project-deleted');
-    await writeConfigTombstone(account.project_id);
-    await untilStatus(project.id, 'revoked');
-    expect(api.connections.get(project.id)?.revoked_by).toBe('project_deleted');
-    expect(await call('GET', '/instances', { auth: project.key })).toMatchObject({ status: 401, body: { code: 'connect_revoked' } });
-
     const other = await createAccount(clients.producer, { name: 'Other', email: 'other@shop.test', plan: 'pro' }, async () => undefined);
-    await api.directory.until(() => api.directory.accounts.has(other.account_id), 15_000);
-    const opened = await session('cus-account-deleted', { email: 'other@shop.test' });
-    const id = (opened.body.connection as { id: ConnectionId }).id;
-    await api.connectionWriter.linkAccount(id, { accountId: other.account_id as never, projectId: other.project_id as never });
-    await writeConfigTombstone(other.account_id);
-    await untilStatus(id, 'revoked');
-    expect(api.connections.get(id)?.revoked_by).toBe('account_deleted');
+    await api.directory.until(() => api.directory.accounts.has(other.account_id) && api.directory.keysOf(other.account_id).length > 0, 15_000);
+    const project = await call('POST', '/projects', { auth: other.api_key, body: { name: 'Second' } });
+    expect(project.status, JSON.stringify(project.body)).toBe(201);
+    const inProject = await session('cus-project-deleted', { email: 'other@shop.test' });
+    const projectConnection = (inProject.body.connection as { id: ConnectionId }).id;
+    await api.connectionWriter.linkAccount(projectConnection, { accountId: other.account_id as never, projectId: project.body.id as never });
+    expect(await call('DELETE', `/projects/${other.project_id}`, { auth: other.api_key })).toMatchObject({ status: 400, body: { code: 'invalid_request' } });
+    expect(await call('DELETE', `/projects/${project.body.id as string}`, { auth: other.api_key })).toMatchObject({ status: 204 });
+    await untilStatus(projectConnection, 'revoked');
+    expect(api.connections.get(projectConnection)?.revoked_by).toBe('project_deleted');
+
+    const inAccount = await session('cus-account-deleted', { email: 'other@shop.test' });
+    const accountConnection = (inAccount.body.connection as { id: ConnectionId }).id;
+    await api.connectionWriter.linkAccount(accountConnection, { accountId: other.account_id as never, projectId: other.project_id as never });
+    expect(await call('DELETE', '/account', { auth: other.api_key })).toMatchObject({ status: 204 });
+    await untilStatus(accountConnection, 'revoked');
+    expect(api.connections.get(accountConnection)?.revoked_by).toBe('account_deleted');
+    expect(await call('GET', '/instances', { auth: other.api_key })).toMatchObject({ status: 401 });
+  });
+
+  it('keeps the people of an account: admins add members, agents and partner keys may not', async () => {
+    const added = await call('POST', '/users', { auth: account.api_key, body: { email: 'Staff@Shop.test', role: 'member' } });
+    expect(added).toMatchObject({ status: 201, body: { email: 'staff@shop.test', role: 'member' } });
+    expect(await call('POST', '/users', { auth: account.api_key, body: { email: 'staff@shop.test', role: 'admin' } })).toMatchObject({ status: 400 });
+    const users = await call<{ data: { email: string; role: string }[] }>('GET', '/users', { auth: account.api_key });
+    expect(users.body.data.map((u) => [u.email, u.role]).sort()).toEqual([['ana@shop.test', 'admin'], ['staff@shop.test', 'member']]);
+    expect(await call('DELETE', `/users/${added.body.id as string}`, { auth: account.api_key })).toMatchObject({ status: 204 });
   });
 
   it('stops a deactivated partner: sessions 403 partner_inactive, its keys 401 connect_revoked; a rotated secret dies at once', async () => {
@@ -323,8 +337,4 @@ describe('partner API and connection lifecycle', () => {
     }
   });
 
-  async function writeConfigTombstone(entityId: string): Promise<void> {
-    await clients.producer.send(topics.config, [{ key: entityId, value: null }]);
-    await api.directory.applied(entityId, null, 15_000);
-  }
 });
