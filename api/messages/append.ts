@@ -7,11 +7,13 @@ import { gatewayError } from '../errors.js';
 export const SEND_DEADLINE_MS = 10_000;
 
 /**
- * How much longer the API listens for the broker's answer after the deadline. The deadline is read
- * on the API's clock and the append time on the broker's: a command the broker takes in time must
- * not be answered 503, so clocks may differ by up to this much.
+ * How much longer the API listens for the broker's answer after the deadline. The answer decides:
+ * its append time says whether the log took the command in time. A broker that took the command
+ * and died before answering answers once it is back (the producer retries the same record, which
+ * the idempotent producer does not append twice): waiting that long keeps a 503 true across a
+ * broker restart, and lets API and broker clocks differ too.
  */
-const CLOCK_SKEW_MS = 2_000;
+const ANSWER_WINDOW_MS = 60_000;
 
 /**
  * Writes a send command with its deadline and tells whether the send is accepted. It is refused
@@ -24,7 +26,7 @@ export async function appendSend(producer: Producer, command: Omit<SendCommand, 
   const key = command.instance_id;
   const taken = await withDeadline(
     producer.send(topics.sendCommands, [{ key, value: { ...command, expires_at: expiresAt } }]),
-    SEND_DEADLINE_MS + CLOCK_SKEW_MS,
+    SEND_DEADLINE_MS + ANSWER_WINDOW_MS,
   );
   const takenAt = taken.get(partitionOf(key, topics.sendCommands.partitions)) ?? Math.max(...taken.values());
   // No append time (a topic still stamped at creation): the record's own time is earlier than the deadline.

@@ -1,7 +1,7 @@
-import { asEventId, newId, type AccountId, type ProjectId } from '../../schemas/ids.js';
-import type { ConfigRecord } from '../../schemas/records.js';
+import type { AccountId, ProjectId } from '../../schemas/ids.js';
 import type { PartnerEntry } from '../../processors/directory.js';
 import type { ConnectionEntry } from '../../processors/connections/view.js';
+import { keyRevocations } from '../../processors/connections/writer.js';
 import { withDeadline } from '../../shared/deadline.js';
 import { topics } from '../../topics/index.js';
 import { WRITE_DEADLINE_MS } from '../config-writes.js';
@@ -21,18 +21,7 @@ export async function replaceConnectionKey(
 ): Promise<string> {
   const accountId = connection.account_id as AccountId;
   const now = ctx.clock();
-  const previous: ConfigRecord[] = ctx.directory
-    .keysOf(accountId)
-    .filter((key) => key.connection_id === connection.connection_id && key.revoked_at === null)
-    .map(({ id, account_id, project_id, created_at: _, ...key }) => ({
-      event_id: asEventId(newId('cfg')),
-      occurred_at: now,
-      account_id,
-      project_id,
-      instance_id: null,
-      entity_id: id,
-      entity: { kind: 'api_key', ...key, revoked_at: now },
-    }));
+  const previous = keyRevocations(ctx.directory, connection.connection_id, accountId, now);
   const issued = issueKey({
     accountId,
     projectId: connection.project_id as ProjectId,

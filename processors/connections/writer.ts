@@ -110,19 +110,7 @@ export class ConnectionWriter {
   /** The keys issued through a revoked connection stop working at once (spec 3.1 rule 2). */
   private async revokeKeys(connectionId: string, accountId: string | null): Promise<void> {
     if (accountId === null) return;
-    const now = this.deps.clock();
-    const records: ConfigRecord[] = this.deps.directory
-      .keysOf(accountId)
-      .filter((key) => key.connection_id === connectionId && key.revoked_at === null)
-      .map(({ id, account_id, project_id, created_at: _, ...key }) => ({
-        event_id: asEventId(newId('cfg')),
-        occurred_at: now,
-        account_id,
-        project_id,
-        instance_id: null,
-        entity_id: id,
-        entity: { kind: 'api_key', ...key, revoked_at: now },
-      }));
+    const records = keyRevocations(this.deps.directory, connectionId, accountId, this.deps.clock());
     if (records.length === 0) return;
     await withDeadline(this.deps.producer.send(topics.config, records.map((value) => ({ key: value.entity_id, value }))), WRITE_DEADLINE_MS);
     await Promise.all(records.map((r) => this.deps.directory.applied(r.entity_id, r.event_id, WRITE_DEADLINE_MS)));
@@ -144,4 +132,20 @@ export class ConnectionWriter {
       client.release();
     }
   }
+}
+
+/** The `gw.config` records that revoke every live key issued through a connection. */
+export function keyRevocations(directory: Directory, connectionId: string, accountId: string, now: number): ConfigRecord[] {
+  return directory
+    .keysOf(accountId)
+    .filter((key) => key.connection_id === connectionId && key.revoked_at === null)
+    .map(({ id, account_id, project_id, created_at: _, ...key }) => ({
+      event_id: asEventId(newId('cfg')),
+      occurred_at: now,
+      account_id,
+      project_id,
+      instance_id: null,
+      entity_id: id,
+      entity: { kind: 'api_key', ...key, revoked_at: now },
+    }));
 }
