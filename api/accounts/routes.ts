@@ -94,7 +94,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
       schema: {
         tags: ['account'],
         summary: 'Add a project',
-        body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false }),
+        body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false, examples: [{ name: 'Second store' }] }),
         response: { 201: ProjectOut },
       },
     },

@@ -25,7 +25,7 @@ export const sandboxPaymentRoutes: FastifyPluginAsyncTypebox<RouteOptions & { pa
             client_secret: Type.String({ maxLength: 200 }),
             outcome: Type.Optional(Type.Union([Type.Literal('paid'), Type.Literal('failed'), Type.Literal('processing')])),
           },
-          { additionalProperties: false },
+          { additionalProperties: false, examples: [{ client_secret: 'sandbox_pi_…_secret_…', outcome: 'paid' }] },
         ),
         response: { 200: Type.Object({ attempt_id: Type.String(), status: Type.String() }) },
       },

@@ -132,7 +132,7 @@ export const partnerRoutes: FastifyPluginAsyncTypebox<RouteOptions & { takeToken
         tags,
         security,
         summary: 'Exchange the one-time code the component returned for the customer key (shown once)',
-        body: Type.Object({ code: Type.Optional(Type.String({ maxLength: 200, examples: ['cc_…'] })) }, { additionalProperties: false }),
+        body: Type.Object({ code: Type.Optional(Type.String({ maxLength: 200 })) }, { additionalProperties: false, examples: [{ code: 'cc_8Hq2…' }] }),
         response: { 200: KeyedConnectionOut },
       },
     },

@@ -277,6 +277,21 @@ describe('Connect component API, end to end', () => {
     expect(await later('POST', '/connect/account/verify', { code: fresh })).toMatchObject({ status: 200, body: { step: 'payment' } });
   });
 
+  it("refuses a number past the plan's numbers with 402 quota_exceeded", async () => {
+    const email = unique('quota');
+    const owned = await createAccount(clients.producer, { name: 'Quota', email, plan: 'pro' }, async () => undefined);
+    await api.directory.until(() => api.directory.defaultProjectOf(owned.account_id) !== undefined && api.directory.usersWithEmail(email).length > 0, 15_000);
+    const c = component((await openSession('quota-customer', { email })).token);
+    expect(await c('POST', '/connect/account')).toMatchObject({ status: 200, body: { step: 'verify_email' } });
+    expect(await c('POST', '/connect/account/verify', { code: await codeFrom(email, 1) })).toMatchObject({ status: 200, body: { step: 'number' } });
+    // Pro holds 10 numbers; each is counted once the instances projection has it.
+    for (let i = 1; i <= 10; i++) {
+      expect(await c('POST', '/connect/numbers', {}), `number ${i}`).toMatchObject({ status: 201 });
+      await waitFor(`${i} numbers in the projection`, async () => ((await c('GET', '/connect/numbers')).body.data as unknown[]).length === i || undefined, { timeoutMs: 20_000 });
+    }
+    expect(await c('POST', '/connect/numbers', {})).toMatchObject({ status: 402, body: { code: 'quota_exceeded' } });
+  });
+
   it('answers the session, origin and revocation rows of section 7', async () => {
     const { token, connectionId } = await openSession('rows-customer', { email: unique('rows'), country: 'DE' });
     expect(await call('GET', '/connect/bootstrap', { headers: { origin: ORIGIN } })).toMatchObject({ status: 401, body: { code: 'connect_session_required' } });
