@@ -116,6 +116,11 @@ describe('a bad-input sweep over every operation of the API', () => {
   let auth: Record<string, string>;
   /** The credential of each surface (spec 5): partner secret, platform credential, component session; else the API key. */
   const surfaces: [prefix: string, headers: Record<string, string>][] = [];
+  let probeCount = 0;
+  const nextAddress = () => {
+    const n = ++probeCount;
+    return `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`;
+  };
   const authFor = (url: string): Record<string, string> => surfaces.find(([prefix]) => url.startsWith(prefix))?.[1] ?? auth;
   const ids = { instance: '', webhook: '', pool: '', key: '' };
   let operations: Operation[] = [];
@@ -287,7 +292,8 @@ describe('a bad-input sweep over every operation of the API', () => {
     try {
       const response = await request(`${base}${probe.url}`, {
         method: probe.method as 'GET',
-        headers: { ...authFor(probe.url), ...probe.headers },
+        // Each probe from its own address: public routes are limited per IP, and the sweep is no flood.
+        headers: { ...authFor(probe.url), 'x-forwarded-for': nextAddress(), ...probe.headers },
         body: probe.body,
         dispatcher: agent,
         headersTimeout: 15_000,
