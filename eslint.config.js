@@ -34,5 +34,5 @@ export default tseslint.config(
     },
   },
   ...FLOORS.map(floorRules),
-  { files: ['*.js'], ...tseslint.configs.disableTypeChecked },
+  { files: ['*.js', 'widget/*.mjs'], ...tseslint.configs.disableTypeChecked },
 );

@@ -7,7 +7,7 @@ export default defineConfig({
       {
         test: {
           name: 'integration',
-          include: ['test/integration/**/*.test.ts'],
+          include: ['test/integration/**/*.test.ts', 'test/browser/**/*.test.ts'],
           // One stack for the whole run; files isolate themselves by database and topic prefix.
           globalSetup: ['test/setup/stack.ts'],
           testTimeout: 120_000,

@@ -23,21 +23,36 @@ import { contactRoutes, type ContactRouteOptions } from './contacts/routes.js';
 import { conversationRoutes, type ConversationRouteOptions } from './conversations/routes.js';
 import { mediaRoutes, type MediaRoutesOptions } from './media/routes.js';
 import { sandboxRoutes } from './sandbox/routes.js';
+import { sandboxPhoneRoutes } from './sandbox/phone-routes.js';
 import { streamRoutes, type StreamRouteOptions } from './streams/index.js';
 import { usageRoutes } from './usage/routes.js';
 import { webhookRoutes } from './webhooks/index.js';
 import { partnerRoutes } from './partner/routes.js';
 import { myConnectionRoutes } from './me/connections.js';
 import { connectRoutes, type ConnectRouteOptions } from './connect/routes.js';
-import { sandboxPaymentRoutes } from './connect/sandbox-payments.js';
+import type { SandboxPayments } from '../connectors/payments/sandbox.js';
+import type { StripePayments } from '../connectors/payments/stripe.js';
+import { sandboxPaymentRoutes } from './payments/sandbox-routes.js';
+import { stripeWebhookRoutes } from './payments/stripe-webhook.js';
 import { logoRoutes, platformRoutes } from './platform/routes.js';
 import { accountRoutes } from './accounts/routes.js';
+import { widgetRoutes } from './widget/routes.js';
+import cookie from '@fastify/cookie';
+import { PanelGate } from './panel/gate.js';
+import { panelRoutes } from './panel/routes.js';
+import { PanelSessions } from './panel/sessions.js';
 
 export interface ApiDeps extends HealthOptions {
   readonly logger: Logger;
   readonly ctx: ApiContext;
   readonly messages: Omit<MessageRouteOptions, 'ctx'>;
   readonly rateLimitFor: (plan: string) => RateLimit;
+  /** Which proxies' X-Forwarded-For is believed for the client's address (Fastify's `trustProxy`); false: none. */
+  readonly trustProxy: boolean | string;
+  /** The Connect component's build (`v1/connect.js`), served at `/v1/connect.js`. */
+  readonly widgetDir: string;
+  /** The panels: their build (`app.js`), served under `/panel`, and the key their CSRF tokens derive from. */
+  readonly panel: { readonly dir: string; readonly csrfKey: string };
   /** Absolute base of the API as its users reach it (links to partner logos). */
   readonly publicBaseUrl: string;
   readonly contacts: Omit<ContactRouteOptions, 'ctx'>;
@@ -45,7 +60,7 @@ export interface ApiDeps extends HealthOptions {
   readonly media: MediaRoutesOptions;
   readonly streams: Omit<StreamRouteOptions, 'ctx'>;
   /** The component's API: e-mail, payments, the stream hub (it is `streams.hub`) and the key of e-mail codes. */
-  readonly connect: Pick<ConnectRouteOptions, 'mailer' | 'payments' | 'codeKey'>;
+  readonly connect: Pick<ConnectRouteOptions, 'mailer' | 'codeKey'> & { readonly payments: SandboxPayments | StripePayments };
   /** The process's registry, served at `/metrics`, and the HTTP series recorded in it. */
   readonly metrics: { readonly registry: Registry; readonly http: HttpMetrics };
 }
@@ -59,7 +74,7 @@ export async function buildServer(deps: ApiDeps) {
   const app = Fastify({
     // Query strings can carry credentials (media signatures, connect session tokens): logged without them.
     loggerInstance: deps.logger.child({}, { serializers: { req: requestForLog } }),
-    trustProxy: true,
+    trustProxy: deps.trustProxy,
     bodyLimit: DEFAULT_BODY_LIMIT, // routes that take media or imports raise it (body-limits.ts)
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', allErrors: false } },
@@ -91,12 +106,16 @@ export async function buildServer(deps: ApiDeps) {
   await app.register(httpMetricsPlugin, { metrics: deps.metrics.http });
   await app.register(errorsPlugin);
   await app.register(strictInputPlugin);
+  await app.register(cookie);
 
   const { ctx } = deps;
   app.addHook('onRequest', refuseUnknownRoutesToPartnerKeys(ctx.directory));
   await app.register(async (api) => {
     const takeToken = createRateLimiter(ctx.clients.pool);
+    const panelSessions = new PanelSessions(ctx.clients.pool, deps.panel.csrfKey);
+    const panel = new PanelGate(panelSessions, ctx.directory, ctx.clock);
     await api.register(authPlugin, {
+      panel,
       directory: ctx.directory,
       connectionStanding: (id) => ctx.connectionWriter.keyStanding(id as ConnectionId),
       takeToken,
@@ -114,15 +133,20 @@ export async function buildServer(deps: ApiDeps) {
     await api.register(usageRoutes, { ctx });
     await api.register(mediaRoutes, deps.media);
     await api.register(sandboxRoutes, { ctx });
+    await api.register(sandboxPhoneRoutes, { ctx, hub: deps.streams.hub });
     await api.register(streamRoutes, { ctx, ...deps.streams });
     await api.register(webhookRoutes, { ctx, cipher: deps.messages.cipher });
     await api.register(partnerRoutes, { ctx, takeToken });
     await api.register(myConnectionRoutes, { ctx });
     await api.register(connectRoutes, { ctx, takeToken, hub: deps.streams.hub, heartbeatMs: deps.streams.heartbeatMs, ...deps.connect });
-    await api.register(sandboxPaymentRoutes, { ctx, payments: deps.connect.payments });
-    await api.register(platformRoutes, { ctx, takeToken, cipher: deps.messages.cipher, publicBaseUrl: deps.publicBaseUrl });
+    const { payments, mailer } = deps.connect;
+    if (payments.name === 'sandbox') await api.register(sandboxPaymentRoutes, { ctx, payments, mailer });
+    else await api.register(stripeWebhookRoutes, { ctx, payments, mailer });
+    await api.register(platformRoutes, { ctx, takeToken, cipher: deps.messages.cipher, publicBaseUrl: deps.publicBaseUrl, panel });
+    await api.register(panelRoutes, { ctx, gate: panel, sessions: panelSessions, mailer: deps.connect.mailer, codeKey: deps.connect.codeKey, dir: deps.panel.dir });
     await api.register(logoRoutes, { ctx });
     await api.register(accountRoutes, { ctx });
+    await api.register(widgetRoutes, { widgetDir: deps.widgetDir });
   });
 
   return app;

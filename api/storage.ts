@@ -1,8 +1,9 @@
 import type { Pool } from 'pg';
 import { runDdl } from '../shared/ddl.js';
 import { sessionsDdl } from './connect/sessions.js';
-import { emailCodesDdl } from './connect/email-codes.js';
-import { paymentsDdl } from './connect/payments.js';
+import { emailCodesDdl } from './email-codes.js';
+import { panelSessionsDdl } from './panel/sessions.js';
+import { paymentsDdl } from '../connectors/payments/attempts.js';
 import { logosDdl } from './platform/logo.js';
 import { connectCodesDdl } from './partner/connect-codes.js';
 
@@ -34,6 +35,7 @@ const ddl = [
   ...connectCodesDdl,
   ...emailCodesDdl,
   ...paymentsDdl,
+  ...panelSessionsDdl,
   ...logosDdl,
 ];
 

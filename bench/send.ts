@@ -20,9 +20,8 @@ import { AvroSerdes } from '../schemas/serde.js';
 import type { MessageStatus } from '../schemas/records.js';
 import { loadConfig } from '../stack/config.js';
 import { repoRoot } from '../shared/repo-root.js';
-import { stackUp } from '../stack/local/index.js';
-import { createConsumer, createKafka, ensureTopics, removePrefixed, topics, TopicSerdes } from '../topics/index.js';
-import { percentiles, run, runMain, start, stop, until, withPg } from './support.js';
+import { createConsumer, createKafka, ensureTopics, topics, TopicSerdes } from '../topics/index.js';
+import { benchSlice, percentiles, run, runMain, start, stop, until } from './support.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64);
@@ -39,20 +38,9 @@ interface Load {
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  await stackUp({ root: config.stackRoot });
-  const id = `bench${Date.now().toString(36)}`;
-  const database = new URL(config.databaseUrl);
-  database.pathname = `/gateway_${id}`;
-  const admin = new URL(config.databaseUrl);
-  admin.pathname = '/postgres';
-  await withPg(admin.toString(), (c) => c.query(`CREATE DATABASE gateway_${id}`));
-  const env = {
-    DATABASE_URL: database.toString(),
-    KAFKA_TOPIC_PREFIX: `${id}.`,
-    CHDB_PATH: path.join(tmpdir(), `${id}-chdb`),
-    LOG_LEVEL: 'warn',
-    LOG_FORMAT: 'json',
-  };
+  const slice = await benchSlice('bench');
+  const { id } = slice;
+  const env = { ...slice.env, CHDB_PATH: path.join(tmpdir(), `${id}-chdb`) };
   const children: ChildProcess[] = [];
   try {
     const account = JSON.parse(
@@ -119,8 +107,7 @@ async function main(): Promise<void> {
     console.log(`  202 -> delivered fact   p50 ${e2e.p50.toFixed(1)} ms  p99 ${e2e.p99.toFixed(1)} ms  (target p99 under 250 ms)`);
   } finally {
     await Promise.all(children.map(stop));
-    await removePrefixed(createKafka(config.kafka, pino({ level: 'silent' })), config.schemaRegistryUrl, `${id}.`);
-    await withPg(admin.toString(), (c) => c.query(`DROP DATABASE IF EXISTS gateway_${id} WITH (FORCE)`));
+    await slice.dispose();
   }
 }
 

@@ -18,13 +18,9 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { pino } from 'pino';
 import { Pool, request } from 'undici';
-import { loadConfig } from '../stack/config.js';
 import { repoRoot } from '../shared/repo-root.js';
-import { stackUp } from '../stack/local/index.js';
-import { createKafka, removePrefixed } from '../topics/index.js';
-import { run, runMain, stop, until, withPg } from './support.js';
+import { benchSlice, run, runMain, stop, until } from './support.js';
 
 const { values: flags } = parseArgs({
   options: { minutes: { type: 'string' }, rate: { type: 'string' }, 'sample-seconds': { type: 'string' }, 'heap-snapshots': { type: 'boolean' } },
@@ -50,25 +46,12 @@ process.once('SIGINT', () => (interrupted = true));
 process.once('SIGTERM', () => (interrupted = true));
 
 async function main(): Promise<void> {
-  const config = loadConfig();
-  await stackUp({ root: config.stackRoot });
-  const id = `soak${Date.now().toString(36)}`;
-  const database = new URL(config.databaseUrl);
-  database.pathname = `/gateway_${id}`;
-  const admin = new URL(config.databaseUrl);
-  admin.pathname = '/postgres';
-  await withPg(admin.toString(), (c) => c.query(`CREATE DATABASE gateway_${id}`));
+  const slice = await benchSlice('soak');
+  const { id } = slice;
   /** Embedded ClickHouse takes a lock on its folder: one folder per process. */
   const chdbPath = (role: string) => path.join(tmpdir(), `${id}-chdb-${role}`);
   const port = 3900 + Math.floor(Math.random() * 90);
-  const env = {
-    DATABASE_URL: database.toString(),
-    KAFKA_TOPIC_PREFIX: `${id}.`,
-    ALLOW_PRIVATE_NETWORK: 'true',
-    PORT: String(port),
-    LOG_LEVEL: 'warn',
-    LOG_FORMAT: 'json',
-  };
+  const env = { ...slice.env, ALLOW_PRIVATE_NETWORK: 'true', PORT: String(port) };
   let delivered = 0;
   const receiver = createServer((req, res) => {
     req.resume();
@@ -165,8 +148,7 @@ async function main(): Promise<void> {
   } finally {
     await Promise.all([...children.values()].map(stop));
     receiver.close();
-    await removePrefixed(createKafka(config.kafka, pino({ level: 'silent' })), config.schemaRegistryUrl, `${id}.`);
-    await withPg(admin.toString(), (c) => c.query(`DROP DATABASE IF EXISTS gateway_${id} WITH (FORCE)`));
+    await slice.dispose();
     for (const role of ['accounts', ...ROLES]) rmSync(chdbPath(role), { recursive: true, force: true });
   }
 }

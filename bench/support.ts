@@ -1,6 +1,10 @@
 // What the benches share: child processes of the built CLI, waiting on a condition, percentiles.
 import { spawn, type ChildProcess } from 'node:child_process';
 import pg from 'pg';
+import { loadConfig } from '../stack/config.js';
+import { stackUp } from '../stack/local/index.js';
+import { createKafka, removePrefixed } from '../topics/index.js';
+import { pino } from 'pino';
 
 export function percentiles(values: readonly number[]): { p50: number; p99: number } {
   const sorted = [...values].sort((a, b) => a - b);
@@ -58,4 +62,28 @@ export function runMain(main: () => Promise<void>): void {
       process.exit(1);
     },
   );
+}
+
+/**
+ * A slice of the local stack of the bench's own (started if down): a new database and a topic
+ * prefix, as the environment of the gateway processes it starts; `dispose` removes both.
+ */
+export async function benchSlice(label: string): Promise<{ id: string; env: Record<string, string>; dispose(): Promise<void> }> {
+  const config = loadConfig();
+  await stackUp({ root: config.stackRoot });
+  const id = `${label}${Date.now().toString(36)}`;
+  const database = new URL(config.databaseUrl);
+  database.pathname = `/gateway_${id}`;
+  const admin = new URL(config.databaseUrl);
+  admin.pathname = '/postgres';
+  await withPg(admin.toString(), (c) => c.query(`CREATE DATABASE gateway_${id}`));
+  return {
+    id,
+    env: { DATABASE_URL: database.toString(), KAFKA_TOPIC_PREFIX: `${id}.`, LOG_LEVEL: 'warn', LOG_FORMAT: 'json' },
+    /** Removes the slice's topics, registry subjects and database. */
+    async dispose() {
+      await removePrefixed(createKafka(config.kafka, pino({ level: 'silent' })), config.schemaRegistryUrl, `${id}.`);
+      await withPg(admin.toString(), (c) => c.query(`DROP DATABASE IF EXISTS gateway_${id} WITH (FORCE)`));
+    },
+  };
 }

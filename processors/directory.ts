@@ -87,6 +87,14 @@ export class Directory extends FollowedView<ConfigRecord> {
     return [...(this.usersByEmail.get(email.toLowerCase())?.values() ?? [])];
   }
 
+  /** The account an e-mail belongs to, and the role it has there: where it is an admin wins over where it is a member. */
+  accountOfEmail(email: string): { accountId: AccountId; role: 'admin' | 'member' } | undefined {
+    const users = this.usersWithEmail(email).filter((u) => this.accounts.has(u.account_id));
+    const admin = users.find((u) => u.role === 'admin');
+    const user = admin ?? users[0];
+    return user && { accountId: user.account_id, role: admin ? 'admin' : 'member' };
+  }
+
   usersOf(accountId: string): UserEntry[] {
     return [...this.users.values()].filter((u) => u.account_id === accountId);
   }

@@ -16,7 +16,7 @@ export async function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> 
     return await Promise.race([
       work,
       new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new DeadlineExceeded(ms)), ms);
+        timer = setTimeout(() => reject(new DeadlineExceeded(ms)), Math.max(0, ms));
       }),
     ]);
   } finally {

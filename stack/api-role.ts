@@ -1,6 +1,9 @@
 import { createHmac } from 'node:crypto';
+import path from 'node:path';
+import { repoRoot } from '../shared/repo-root.js';
 import type { AccountId, InstanceId, ProjectId } from '../schemas/ids.js';
-import { SandboxPayments } from '../api/connect/payments.js';
+import { SandboxPayments } from '../connectors/payments/sandbox.js';
+import { StripePayments } from '../connectors/payments/stripe.js';
 import { sandboxDirectory } from '../connectors/sandbox/index.js';
 import { startDirectory, type Directory } from '../processors/directory.js';
 import { startConnectionsView, type ConnectionsView } from '../processors/connections/view.js';
@@ -54,6 +57,9 @@ export async function startApi(clients: Clients, options: { listen: boolean; clo
     checkDependencies: () => checkDependencies(clients),
     ctx: { clients, directory: directory.directory, connections: connections.view, connectionWriter, clock },
     rateLimitFor: (plan) => planNamed(plan).rateLimit,
+    trustProxy: clients.config.trustProxy,
+    widgetDir: path.join(repoRoot, 'dist', 'widget'),
+    panel: { dir: path.join(repoRoot, 'dist', 'panel'), csrfKey: createHmac('sha256', clients.config.secretsKey).update('panel-csrf').digest('hex') },
     publicBaseUrl: clients.config.media.publicBaseUrl,
     messages: {
       cipher: clients.cipher,
@@ -72,7 +78,10 @@ export async function startApi(clients: Clients, options: { listen: boolean; clo
     streams: { hub: streams, heartbeatMs: clients.config.streams.heartbeatMs },
     connect: {
       mailer: clients.mailer,
-      payments: new SandboxPayments(clients.pool, clients.producer),
+      payments:
+        clients.config.payments.provider === 'stripe'
+          ? new StripePayments(clients.pool, clients.producer, clients.config.payments.stripe)
+          : new SandboxPayments(clients.pool, clients.producer),
       codeKey: createHmac('sha256', clients.config.secretsKey).update('connect-email-codes').digest('hex'),
     },
     metrics: { registry: clients.metrics.registry, http: clients.metrics.http },

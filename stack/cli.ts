@@ -7,6 +7,7 @@ import { parseRoles, roleNames, startRoles } from './roles.js';
 import { stackDown, stackStatus, stackUp, type StackStatus } from './local/index.js';
 import { projectionsFor, replayable, replayProjection } from '../processors/index.js';
 import { createAccount, type CreatedAccount } from '../api/accounts/create.js';
+import { startDemoPartner } from './demo/server.js';
 import { createPlatformAdmin } from '../api/platform/admins.js';
 import { connectSandboxNumbers } from '../api/accounts/sandbox.js';
 import { isLocale } from '../api/errors.js';
@@ -124,6 +125,14 @@ async function runRoles(config: Config, arg: string, options: { firstAccount?: b
     const account = await newAccount(clients, { name: 'Sandbox', email: 'sandbox@gateway.local', sandboxNumbers: 1, plan: 'free' });
     printFirstAccount(account, config.port);
   }
+  const demo =
+    options.firstAccount && running.api && config.demoPort > 0
+      ? await startDemoPartner(
+          { producer: clients.producer, directory: running.api.directory },
+          { host: config.host, port: config.demoPort, apiBase: config.media.publicBaseUrl, widgetUrl: config.widgetUrl },
+        )
+      : undefined;
+  if (demo) console.log(`Demo partner page (opens the Connect component on the sandbox): ${demo.url}\n`);
   await new Promise<void>((resolve) => {
     const shutdown = (signal: string) => {
       logger.info({ signal }, 'shutting down');
@@ -133,6 +142,7 @@ async function runRoles(config: Config, arg: string, options: { firstAccount?: b
     process.once('SIGINT', () => shutdown('SIGINT'));
     process.once('SIGTERM', () => shutdown('SIGTERM'));
   });
+  await demo?.close();
   await running.stop();
   await clients.close();
   return 0;

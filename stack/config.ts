@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import path from 'node:path';
 import type { S3Config } from '../connectors/media/s3.js';
+import type { StripeOptions } from '../connectors/payments/stripe.js';
 import type { WebhookOptions } from '../connectors/webhooks/index.js';
 import type { ClickHouseOptions } from '../shared/clickhouse.js';
 import { repoRoot } from '../shared/repo-root.js';
@@ -10,6 +11,11 @@ export interface Config {
   readonly port: number;
   /** Port of `/metrics` for a process that runs no API (the API serves it on its own port); 0: not served. */
   readonly metricsPort: number;
+  /**
+   * Proxies whose X-Forwarded-For names the client (per-IP rate limits read it): false (none, the
+   * default: a client could otherwise pick its own address), true (any), or addresses and CIDRs.
+   */
+  readonly trustProxy: boolean | string;
   readonly logLevel: string;
   readonly logFormat: 'json' | 'pretty';
   readonly kafka: {
@@ -52,6 +58,12 @@ export interface Config {
   };
   /** How often the sweeper holds every partner connection against its plan, account and project (spec 8.4: 2 minutes). */
   readonly sweepIntervalMs: number;
+  /** Where the Connect component's script is served from (`{widget_url}/v1/connect.js`); the API by default. */
+  readonly widgetUrl: string;
+  /** Port of the demo partner page `npm start` serves (0: none). */
+  readonly demoPort: number;
+  /** Who takes the Pro payments of the component: the sandbox (no money moves) or Stripe. */
+  readonly payments: { readonly provider: 'sandbox' } | { readonly provider: 'stripe'; readonly stripe: StripeOptions };
   /** Folder of the local stack's data and logs (git-ignored). */
   readonly stackRoot: string;
 }
@@ -109,6 +121,7 @@ export function loadConfig(env: Env = process.env): Config {
     host: text(env, 'HOST', '0.0.0.0'),
     port,
     metricsPort: integer(env, 'METRICS_PORT', 0),
+    trustProxy: trustProxy(text(env, 'TRUST_PROXY', 'false')),
     logLevel: text(env, 'LOG_LEVEL', 'info'),
     logFormat: text(env, 'LOG_FORMAT', process.stdout.isTTY ? 'pretty' : 'json') === 'pretty' ? 'pretty' : 'json',
     kafka: Object.freeze({
@@ -158,8 +171,38 @@ export function loadConfig(env: Env = process.env): Config {
       bufferPerPartition: integer(env, 'STREAM_BUFFER_PER_PARTITION', 2_000),
     }),
     sweepIntervalMs: positive(env, 'SWEEP_INTERVAL_MS', 120_000),
+    payments: payments(env),
+    widgetUrl: text(env, 'WIDGET_URL', `http://localhost:${port}`).replace(/\/+$/, ''),
+    demoPort: integer(env, 'DEMO_PORT', 3001),
     stackRoot,
   });
+}
+
+function trustProxy(value: string): boolean | string {
+  return value === 'true' || value === 'false' ? value === 'true' : value;
+}
+
+/** PAYMENT_PROVIDER=stripe needs its four STRIPE_* variables; a missing one stops the start. */
+function payments(env: Env): Config['payments'] {
+  const provider = text(env, 'PAYMENT_PROVIDER', 'sandbox');
+  if (provider === 'sandbox') return { provider };
+  if (provider !== 'stripe') throw new Error(`PAYMENT_PROVIDER must be sandbox or stripe, not ${provider}`);
+  const required = (name: string) => {
+    const value = env[name]?.trim();
+    if (!value) throw new Error(`PAYMENT_PROVIDER=stripe needs ${name}`);
+    return value;
+  };
+  const apiUrl = env.STRIPE_API_URL?.trim();
+  return {
+    provider,
+    stripe: Object.freeze({
+      secretKey: required('STRIPE_SECRET_KEY'),
+      publishableKey: required('STRIPE_PUBLISHABLE_KEY'),
+      webhookSecret: required('STRIPE_WEBHOOK_SECRET'),
+      productId: required('STRIPE_PRODUCT'),
+      ...(apiUrl ? { apiUrl } : {}),
+    }),
+  };
 }
 
 function positive(env: Env, name: string, fallback: number): number {
@@ -179,5 +222,6 @@ export function redactConfig(config: Config): unknown {
     s3: { ...config.s3, secretAccessKey: '***' },
     secretsKey: '***',
     media: { ...config.media, signingSecret: '***' },
+    payments: config.payments.provider === 'stripe' ? { provider: 'stripe', stripe: { ...config.payments.stripe, secretKey: '***', webhookSecret: '***' } } : config.payments,
   };
 }

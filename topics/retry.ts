@@ -53,7 +53,7 @@ export function gaveUp(failure: GatewayFailure, attempts: number): GatewayFailur
 export async function sleepWithHeartbeat(scope: Pick<RetryScope, 'isRunning' | 'heartbeat'>, ms: number): Promise<void> {
   const until = Date.now() + ms;
   while (Date.now() < until && scope.isRunning()) {
-    await new Promise((resolve) => setTimeout(resolve, Math.min(1_000, until - Date.now())));
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, Math.min(1_000, until - Date.now()))));
     await scope.heartbeat().catch(() => undefined);
   }
 }

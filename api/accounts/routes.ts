@@ -8,8 +8,10 @@ import { topics } from '../../topics/index.js';
 import { WRITE_DEADLINE_MS, writeConfig } from '../config-writes.js';
 import type { RouteOptions } from '../context.js';
 import { gatewayError } from '../errors.js';
+import { isEmailAddress } from '../../shared/email-address.js';
+import { deleteInstances } from '../instances/delete.js';
+import { projectInstances } from '../instances/queries.js';
 
-const EMAIL = /^[^\s@]{1,64}@[^\s@]+\.[^\s@]{2,}$/;
 const Params = Type.Object({ id: Type.String({ maxLength: 100 }) });
 const UserOut = Type.Object({ id: Type.String(), email: Type.String(), role: Type.String(), name: Type.Union([Type.String(), Type.Null()]) });
 const ProjectOut = Type.Object({ id: Type.String(), name: Type.String(), is_default: Type.Boolean() });
@@ -18,7 +20,8 @@ const config = { partnerKeys: false };
 /**
  * The people and projects of an account, and the end of an account (owner and admin keys; the
  * account's deletion takes an owner key). A deleted project or account is a tombstone of it and of
- * everything under it on `gw.config`; the sweeper revokes the partner connections that used them.
+ * everything under it on `gw.config`, and its numbers are removed (their sessions closed); the
+ * sweeper revokes the partner connections that used them.
  */
 export const accountRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { ctx }) => {
   const { directory } = ctx;
@@ -67,7 +70,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
     async (request, reply) => {
       requireAdmin(request);
       const email = request.body.email.trim().toLowerCase();
-      if (!EMAIL.test(email)) throw gatewayError('invalid_request', { detail: 'body/email: an e-mail address' });
+      if (!isEmailAddress(email)) throw gatewayError('invalid_request', { detail: 'body/email: an e-mail address' });
       if (directory.usersOf(request.auth.accountId).some((u) => u.email === email)) throw gatewayError('invalid_request', { detail: `body/email: ${email} is already a user of the account` });
       const id = newId('usr');
       await writeConfig(ctx, id, record(request, id, { kind: 'user', email, role: request.body.role, name: request.body.name ?? null }));
@@ -115,6 +118,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
       if (project === undefined || project.account_id !== request.auth.accountId) throw gatewayError('not_found');
       if (project.is_default) throw gatewayError('invalid_request', { detail: 'the default project goes only with the account (DELETE /account)' });
       await remove([...underProject(project.id), project.id]);
+      await deleteInstances(ctx.clients.producer, await projectInstances(ctx.clients.pool, project.id));
       return reply.code(204).send(null);
     },
   );
@@ -134,6 +138,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
         accountId,
       ];
       await remove([...new Set(ids)]);
+      for (const project of projects) await deleteInstances(ctx.clients.producer, await projectInstances(ctx.clients.pool, project.id));
       return reply.code(204).send(null);
     },
   );

@@ -3,6 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import { codeMail } from '../../connectors/email/templates.js';
 import type { Mailer } from '../../connectors/email/smtp.js';
+import { PRO_PRICES, type PaymentProvider } from '../../connectors/payments/provider.js';
 import type { ConnectionEntry } from '../../processors/connections/view.js';
 import { includesConnect, planNamed } from '../../processors/usage/plans.js';
 import { asEventId, asInstanceId, newId, type AccountId, type ProjectId } from '../../schemas/ids.js';
@@ -15,20 +16,19 @@ import { WRITE_DEADLINE_MS } from '../config-writes.js';
 import type { RouteOptions } from '../context.js';
 import { gatewayError } from '../errors.js';
 import { createInstance } from '../instances/create.js';
-import { projectInstance, projectInstances } from '../instances/queries.js';
+import { projectInstance, projectInstances, untilProjected, untilRead } from '../instances/queries.js';
 import { issueConnectCode } from '../partner/connect-codes.js';
 import { NumberOut } from '../partner/connection-out.js';
 import type { RateLimiter } from '../plugins/rate-limit.js';
 import type { StreamHub } from '../streams/index.js';
-import { SseResponse } from '../streams/sse.js';
-import { EmailCodes } from './email-codes.js';
-import { methodsFor, PRO_PRICES, type SandboxPayments } from './payments.js';
+import { lastEventIdOf, MAX_CURSOR_LENGTH, serveStream } from '../streams/index.js';
+import { EmailCodes } from '../email-codes.js';
 import { authenticateSessions } from './session-auth.js';
 
 export interface ConnectRouteOptions extends RouteOptions {
   readonly takeToken: RateLimiter;
   readonly mailer: Pick<Mailer, 'send'>;
-  readonly payments: SandboxPayments;
+  readonly payments: PaymentProvider;
   readonly hub: StreamHub;
   /** Keys the HMAC of e-mail codes. */
   readonly codeKey: string;
@@ -44,6 +44,8 @@ const security = [{ connectSession: [] }];
 const NumberParams = Type.Object({ id: Type.String({ maxLength: 100 }) });
 const Ok = Type.Object({ step: Type.String(), status: Type.String(), email_hint: Type.Optional(Type.String()) });
 const STREAMED = new Set(['qr_code', 'pairing_code', 'instance.status']);
+/** How long the instances projection may trail the stream before a number it announced counts as not there. */
+const STREAM_AHEAD_MS = 5_000;
 
 /** `a***@shop.test`: enough for the customer to recognise the address, not to learn it. */
 export function maskEmail(email: string): string {
@@ -62,13 +64,6 @@ export const connectRoutes: FastifyPluginAsyncTypebox<ConnectRouteOptions> = asy
   const codes = new EmailCodes(pool, options.codeKey);
   authenticateSessions(app, { pool, directory: ctx.directory, connections: ctx.connections, clock: ctx.clock, takeToken: options.takeToken });
 
-  /** The account an e-mail proves, and whether it may link: admin wins over member. */
-  const existing = (email: string): { accountId: AccountId; role: 'admin' | 'member' } | undefined => {
-    const users = ctx.directory.usersWithEmail(email).filter((u) => ctx.directory.accounts.has(u.account_id));
-    const admin = users.find((u) => u.role === 'admin');
-    const user = admin ?? users[0];
-    return user && { accountId: user.account_id, role: admin ? 'admin' : 'member' };
-  };
 
   const stepOf = async (connection: ConnectionEntry): Promise<Step> => {
     switch (connection.to_status) {
@@ -114,6 +109,20 @@ export const connectRoutes: FastifyPluginAsyncTypebox<ConnectRouteOptions> = asy
     return linked(connection);
   };
 
+  /**
+   * A connected number of the project. The stream the component watches and the instances
+   * projection follow the log apart: when the stream has just said a number connected, the
+   * projection is given a moment to say so too, so `complete` sent on that event is not refused.
+   */
+  const connectedNumber = async (projectId: string) => {
+    const live = (status: unknown) => status === 'connected' || status === 'warming';
+    const read = async () => (await projectInstances(pool, projectId)).find((n) => live(n.status));
+    const announced = options.hub.findRecent(
+      (event) => event.project_id === projectId && event.event_type === 'instance.status' && live((JSON.parse(event.payload_json) as { status?: unknown }).status),
+    );
+    return announced === undefined ? read() : untilRead(read, STREAM_AHEAD_MS);
+  };
+
   const linkTo = async (request: FastifyRequest, accountId: AccountId) => {
     const project = ctx.directory.defaultProjectOf(accountId);
     if (project === undefined) throw gatewayError('account_not_found');
@@ -134,7 +143,7 @@ export const connectRoutes: FastifyPluginAsyncTypebox<ConnectRouteOptions> = asy
     async (request) => {
       const { connection, partner } = request.connect;
       const currency = currencyFor(connection.customer.country);
-      const found = connection.to_status === 'pending_account' ? existing(connection.customer.email) : undefined;
+      const found = connection.to_status === 'pending_account' ? ctx.directory.accountOfEmail(connection.customer.email) : undefined;
       const numbers = connection.project_id === null ? [] : await projectInstances(pool, connection.project_id);
       const lastPayment = connection.account_id === null ? undefined : await payments.latest(connection.account_id);
       return {
@@ -146,10 +155,10 @@ export const connectRoutes: FastifyPluginAsyncTypebox<ConnectRouteOptions> = asy
         plan: {
           name: 'pro',
           price: { amount: PRO_PRICES[currency], currency, interval: 'month' },
-          methods: methodsFor(currency),
+          methods: await payments.methods(currency),
           ...(connection.to_status === 'suspended' ? { payment_notice: 'lapsed' } : {}),
         },
-        payment: { provider: payments.provider, publishable_key: payments.publishableKey, status: lastPayment?.status ?? 'none' },
+        payment: { provider: payments.name, publishable_key: payments.publishableKey, status: lastPayment?.status ?? 'none' },
         numbers: numbers.map((n) => ({ id: n.instance_id, phone: n.phone, status: n.status })),
       };
     },
@@ -162,7 +171,7 @@ export const connectRoutes: FastifyPluginAsyncTypebox<ConnectRouteOptions> = asy
       const { connection } = request.connect;
       if (connection.to_status !== 'pending_account') return answer(connection);
       const email = connection.customer.email;
-      const found = existing(email);
+      const found = ctx.directory.accountOfEmail(email);
       if (found?.role === 'member') throw gatewayError('account_admin_required');
       if (found !== undefined) {
         await sendCode(request, { email, accountId: found.accountId });
@@ -194,7 +203,7 @@ export const connectRoutes: FastifyPluginAsyncTypebox<ConnectRouteOptions> = asy
       const { connection } = request.connect;
       if (connection.to_status !== 'pending_account') return answer(connection);
       const email = (request.body.email?.trim() || connection.customer.email).toLowerCase();
-      const found = existing(email);
+      const found = ctx.directory.accountOfEmail(email);
       if (found === undefined) throw gatewayError('account_not_found');
       if (found.role !== 'admin') throw gatewayError('account_admin_required');
       await sendCode(request, { email, accountId: found.accountId });
@@ -261,8 +270,17 @@ export const connectRoutes: FastifyPluginAsyncTypebox<ConnectRouteOptions> = asy
       const { connection } = request.connect;
       const { accountId } = linked(connection);
       if (includesConnect(ctx.directory.accounts.get(accountId)?.plan ?? 'free')) throw gatewayError('already_paid');
+      const { customer } = connection;
       return payments.checkout(
-        { accountId, connectionId: connection.connection_id, method: request.body.method, currency: currencyFor(connection.customer.country) },
+        {
+          accountId,
+          connectionId: connection.connection_id,
+          method: request.body.method,
+          currency: currencyFor(customer.country),
+          email: customer.email,
+          name: customer.company ?? customer.name ?? customer.email,
+          locale: request.connect.locale,
+        },
         ctx.clock(),
       );
     },
@@ -333,6 +351,8 @@ export const connectRoutes: FastifyPluginAsyncTypebox<ConnectRouteOptions> = asy
       const plan = planNamed(ctx.directory.accounts.get(accountId)?.plan);
       if ((await projectInstances(pool, projectId)).length >= plan.numbers) throw gatewayError('quota_exceeded');
       const created = await createInstance(producer, { accountId, projectId, nickname: request.body.nickname ?? null, connector: 'sandbox' });
+      // The component pairs it next: answer once the routes that read numbers see it.
+      await untilProjected(pool, projectId, created.instance_id, WRITE_DEADLINE_MS);
       return reply.code(201).send({ id: created.instance_id, phone: created.phone, status: created.status });
     },
   );
@@ -390,25 +410,25 @@ export const connectRoutes: FastifyPluginAsyncTypebox<ConnectRouteOptions> = asy
         tags,
         security,
         summary: 'Server-sent events of the project: qr_code, pairing_code, instance.status',
-        querystring: Type.Object({ session: Type.Optional(Type.String({ maxLength: 200 })) }),
-        response: { 200: { description: '`event:` the type, `data:` the envelope', content: { 'text/event-stream': { schema: Type.String() } } } },
+        querystring: Type.Object({
+          session: Type.Optional(Type.String({ maxLength: 200 })),
+          last_event_id: Type.Optional(Type.String({ maxLength: MAX_CURSOR_LENGTH, description: 'The `Last-Event-ID` to resume after (the header wins)' })),
+        }),
+        response: { 200: { description: '`event:` the type, `data:` the envelope, `id:` a cursor to resume after', content: { 'text/event-stream': { schema: Type.String() } } } },
       },
     },
     async (request, reply) => {
       const { accountId, projectId } = linked(request.connect.connection);
-      if (!options.hub.accepting) throw gatewayError('service_unavailable');
-      reply.hijack();
-      const stream = new SseResponse(reply.raw, { maxBufferedBytes: 1024 * 1024, drainTimeoutMs: 30_000 });
-      const subscription = options.hub.subscribe({ projectId, accountId, accepts: (event) => STREAMED.has(event.event_type), from: undefined, sink: stream });
       const { session } = request.connect;
-      const heartbeat = setInterval(() => {
+      serveStream(options.hub, reply, {
+        projectId,
+        accountId,
+        accepts: (event) => STREAMED.has(event.event_type),
+        // EventSource sends it again when it reconnects: nothing shown in between is missed.
+        lastEventId: lastEventIdOf(request, request.query.last_event_id),
+        heartbeatMs: options.heartbeatMs,
         // The stream ends with its session.
-        if (ctx.clock() < session.expiresAt && ctx.connections.get(session.connectionId)?.to_status !== 'revoked') stream.ping(subscription.cursor());
-        else stream.close();
-      }, Math.max(100, options.heartbeatMs));
-      reply.raw.once('close', () => {
-        clearInterval(heartbeat);
-        subscription.close();
+        stillAllowed: () => ctx.clock() < session.expiresAt && ctx.connections.get(session.connectionId)?.to_status !== 'revoked',
       });
     },
   );
@@ -429,7 +449,7 @@ export const connectRoutes: FastifyPluginAsyncTypebox<ConnectRouteOptions> = asy
       let { connection } = request.connect;
       const { projectId } = requirePaid(connection);
       if (connection.to_status === 'pending_payment') connection = await ctx.connectionWriter.check(connection.connection_id, 'payment');
-      const connected = (await projectInstances(pool, projectId)).find((n) => n.status === 'connected' || n.status === 'warming');
+      const connected = await connectedNumber(projectId);
       if (connected === undefined && connection.to_status !== 'active') throw gatewayError('number_required');
       const done = await ctx.connectionWriter.complete(connection.connection_id, {
         instanceId: asInstanceId(connected?.instance_id ?? connection.instance_id ?? ''),

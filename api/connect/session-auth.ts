@@ -33,8 +33,9 @@ const ALLOWED_HEADERS = 'X-Connect-Session, Content-Type, Last-Event-ID';
 /**
  * Authenticates /connect/* (spec 4.5, 5): the session token in `X-Connect-Session` (in the query
  * only on the stream), 30 minutes on the clock, the page's Origin in the partner's list, the
- * partner active, the connection not revoked. Answers CORS for the partner's origins; a
- * preflight carries no token, so it is answered for any origin and the real request is checked.
+ * partner active, the connection not revoked. CORS answers echo only an origin some active
+ * partner registered (a preflight carries no token, so it cannot know which partner); the real
+ * request is then held to its own partner's list.
  * Failed attempts draw from the caller's IP bucket (spec 8.1 limits API keys, not sessions).
  */
 export function authenticateSessions(
@@ -44,9 +45,8 @@ export function authenticateSessions(
   app.decorateRequest('connect', undefined as unknown as ConnectContext);
   app.addHook('onRequest', async (request, reply) => {
     const origin = request.headers.origin;
-    if (origin !== undefined) {
-      reply.header('Access-Control-Allow-Origin', origin).header('Vary', 'Origin');
-    }
+    reply.header('Vary', 'Origin');
+    if (origin !== undefined && isPartnerOrigin(options.directory, origin)) reply.header('Access-Control-Allow-Origin', origin);
     if (request.method === 'OPTIONS') return;
     const token = tokenOf(request);
     if (token === undefined) {
@@ -80,6 +80,11 @@ export function authenticateSessions(
       .header('Access-Control-Max-Age', '600')
       .send(),
   );
+}
+
+function isPartnerOrigin(directory: Directory, origin: string): boolean {
+  const from = normalizeOrigin(origin);
+  return from !== undefined && [...directory.partners.values()].some((p) => p.active && p.allowed_origins.some((allowed) => normalizeOrigin(allowed) === from));
 }
 
 function tokenOf(request: FastifyRequest): string | undefined {

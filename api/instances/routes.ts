@@ -1,14 +1,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { asEventId, asInstanceId, newId } from '../../schemas/ids.js';
-import { topics } from '../../topics/index.js';
 import type { RouteOptions } from '../context.js';
 import { gatewayError } from '../errors.js';
 import { planNamed } from '../../processors/usage/plans.js';
 import { WRITE_DEADLINE_MS } from '../config-writes.js';
 import { withDeadline } from '../../shared/deadline.js';
 import { createInstance } from './create.js';
-import { projectInstance, projectInstances, type InstanceRow } from './queries.js';
+import { projectInstance, projectInstances, untilProjected, type InstanceRow } from './queries.js';
+import { deleteInstances } from './delete.js';
 
 /** Spec 2.3, with the fields the spec leaves open. */
 export const InstanceOut = Type.Object({
@@ -87,6 +86,8 @@ export const instanceRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (ap
         }),
         WRITE_DEADLINE_MS,
       );
+      // A GET /instances (or a pairing) right after the answer already sees the number.
+      await untilProjected(pool, request.auth.projectId, state.instance_id, WRITE_DEADLINE_MS);
       return reply.code(202).send({ id: state.instance_id, status: 'pending' as const });
     },
   );
@@ -100,28 +101,7 @@ export const instanceRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (ap
     async (request, reply) => {
       const row = await projectInstance(pool, request.auth.projectId, request.params.id);
       if (!row) throw gatewayError('not_found');
-      const write = producer.send(topics.instances, [
-        {
-          key: row.instance_id,
-          value: {
-            event_id: asEventId(newId('evt')),
-            occurred_at: Date.now(),
-            account_id: request.auth.accountId,
-            project_id: request.auth.projectId,
-            instance_id: asInstanceId(row.instance_id),
-            phone: row.phone,
-            nickname: row.nickname,
-            status: row.status,
-            previous_status: null,
-            reason: 'deleted',
-            health_score: row.health_score,
-            pool_ids: row.pool_ids,
-            connector: row.connector === 'baileys' ? 'baileys' : 'sandbox',
-            deleted: true,
-          },
-        },
-      ]);
-      await withDeadline(write, WRITE_DEADLINE_MS);
+      await deleteInstances(producer, [row]);
       return reply.code(202).send({ id: row.instance_id, deleted: true as const });
     },
   );

@@ -9,6 +9,7 @@ import type { KeyEntry } from '../../processors/directory.js';
 import { gatewayError } from '../errors.js';
 import { roles, scopes, type Role, type Scope } from '../plugins/auth.js';
 import { issueKey } from './issue.js';
+import { isoTime } from '../../shared/iso-time.js';
 
 const KeyOut = Type.Object({
   id: Type.String(),
@@ -25,7 +26,6 @@ const Params = Type.Object({ id: Type.String({ maxLength: 100 }) });
 
 const roleRank: Record<Role, number> = { agent: 0, admin: 1, owner: 2 };
 
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 function keyOut(key: KeyEntry) {
   return {
     id: key.id,
@@ -34,8 +34,8 @@ function keyOut(key: KeyEntry) {
     scopes: [...key.scopes],
     project_id: key.project_id,
     created_at: new Date(key.created_at).toISOString(),
-    expires_at: iso(key.expires_at),
-    revoked_at: iso(key.revoked_at),
+    expires_at: isoTime(key.expires_at),
+    revoked_at: isoTime(key.revoked_at),
   };
 }
 

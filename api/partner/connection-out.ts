@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { Pool } from 'pg';
 import type { ConnectionEntry } from '../../processors/connections/view.js';
 import { projectInstances } from '../instances/queries.js';
+import { isoTime } from '../../shared/iso-time.js';
 
 export const NumberOut = Type.Object({ id: Type.String(), phone: Type.Union([Type.String(), Type.Null()]), status: Type.String() });
 
@@ -30,7 +31,6 @@ export const ConnectionOut = Type.Object({
   created_at: Type.String({ format: 'date-time' }),
 });
 
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 /** The numbers of the connection's project now: {id, phone, status}. */
 export async function connectionNumbers(pool: Pool, connection: ConnectionEntry): Promise<{ id: string; phone: string | null; status: string }[]> {
@@ -50,9 +50,9 @@ export async function connectionOut(pool: Pool, connection: ConnectionEntry) {
     customer: { ...connection.customer },
     numbers: await connectionNumbers(pool, connection),
     ...(connection.to_status === 'revoked' && connection.revoked_by !== null ? { revoked_by: connection.revoked_by } : {}),
-    activated_at: iso(connection.activated_at),
-    suspended_at: iso(connection.suspended_at),
-    revoked_at: iso(connection.revoked_at),
+    activated_at: isoTime(connection.activated_at),
+    suspended_at: isoTime(connection.suspended_at),
+    revoked_at: isoTime(connection.revoked_at),
     created_at: new Date(connection.created_at).toISOString(),
   };
 }

@@ -12,9 +12,9 @@ import { authenticatePartners } from './auth.js';
 import { ConnectionOut, NumberOut, connectionNumbers, connectionOut } from './connection-out.js';
 import { replaceConnectionKey } from './issued-key.js';
 import type { RateLimiter } from '../plugins/rate-limit.js';
+import { isEmailAddress } from '../../shared/email-address.js';
 
 const MAX_EXTERNAL_ID = 200;
-const EMAIL = /^[^\s@]{1,64}@[^\s@]+\.[^\s@]{2,}$/;
 const E164 = new RegExp(`^${patterns.e164}$`);
 
 const PartnerOut = Type.Object({
@@ -102,7 +102,7 @@ export const partnerRoutes: FastifyPluginAsyncTypebox<RouteOptions & { takeToken
       const { external_id: externalId, customer = {} } = request.body;
       if (externalId === undefined || externalId.trim() === '' || externalId.length > MAX_EXTERNAL_ID) throw gatewayError('external_id_required');
       const email = customer.email?.trim().toLowerCase();
-      if (email === undefined || !EMAIL.test(email)) throw gatewayError('customer_email_required');
+      if (email === undefined || !isEmailAddress(email)) throw gatewayError('customer_email_required');
       const name = blankToNull(customer.name);
       const company = blankToNull(customer.company);
       if (name === null && company === null) throw gatewayError('customer_name_required');

@@ -2,6 +2,7 @@ import { asEventId, newId } from '../../schemas/ids.js';
 import type { ConfigRecord } from '../../schemas/records.js';
 import { hashSecret, secretToken } from '../../shared/secret-token.js';
 import { topics, type Producer } from '../../topics/index.js';
+import { isEmailAddress } from '../../shared/email-address.js';
 
 export interface CreatedPlatformAdmin {
   readonly id: string;
@@ -13,7 +14,7 @@ export interface CreatedPlatformAdmin {
 /** A platform administrator (spec 4.7) with a new credential, written to `gw.config`. */
 export async function createPlatformAdmin(producer: Producer, email: string): Promise<CreatedPlatformAdmin> {
   const normal = email.trim().toLowerCase();
-  if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(normal)) throw new Error('--email takes an e-mail address');
+  if (!isEmailAddress(normal)) throw new Error('--email takes an e-mail address');
   const credential = secretToken('svc_platform_');
   const id = newId('pla');
   const record: ConfigRecord = {

@@ -16,6 +16,7 @@ import type { RateLimiter } from '../plugins/rate-limit.js';
 import { partnerKeyScopes as partnerScopes } from '../plugins/auth.js';
 import { authenticatePlatformAdmins } from './auth.js';
 import { checkLogo, MAX_LOGO_BYTES, readLogo, storeLogo } from './logo.js';
+import type { PanelGate } from '../panel/gate.js';
 
 
 const SLUG = '^[a-z0-9][a-z0-9-]{1,62}$';
@@ -59,11 +60,10 @@ function partnerOut(p: PartnerEntry) {
  * and the partner webhook secret; a rotation ends the previous one at once), deactivation, the
  * logo, and each partner's connections.
  */
-export const platformRoutes: FastifyPluginAsyncTypebox<RouteOptions & { takeToken: RateLimiter; cipher: Cipher; publicBaseUrl: string }> = async (
-  app,
-  { ctx, takeToken, cipher, publicBaseUrl },
-) => {
-  authenticatePlatformAdmins(app, { directory: ctx.directory, takeToken });
+export const platformRoutes: FastifyPluginAsyncTypebox<
+  RouteOptions & { takeToken: RateLimiter; cipher: Cipher; publicBaseUrl: string; panel: Pick<PanelGate, 'platformAdmin'> }
+> = async (app, { ctx, takeToken, cipher, publicBaseUrl, panel }) => {
+  authenticatePlatformAdmins(app, { directory: ctx.directory, takeToken, panel });
   await app.register(multipart, { limits: { fileSize: MAX_LOGO_BYTES, files: 1, fields: 5, parts: 6 } });
   const { directory } = ctx;
 

@@ -78,6 +78,8 @@ export interface AuthOptions {
   readonly takeToken: RateLimiter;
   /** The rate limit of an account's plan (spec 8.1: the plan's ceiling). */
   readonly rateLimitFor: (plan: string) => RateLimit;
+  /** The panels' cookie, standing for a key when no Authorization header is sent (api/panel/gate.ts). */
+  readonly panel?: { accountAuth(request: FastifyRequest): Promise<AuthContext | undefined> };
 }
 
 const BEARER = /^Bearer\s+(\S+)$/i;
@@ -101,6 +103,15 @@ async function authenticate(app: FastifyInstance, options: AuthOptions): Promise
     if (request.routeOptions.url === undefined || config.public === true) {
       if (!(await options.takeToken(`ip:${request.ip}`, defaultRateLimit))) throw gatewayError('rate_limited');
       return;
+    }
+    if (request.headers.authorization === undefined && options.panel !== undefined) {
+      const signedIn = await options.panel.accountAuth(request);
+      if (signedIn !== undefined) {
+        if (!(await options.takeToken(`key:${signedIn.keyId}`, options.rateLimitFor(signedIn.plan)))) throw gatewayError('rate_limited');
+        if (config.scope !== undefined && !signedIn.scopes.includes('*') && !signedIn.scopes.includes(config.scope)) throw gatewayError('forbidden');
+        request.auth = signedIn;
+        return;
+      }
     }
     const match = BEARER.exec(request.headers.authorization ?? '');
     const key = match?.[1] ? options.directory.keyByHash(hashKey(match[1])) : undefined;

@@ -6,6 +6,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { DeadlineExceeded } from '../../shared/deadline.js';
+import { PaymentRefused } from '../../connectors/payments/provider.js';
 import { ConnectionRefused } from '../../processors/connections/writer.js';
 import { DEFAULT_LOCALE, GatewayError, errorBody, resolveLocale, statusOf, type ErrorCode, type ErrorParams } from '../errors.js';
 
@@ -94,7 +95,7 @@ function answerFor(error: unknown, request: FastifyRequest): ErrorAnswer {
     const failure: GatewayError = error as GatewayError;
     return { code: failure.code, status: failure.statusCode, params: failure.params, headers: failure.headers };
   }
-  if (error instanceof ConnectionRefused) return { code: error.code, status: statusOf(error.code) };
+  if (error instanceof ConnectionRefused || error instanceof PaymentRefused) return { code: error.code, status: statusOf(error.code) };
   // A dependency (the log, the directory) did not answer in time.
   if (error instanceof DeadlineExceeded) return { code: 'service_unavailable', status: 503 };
   if (isValidationError(error)) {

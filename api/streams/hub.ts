@@ -148,6 +148,16 @@ export class StreamHub {
     return !this.stopping;
   }
 
+  /** The newest event held in memory, on any partition, that `matches`. */
+  findRecent(matches: (event: PublicEvent) => boolean): PublicEvent | undefined {
+    let newest: PublicEvent | undefined;
+    for (const held of this.recent) {
+      const found = held.findLast((entry) => matches(entry.event))?.event;
+      if (found !== undefined && (newest === undefined || found.occurred_at > newest.occurred_at)) newest = found;
+    }
+    return newest;
+  }
+
   /** Clients connected now, and catch-ups that had to read the log since start. */
   stats(): { subscribers: number; logCatchUps: number } {
     return { subscribers: this.subscribers.size, logCatchUps: this.logCatchUps };

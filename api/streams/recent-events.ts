@@ -39,4 +39,13 @@ export class RecentEvents {
     }
     return held;
   }
+
+  /** The newest held event that `matches`. */
+  findLast(matches: (entry: StreamedEvent) => boolean): StreamedEvent | undefined {
+    for (let i = this.entries.length - 1; i >= this.head; i--) {
+      const entry = this.entries[i]!;
+      if (matches(entry)) return entry;
+    }
+    return undefined;
+  }
 }

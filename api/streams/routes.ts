@@ -6,21 +6,17 @@ import type { PublicEvent } from '../../schemas/records.js';
 import type { RouteOptions } from '../context.js';
 import { gatewayError } from '../errors.js';
 import { keyUsable } from '../plugins/auth.js';
-import { coversPartitions, parseCursor, type Cursor } from './cursor.js';
 import type { StreamHub } from './hub.js';
-import { SseResponse, type SseLimits } from './sse.js';
+import { lastEventIdOf, MAX_CURSOR_LENGTH, serveStream } from './serve.js';
+import type { SseResponse } from './sse.js';
 
 export interface StreamRouteOptions extends RouteOptions {
   readonly hub: StreamHub;
   readonly heartbeatMs: number;
 }
 
-const MIN_HEARTBEAT_MS = 100;
-const MAX_CURSOR_LENGTH = 200;
 /** Streams one key may hold open at once in a process; one more answers 429 `rate_limited`. */
 export const MAX_STREAMS_PER_KEY = 20;
-/** A client may leave 1 MiB unread, and keep a catch-up waiting 30 s, before it is let go (it resumes with its last id). */
-const limits: SseLimits = { maxBufferedBytes: 1024 * 1024, drainTimeoutMs: 30_000 };
 
 const lastEventId = Type.String({
   maxLength: MAX_CURSOR_LENGTH,
@@ -51,37 +47,29 @@ export const streamRoutes: FastifyPluginAsyncTypebox<StreamRouteOptions> = async
     for (const stream of open) stream.close();
   });
 
-  const serve = (request: FastifyRequest, reply: FastifyReply, accepts: (event: PublicEvent) => boolean, lastId: string | undefined) => {
+  const serve = (request: FastifyRequest, reply: FastifyReply, accepts: (event: PublicEvent) => boolean, lastEventId: string | undefined) => {
     const { projectId, accountId, keyId } = request.auth;
-    const from = lastId === undefined ? undefined : cursorOf(lastId, hub.partitionsOf(projectId, accountId));
-    if (!hub.accepting) throw gatewayError('service_unavailable');
     const held = perKey.get(keyId) ?? 0;
     if (held >= MAX_STREAMS_PER_KEY) throw gatewayError('rate_limited');
-    perKey.set(keyId, held + 1);
-
-    reply.hijack();
-    const stream = new SseResponse(reply.raw, limits);
-    open.add(stream);
-    const subscription = hub.subscribe({ projectId, accountId, accepts, from, sink: stream });
-    const heartbeat = setInterval(() => {
+    serveStream(hub, reply, {
+      projectId,
+      accountId,
+      accepts,
+      lastEventId,
+      heartbeatMs,
       // A stream outlives its request: it ends once its key is revoked or expires.
-      if (keyUsable(ctx.directory.key(keyId))) stream.ping(subscription.cursor());
-      else stream.close();
-    }, Math.max(MIN_HEARTBEAT_MS, heartbeatMs));
-    let released = false;
-    const release = () => {
-      if (released) return;
-      released = true;
-      clearInterval(heartbeat);
-      subscription.close();
-      open.delete(stream);
-      const left = (perKey.get(keyId) ?? 1) - 1;
-      if (left > 0) perKey.set(keyId, left);
-      else perKey.delete(keyId);
-    };
-    reply.raw.once('close', release);
-    // A client gone while its request was authenticated closed before anyone listened.
-    if (reply.raw.socket?.destroyed ?? true) release();
+      stillAllowed: () => keyUsable(ctx.directory.key(keyId)),
+      onOpen: (stream) => {
+        open.add(stream);
+        perKey.set(keyId, (perKey.get(keyId) ?? 0) + 1);
+      },
+      onEnd: (stream) => {
+        open.delete(stream);
+        const left = (perKey.get(keyId) ?? 1) - 1;
+        if (left > 0) perKey.set(keyId, left);
+        else perKey.delete(keyId);
+      },
+    });
   };
 
   app.get(
@@ -118,19 +106,6 @@ export const streamRoutes: FastifyPluginAsyncTypebox<StreamRouteOptions> = async
     },
   );
 };
-
-function lastEventIdOf(request: FastifyRequest, fromQuery: string | undefined): string | undefined {
-  const header = request.headers['last-event-id'];
-  return (typeof header === 'string' && header.trim() !== '' ? header : undefined) ?? fromQuery;
-}
-
-function cursorOf(text: string, partitions: readonly number[]): Cursor {
-  const cursor = text.length > MAX_CURSOR_LENGTH ? undefined : parseCursor(text);
-  if (cursor === undefined || !coversPartitions(cursor, partitions)) {
-    throw gatewayError('invalid_request', { detail: 'Last-Event-ID is not an event id of this stream' });
-  }
-  return cursor;
-}
 
 function eventTypesOf(list: string | undefined): ReadonlySet<string> {
   const types = new Set((list ?? '').split(',').map((type) => type.trim()).filter(Boolean));

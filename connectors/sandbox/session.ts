@@ -328,7 +328,7 @@ export class SandboxSession implements NumberSession {
     const timer = setTimeout(() => {
       this.timers.delete(timer);
       if (!this.closed) run();
-    }, ms);
+    }, Math.max(0, ms));
     this.timers.add(timer);
   }
 }

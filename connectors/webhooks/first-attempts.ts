@@ -4,7 +4,7 @@ import type { DeliveryTask, PublicEvent } from '../../schemas/records.js';
 import { createConsumer, openOffsetReader, topicName, topics } from '../../topics/index.js';
 import { ConfigSync } from './config-sync.js';
 import { Intake, type ConsumerDeps, type RunningIntake } from './intake.js';
-import { targetsOf } from './targets.js';
+import { reachablePartner, targetsOf } from './targets.js';
 import { firstTasks } from './tasks.js';
 
 /**
@@ -12,7 +12,8 @@ import { firstTasks } from './tasks.js';
  * target of each event. It never waits for an endpoint: fetching goes on while deliveries run.
  * An event without targets (or an account event) is judged again after a catch-up of the directory
  * and the connections view, so a webhook, partner or connection written just before the event is
- * not missed.
+ * not missed; so is a project's event while partners are registered (a connection activated a
+ * moment before it), its known deliveries starting at once and only the new ones after.
  */
 export async function consumeEvents(deps: ConsumerDeps & { readonly directory: Directory; readonly connections: ConnectionsView }): Promise<RunningIntake> {
   const groupId = `${deps.serdes.prefix}dispatcher`;
@@ -32,17 +33,25 @@ export async function consumeEvents(deps: ConsumerDeps & { readonly directory: D
       return new Error(`event ${event.event_id} cannot be rendered: ${error instanceof Error ? error.message : String(error)}`);
     }
   };
-  /** Deliveries of an event judged once the directory (and the connections) hold every write before it. */
-  const afterSync = async (event: PublicEvent, writtenAt: number): Promise<void> => {
+  /**
+   * Deliveries of an event judged once the directory (and the connections) hold every write before
+   * it; `known` start at once and are not started twice.
+   */
+  const afterSync = async (event: PublicEvent, writtenAt: number, known: readonly DeliveryTask[]): Promise<void> => {
+    const started = known.map((task) => deps.deliver(task));
     await Promise.all([sync.covering(writtenAt), connectionsSync.covering(writtenAt)]);
     const tasks = tasksOf(event);
-    if (!(tasks instanceof Error)) await Promise.all(tasks.map((task) => deps.deliver(task)));
+    const ids = new Set(known.map((task) => task.delivery_id));
+    const added = tasks instanceof Error ? [] : tasks.filter((task) => !ids.has(task.delivery_id));
+    await Promise.all([...started, ...added.map((task) => deps.deliver(task))]);
   };
+  const partnersRegistered = () => [...deps.directory.partners.values()].some(reachablePartner);
   await intake.consume([topics.events], (record, event) => {
     const tasks = tasksOf(event);
     if (tasks instanceof Error) intake.deadLetter(record, tasks.message);
-    else if (tasks.length > 0 && event.scope !== 'account') intake.admit(record, () => tasks.map((task) => deps.deliver(task)));
-    else intake.admit(record, () => [afterSync(event, record.timestamp)]);
+    else if (tasks.length > 0 && event.scope !== 'account' && (event.project_id === null || !partnersRegistered())) {
+      intake.admit(record, () => tasks.map((task) => deps.deliver(task)));
+    } else intake.admit(record, () => [afterSync(event, record.timestamp, event.scope === 'account' ? [] : tasks)]);
     return true;
   });
   return {

@@ -376,7 +376,8 @@ describe('a bad-input sweep over every operation of the API', () => {
   };
 
   beforeAll(async () => {
-    env = await createTestEnv();
+    // Each probe comes from its own address (X-Forwarded-For), so per-IP buckets do not turn probes into 429s.
+    env = await createTestEnv({ TRUST_PROXY: 'loopback' });
     clients = await testClients(env);
     instances = await runProjection(clients, instancesProjection);
     api = await startApi(clients, { listen: false });

@@ -3,8 +3,8 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount } from '../../api/accounts/create.js';
 import { newSigningSecret, verify } from '../../events/signature.js';
-import { asEventId, asInstanceId, newId, type PartnerId } from '../../schemas/ids.js';
-import type { ConfigRecord, SandboxCommand } from '../../schemas/records.js';
+import { asEventId, newId, type PartnerId } from '../../schemas/ids.js';
+import type { ConfigRecord } from '../../schemas/records.js';
 import { createCipher } from '../../shared/cipher.js';
 import { hashSecret, secretToken } from '../../shared/secret-token.js';
 import { startApi, type RunningApi } from '../../stack/api-role.js';
@@ -14,8 +14,10 @@ import { topics } from '../../topics/index.js';
 import { testClients } from '../support/clients.js';
 import { createTestEnv, waitFor, type TestEnv } from '../support/env.js';
 import { readMailbox } from '../support/mailbox.js';
+import { openEventStream } from '../support/sse-reader.js';
 import { partnerRecord } from '../support/partner-records.js';
 import { Receiver } from '../support/webhook-receiver.js';
+import { jsonCaller } from '../support/json-call.js';
 
 type Body = Record<string, unknown>;
 const ORIGIN = 'https://app.partner.example';
@@ -39,15 +41,7 @@ describe('Connect component API, end to end', () => {
   const partnerId = newId('ptn') as PartnerId;
   const unique = (label: string) => `${label}-${env.id}@shop.test`;
 
-  async function call(method: string, path: string, options: { headers?: Record<string, string>; body?: unknown } = {}): Promise<{ status: number; body: Body }> {
-    const response = await request(`${base}${path}`, {
-      method: method as 'GET',
-      headers: { ...(options.body === undefined ? {} : { 'content-type': 'application/json' }), ...options.headers },
-      body: options.body === undefined ? undefined : JSON.stringify(options.body),
-    });
-    const text = await response.body.text();
-    return { status: response.statusCode, body: (text === '' ? {} : JSON.parse(text)) as Body };
-  }
+  const call = jsonCaller(() => base);
   const partner = (method: string, path: string, body?: unknown) => call(method, path, { headers: { authorization: `Bearer ${partnerSecret}` }, body });
   const component = (token: string) => (method: string, path: string, body?: unknown) =>
     call(method, path, { headers: { 'x-connect-session': token, origin: ORIGIN }, body });
@@ -72,30 +66,10 @@ describe('Connect component API, end to end', () => {
   }
 
   /** Server-sent events of `/connect/stream`, read as they come. */
-  async function openStream(token: string): Promise<{ events: { event: string; data: Body }[]; close(): void }> {
-    const controller = new AbortController();
-    const response = await request(`${base}/connect/stream?session=${token}`, { headers: { origin: ORIGIN }, signal: controller.signal });
-    expect(response.statusCode).toBe(200);
-    const events: { event: string; data: Body }[] = [];
-    let buffer = '';
-    void (async () => {
-      try {
-        for await (const chunk of response.body) {
-          buffer += (chunk as Buffer).toString('utf8');
-          let end: number;
-          while ((end = buffer.indexOf('\n\n')) >= 0) {
-            const block = buffer.slice(0, end);
-            buffer = buffer.slice(end + 2);
-            const event = /^event: (.*)$/m.exec(block)?.[1];
-            const data = /^data: (.*)$/m.exec(block)?.[1];
-            if (event !== undefined && data !== undefined) events.push({ event, data: JSON.parse(data) as Body });
-          }
-        }
-      } catch {
-        // closed by the test
-      }
-    })();
-    return { events, close: () => controller.abort() };
+  async function openStream(token: string) {
+    const stream = await openEventStream(`${base}/connect/stream?session=${token}`, { origin: ORIGIN });
+    expect(stream.status).toBe(200);
+    return stream;
   }
 
   beforeAll(async () => {
@@ -166,25 +140,27 @@ describe('Connect component API, end to end', () => {
       expect(await c('POST', `/connect/numbers/${instanceId}/connect?method=qr`)).toMatchObject({ status: 202 });
       const qr = await waitFor('qr_code on /connect/stream', async () => stream.events.find((e) => e.event === 'qr_code'), { timeoutMs: 20_000 });
       expect((qr.data.payload as Body).qr_code).toEqual(expect.any(String));
-      // The phone scans it (the sandbox network's edge).
-      const scan: SandboxCommand = {
-        event_id: asEventId(newId('evt')),
-        occurred_at: Date.now(),
-        account_id: api.connections.get(connectionId)!.account_id!,
-        project_id: api.connections.get(connectionId)!.project_id!,
-        instance_id: asInstanceId(instanceId),
-        control: { kind: 'scan', phone: '+5511988887777' },
-      };
-      await clients.producer.send(topics.sandboxCommands, [{ key: instanceId, value: scan }]);
+      // The sandbox phone scans the QR it was shown.
+      const qrCode = (qr.data.payload as Body).qr_code as string;
+      expect(await call('POST', '/sandbox/phone/scan', { body: { qr_code: `${qrCode}x` } })).toMatchObject({ status: 404, body: { code: 'not_found' } });
+      expect(await call('POST', '/sandbox/phone/scan', { body: { qr_code: qrCode, phone: '+5511988887777' } })).toMatchObject({ status: 202, body: { instance_id: instanceId } });
       await waitFor('instance.status connected on the stream', async () =>
         stream.events.find((e) => e.event === 'instance.status' && (e.data.payload as Body).status === 'connected'), { timeoutMs: 20_000 });
       expect(stream.events.map((e) => e.event).every((name) => ['qr_code', 'pairing_code', 'instance.status'].includes(name))).toBe(true);
+      // A component that lost its stream resumes after the last id it saw and misses nothing.
+      const resumed = await openEventStream(`${base}/connect/stream?session=${token}`, { origin: ORIGIN, 'last-event-id': qr.id! });
+      try {
+        const after = stream.events.slice(stream.events.indexOf(qr) + 1).map((e) => e.id);
+        await waitFor('the events after the QR again', async () => resumed.events.length >= after.length || undefined, { timeoutMs: 20_000 });
+        expect(resumed.events.slice(0, after.length).map((e) => e.id)).toEqual(after);
+      } finally {
+        resumed.close();
+      }
+      expect(await call('GET', `/connect/stream?session=${token}&last_event_id=nonsense`, { headers: { origin: ORIGIN } })).toMatchObject({ status: 400, body: { code: 'invalid_request' } });
     } finally {
       stream.close();
     }
-    await waitFor('the number connected in the projection', async () =>
-      ((await c('GET', '/connect/numbers')).body.data as { status: string }[])[0]?.status === 'connected' || undefined, { timeoutMs: 20_000 });
-
+    // At once, as the component does on that event: the instances projection may still trail the stream.
     const completed = await c('POST', '/connect/complete');
     expect(completed).toMatchObject({ status: 200, body: { connection_id: connectionId, external_id: 'new-customer', status: 'active' } });
     expect(await c('GET', '/connect/bootstrap')).toMatchObject({ body: { step: 'manage' } });
@@ -277,15 +253,36 @@ describe('Connect component API, end to end', () => {
     expect(await later('POST', '/connect/account/verify', { code: fresh })).toMatchObject({ status: 200, body: { step: 'payment' } });
   });
 
-  it("refuses a number past the plan's numbers with 402 quota_exceeded", async () => {
+  it("pairs a number by the code the stream shows, and refuses a number past the plan's numbers with 402 quota_exceeded", async () => {
     const email = unique('quota');
     const owned = await createAccount(clients.producer, { name: 'Quota', email, plan: 'pro' }, async () => undefined);
     await api.directory.until(() => api.directory.defaultProjectOf(owned.account_id) !== undefined && api.directory.usersWithEmail(email).length > 0, 15_000);
-    const c = component((await openSession('quota-customer', { email })).token);
+    const { token } = await openSession('quota-customer', { email });
+    const c = component(token);
     expect(await c('POST', '/connect/account')).toMatchObject({ status: 200, body: { step: 'verify_email' } });
     expect(await c('POST', '/connect/account/verify', { code: await codeFrom(email, 1) })).toMatchObject({ status: 200, body: { step: 'number' } });
+
+    const first = await c('POST', '/connect/numbers', { nickname: 'Caixa' });
+    expect(first.status, JSON.stringify(first.body)).toBe(201);
+    const stream = await openStream(token);
+    try {
+      await waitFor('the number in the projection', async () => ((await c('GET', '/connect/numbers')).body.data as unknown[]).length === 1 || undefined, { timeoutMs: 20_000 });
+      expect(await c('POST', `/connect/numbers/${first.body.id as string}/connect?method=code`)).toMatchObject({ status: 202 });
+      const shown = await waitFor('pairing_code on /connect/stream', async () => stream.events.find((e) => e.event === 'pairing_code'), { timeoutMs: 20_000 });
+      const pairingCode = (shown.data.payload as Body).pairing_code as string;
+      // Typed as the phone shows it, in two halves.
+      expect(await call('POST', '/sandbox/phone/scan', { body: { pairing_code: `${pairingCode.slice(0, 4)}-${pairingCode.slice(4).toLowerCase()}` } })).toMatchObject({
+        status: 202,
+        body: { instance_id: first.body.id },
+      });
+      await waitFor('connected on the stream', async () =>
+        stream.events.find((e) => e.event === 'instance.status' && (e.data.payload as Body).status === 'connected'), { timeoutMs: 20_000 });
+    } finally {
+      stream.close();
+    }
+
     // Pro holds 10 numbers; each is counted once the instances projection has it.
-    for (let i = 1; i <= 10; i++) {
+    for (let i = 2; i <= 10; i++) {
       expect(await c('POST', '/connect/numbers', {}), `number ${i}`).toMatchObject({ status: 201 });
       await waitFor(`${i} numbers in the projection`, async () => ((await c('GET', '/connect/numbers')).body.data as unknown[]).length === i || undefined, { timeoutMs: 20_000 });
     }
@@ -303,6 +300,19 @@ describe('Connect component API, end to end', () => {
     });
     expect(await call('GET', '/connect/bootstrap', { headers: { 'x-connect-session': token } })).toMatchObject({ status: 403, body: { code: 'origin_not_allowed' } });
     expect(await call('GET', '/connect/bootstrap', { headers: { 'x-connect-session': token, origin: 'HTTPS://APP.PARTNER.EXAMPLE/' } })).toMatchObject({ status: 200 });
+    // CORS echoes only an origin a partner registered: a stranger's page cannot read any answer.
+    const corsOf = async (method: 'OPTIONS' | 'GET', origin: string) => {
+      const response = await request(`${base}/connect/bootstrap`, {
+        method,
+        headers: { origin, 'x-connect-session': method === 'GET' ? token : '', 'access-control-request-method': 'GET' },
+      });
+      await response.body.dump();
+      return { status: response.statusCode, allowOrigin: response.headers['access-control-allow-origin'] };
+    };
+    expect(await corsOf('OPTIONS', ORIGIN)).toEqual({ status: 204, allowOrigin: ORIGIN });
+    expect(await corsOf('OPTIONS', 'https://evil.example')).toEqual({ status: 204, allowOrigin: undefined });
+    expect(await corsOf('GET', ORIGIN)).toEqual({ status: 200, allowOrigin: ORIGIN });
+    expect(await corsOf('GET', 'https://evil.example')).toEqual({ status: 403, allowOrigin: undefined });
 
     const c = component(token);
     expect(await c('POST', '/connect/account')).toMatchObject({ status: 200, body: { step: 'payment' } });
@@ -310,6 +320,8 @@ describe('Connect component API, end to end', () => {
 
     now += 30 * 60_000;
     expect(await c('GET', '/connect/bootstrap')).toMatchObject({ status: 401, body: { code: 'connect_session_expired' } });
+    // The component reads the expiry (to raise onError and reopen): the answer carries CORS.
+    expect(await corsOf('GET', ORIGIN)).toEqual({ status: 401, allowOrigin: ORIGIN });
     const fresh = component((await openSession('rows-customer', { email: unique('rows') })).token);
     expect(await partner('DELETE', `/partner/connections/${connectionId}`)).toMatchObject({ status: 204 });
     expect(await fresh('GET', '/connect/bootstrap')).toMatchObject({ status: 409, body: { code: 'connection_revoked' } });

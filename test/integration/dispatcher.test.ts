@@ -7,7 +7,8 @@ import { asAccountId, asEventId, asProjectId, type AccountId, type ProjectId, ty
 import type { ConfigRecord, DeliveryAttempt, DeliveryTask, PublicEvent } from '../../schemas/records.js';
 import { createCipher } from '../../shared/cipher.js';
 import type { Clients } from '../../stack/clients.js';
-import { createConsumer, topics, type TopicConsumer, type TopicSpec } from '../../topics/index.js';
+import { topics, type TopicConsumer } from '../../topics/index.js';
+import { collectTopic } from '../support/topic-collector.js';
 import { testClients } from '../support/clients.js';
 import { createTestEnv, waitFor, type TestEnv } from '../support/env.js';
 import { spawnGateway, type GatewayProcess } from '../support/gateway.js';
@@ -114,16 +115,6 @@ async function closedPort(): Promise<number> {
 }
 
 /** Every value written to a topic from now on and before, gathered by a consumer group of its own. */
-async function collect<V>(clients: Clients, spec: TopicSpec<V>, groupId: string): Promise<{ values: V[]; consumer: TopicConsumer }> {
-  const values: V[] = [];
-  const consumer = await createConsumer(clients.kafka, clients.serdes, { groupId, topics: [spec], fromBeginning: true });
-  await consumer.run(async (batch) => {
-    for (const record of batch.records) if (record.decoded.ok && record.decoded.value !== null) values.push(record.decoded.value as V);
-    batch.resolve(batch.records[batch.records.length - 1]!.offset);
-  });
-  return { values, consumer };
-}
-
 describe('dispatcher on the real stack: failing, hanging and killed', () => {
   let env: TestEnv;
   let clients: Clients;
@@ -239,8 +230,8 @@ describe('dispatcher on the real stack: failing, hanging and killed', () => {
         webhookRecord('wh_slow', { account: crashAccount, project: crashProject }, `${slow.base}/wh_slow`, []),
       ].map((value) => ({ key: value.entity_id, value })),
     );
-    attempts = await collect(clients, topics.deliveryAttempts, `${env.id}.test.attempts`);
-    dead = await collect(clients, topics.deliveryDead, `${env.id}.test.dead`);
+    attempts = await collectTopic(clients, topics.deliveryAttempts, `${env.id}.test.attempts`);
+    dead = await collectTopic(clients, topics.deliveryDead, `${env.id}.test.dead`);
     dispatcher = await startDispatcher();
   });
 

@@ -3,12 +3,11 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount, type CreatedAccount } from '../../api/accounts/create.js';
 import { connectSandboxNumbers } from '../../api/accounts/sandbox.js';
-import { issueConnectCode } from '../../api/partner/connect-codes.js';
 import { createInstance } from '../../api/instances/create.js';
 import { newSigningSecret, verify } from '../../events/signature.js';
 import { replayProjection } from '../../processors/index.js';
 import { connectionsProjection } from '../../processors/connections/projection.js';
-import { asEventId, asInstanceId, asProjectId, newId, type ConnectionId, type PartnerId } from '../../schemas/ids.js';
+import { asEventId, asProjectId, newId, type ConnectionId, type PartnerId } from '../../schemas/ids.js';
 import type { ConfigRecord } from '../../schemas/records.js';
 import { createCipher } from '../../shared/cipher.js';
 import { hashSecret, secretToken } from '../../shared/secret-token.js';
@@ -18,6 +17,7 @@ import { startRoles, type RunningRoles } from '../../stack/roles.js';
 import { topics } from '../../topics/index.js';
 import { testClients } from '../support/clients.js';
 import { createTestEnv, waitFor, type TestEnv } from '../support/env.js';
+import { readMailbox } from '../support/mailbox.js';
 import { partnerRecord } from '../support/partner-records.js';
 import { Receiver } from '../support/webhook-receiver.js';
 
@@ -28,8 +28,10 @@ interface Answer<T = Record<string, unknown>> {
 
 /**
  * The partner API (spec 4.4), the connection lifecycle (3.1) and partner-issued keys (5) over HTTP
- * on the real stack: every role runs in-process, the API on a clock the test moves. The steps of
- * the component (/connect/*) are made here through the connection writer they call.
+ * on the real stack: every role runs in-process, the API on a clock the test moves. Connections
+ * are linked and completed through /connect with codes read from the SMTP server; only a
+ * connection on a project other than the account's default (which the component never makes) is
+ * linked through the connection writer, to see `project_deleted`.
  */
 describe('partner API and connection lifecycle', () => {
   let env: TestEnv;
@@ -44,11 +46,12 @@ describe('partner API and connection lifecycle', () => {
   const otherId = newId('ptn') as PartnerId;
   let account: CreatedAccount;
 
-  async function call<T = Record<string, unknown>>(method: string, path: string, options: { auth?: string; body?: unknown } = {}): Promise<Answer<T>> {
+  async function call<T = Record<string, unknown>>(method: string, path: string, options: { auth?: string; session?: string; body?: unknown } = {}): Promise<Answer<T>> {
     const response = await request(`${base}${path}`, {
       method: method as 'GET',
       headers: {
         ...(options.auth === undefined ? {} : { authorization: `Bearer ${options.auth}` }),
+        ...(options.session === undefined ? {} : { 'x-connect-session': options.session, origin: 'https://app.example.com' }),
         ...(options.body === undefined ? {} : { 'content-type': 'application/json' }),
       },
       body: options.body === undefined ? undefined : JSON.stringify(options.body),
@@ -81,16 +84,49 @@ describe('partner API and connection lifecycle', () => {
   const eventsFor = (type: string, connectionId: string) =>
     receiver.of(partnerId).filter((r) => r.eventType === type && r.body.connection?.id === connectionId);
 
-  /** A connection taken through the flow to `active`, and its key from the exchange. */
-  async function activeConnection(externalId: string): Promise<{ id: ConnectionId; key: string }> {
-    const opened = await session(externalId);
-    const id = (opened.body.connection as { id: ConnectionId }).id;
-    await api.connectionWriter.linkAccount(id, { accountId: account.account_id as never, projectId: account.project_id as never });
-    await api.connectionWriter.complete(id, { instanceId: asInstanceId(account.instance_ids[0]!), hasConnectedNumber: true });
-    const { code } = await issueConnectCode(clients.pool, { connectionId: id, partnerId }, now);
-    const exchanged = await partner('POST', '/partner/connect/exchange', { code });
+  const component = (token: string) => (method: string, path: string, body?: unknown) => call(method, path, { session: token, body });
+  let admins = 0;
+
+  /**
+   * A connection linked to the shop's account over HTTP, as the component does it: a new admin of
+   * the account (a code per e-mail and hour is limited), its e-mail on the session, the code read
+   * from the SMTP server.
+   */
+  async function linkedConnection(externalId: string): Promise<{ id: ConnectionId; c: ReturnType<typeof component> }> {
+    const email = await newAdmin();
+    const opened = await session(externalId, { email });
+    expect(opened.status, JSON.stringify(opened.body)).toBe(201);
+    const c = component(opened.body.session_token as string);
+    await linkByCode(c, email);
+    return { id: (opened.body.connection as { id: ConnectionId }).id, c };
+  }
+
+  async function newAdmin(): Promise<string> {
+    const email = `admin${++admins}-${env.id}@shop.test`;
+    expect(await call('POST', '/users', { auth: account.api_key, body: { email, role: 'admin' } })).toMatchObject({ status: 201 });
+    return email;
+  }
+
+  async function linkByCode(c: ReturnType<typeof component>, email: string): Promise<void> {
+    expect(await c('POST', '/connect/account')).toMatchObject({ status: 200, body: { step: 'verify_email' } });
+    const mail = await waitFor(`the code for ${email}`, async () => (await readMailbox(email))[0], { timeoutMs: 20_000 });
+    const code = /\b(\d{6})\b/.exec(mail.text)![1]!;
+    expect(await c('POST', '/connect/account/verify', { code })).toMatchObject({ status: 200, body: { status: 'pending_number' } });
+  }
+
+  /** A one-time code of the component's completion (the account's number is connected). */
+  async function completionCode(c: ReturnType<typeof component>): Promise<string> {
+    const completed = await c('POST', '/connect/complete');
+    expect(completed.status, JSON.stringify(completed.body)).toBe(200);
+    return completed.body.code as string;
+  }
+
+  /** A connection taken through the component to `active`, and its key from the partner's exchange. */
+  async function activeConnection(externalId: string): Promise<{ id: ConnectionId; key: string; c: ReturnType<typeof component> }> {
+    const { id, c } = await linkedConnection(externalId);
+    const exchanged = await partner('POST', '/partner/connect/exchange', { code: await completionCode(c) });
     expect(exchanged.status, JSON.stringify(exchanged.body)).toBe(200);
-    return { id, key: exchanged.body.api_key as string };
+    return { id, key: exchanged.body.api_key as string, c };
   }
 
   beforeAll(async () => {
@@ -152,19 +188,20 @@ describe('partner API and connection lifecycle', () => {
   });
 
   it('reuses the connection of an external_id, updates its pre-fill until linked, then freezes it', async () => {
-    const first = await session('cus-prefill', { name: 'Ana', country: 'br', locale: 'pt-br' });
+    const email = await newAdmin();
+    const first = await session('cus-prefill', { name: 'Ana', country: 'br', locale: 'pt-br', email });
     expect(first.status).toBe(201);
     expect(first.body.session_token).toMatch(/^cs_/);
     expect(first.body).toMatchObject({ connection: { status: 'pending_account', external_id: 'cus-prefill' } });
     const id = (first.body.connection as { id: string }).id;
     expect(new Date(first.body.expires_at as string).getTime()).toBe(now + 30 * 60_000);
-    const second = await session('cus-prefill', { name: 'Ana Souza' });
+    const second = await session('cus-prefill', { name: 'Ana Souza', email });
     expect((second.body.connection as { id: string }).id).toBe(id);
     expect(second.body.session_token).not.toBe(first.body.session_token);
     expect((await partner('GET', `/partner/connections/${id}`)).body).toMatchObject({ customer: { name: 'Ana Souza' } });
 
-    await api.connectionWriter.linkAccount(id as ConnectionId, { accountId: account.account_id as never, projectId: account.project_id as never });
-    await session('cus-prefill', { name: 'Someone Else' });
+    await linkByCode(component(second.body.session_token as string), email);
+    await session('cus-prefill', { name: 'Someone Else', email });
     const linked = await partner('GET', `/partner/connections/${id}`);
     expect(linked.body).toMatchObject({ status: 'pending_number', account_id: account.account_id, project_id: account.project_id, customer: { name: 'Ana Souza' } });
     // Another partner never reaches it.
@@ -180,16 +217,16 @@ describe('partner API and connection lifecycle', () => {
     expect(await partner('POST', '/partner/connect/exchange', {})).toMatchObject({ status: 400, body: { code: 'code_required' } });
     expect(await partner('POST', '/partner/connect/exchange', { code: 'cc_wrong' })).toMatchObject({ status: 400, body: { code: 'invalid_code' } });
 
-    const { id, key } = await activeConnection('cus-exchange');
+    const { id, key, c } = await activeConnection('cus-exchange');
     expect(key).toMatch(/^svc_live_/);
-    const theirs = await issueConnectCode(clients.pool, { connectionId: id, partnerId }, now);
-    expect(await call('POST', '/partner/connect/exchange', { auth: secrets.other, body: { code: theirs.code } })).toMatchObject({ status: 400, body: { code: 'invalid_code' } });
-    const late = await issueConnectCode(clients.pool, { connectionId: id, partnerId }, now);
+    const theirs = await completionCode(c);
+    expect(await call('POST', '/partner/connect/exchange', { auth: secrets.other, body: { code: theirs } })).toMatchObject({ status: 400, body: { code: 'invalid_code' } });
+    const late = await completionCode(c);
     now += 10 * 60_000 + 1;
-    expect(await partner('POST', '/partner/connect/exchange', { code: late.code })).toMatchObject({ status: 400, body: { code: 'invalid_code' } });
-    const used = await issueConnectCode(clients.pool, { connectionId: id, partnerId }, now);
-    expect(await partner('POST', '/partner/connect/exchange', { code: used.code })).toMatchObject({ status: 200 });
-    expect(await partner('POST', '/partner/connect/exchange', { code: used.code })).toMatchObject({ status: 400, body: { code: 'invalid_code' } });
+    expect(await partner('POST', '/partner/connect/exchange', { code: late })).toMatchObject({ status: 400, body: { code: 'invalid_code' } });
+    const used = await completionCode(c);
+    expect(await partner('POST', '/partner/connect/exchange', { code: used })).toMatchObject({ status: 200 });
+    expect(await partner('POST', '/partner/connect/exchange', { code: used })).toMatchObject({ status: 400, body: { code: 'invalid_code' } });
     // The second exchange issued a new key and revoked the first at once.
     expect(await call('GET', '/instances', { auth: key })).toMatchObject({ status: 401 });
 
@@ -250,13 +287,14 @@ describe('partner API and connection lifecycle', () => {
 
   it('revokes by the partner and by the customer; the key answers 401 connect_revoked and /connect codes 409', async () => {
     const byPartner = await activeConnection('cus-revoke-partner');
+    const unexchanged = await completionCode(byPartner.c);
     expect(await partner('DELETE', `/partner/connections/${byPartner.id}`)).toMatchObject({ status: 204 });
     expect(await call('GET', '/instances', { auth: byPartner.key })).toMatchObject({ status: 401, body: { code: 'connect_revoked' } });
     const revoked = await partner('GET', `/partner/connections/${byPartner.id}`);
     expect(revoked.body).toMatchObject({ status: 'revoked', revoked_by: 'partner' });
     expect(revoked.body).not.toHaveProperty('account_id');
-    const code = await issueConnectCode(clients.pool, { connectionId: byPartner.id, partnerId }, now);
-    expect(await partner('POST', '/partner/connect/exchange', { code: code.code })).toMatchObject({ status: 409, body: { code: 'connection_revoked' } });
+    expect(await byPartner.c('POST', '/connect/complete')).toMatchObject({ status: 409, body: { code: 'connection_revoked' } });
+    expect(await partner('POST', '/partner/connect/exchange', { code: unexchanged })).toMatchObject({ status: 409, body: { code: 'connection_revoked' } });
     expect(await partner('DELETE', `/partner/connections/${byPartner.id}`)).toMatchObject({ status: 204 });
     const event = await waitFor('connect.revoked', async () => eventsFor('connect.revoked', byPartner.id)[0], { timeoutMs: 30_000 });
     expect((JSON.parse(event.raw.toString()) as { payload: unknown }).payload).toEqual({ status: 'revoked', revoked_by: 'partner' });
@@ -276,10 +314,13 @@ describe('partner API and connection lifecycle', () => {
   });
 
   it('revokes when the project or the account is deleted', async () => {
-    const other = await createAccount(clients.producer, { name: 'Other', email: 'other@shop.test', plan: 'pro' }, async () => undefined);
+    const other = await createAccount(clients.producer, { name: 'Other', email: 'other@shop.test', plan: 'pro', sandboxNumbers: 1 }, async () => undefined);
     await api.directory.until(() => api.directory.accounts.has(other.account_id) && api.directory.keysOf(other.account_id).length > 0, 15_000);
     const project = await call('POST', '/projects', { auth: other.api_key, body: { name: 'Second' } });
     expect(project.status, JSON.stringify(project.body)).toBe(201);
+    const numbersOf = async (projectId: string) => (await clients.pool.query('SELECT instance_id FROM instances.numbers WHERE project_id = $1', [projectId])).rowCount;
+    await waitFor("the default project's number", async () => ((await numbersOf(other.project_id)) === other.instance_ids.length || undefined), { timeoutMs: 20_000 });
+    expect(other.instance_ids.length).toBeGreaterThan(0);
     const inProject = await session('cus-project-deleted', { email: 'other@shop.test' });
     const projectConnection = (inProject.body.connection as { id: ConnectionId }).id;
     await api.connectionWriter.linkAccount(projectConnection, { accountId: other.account_id as never, projectId: project.body.id as never });
@@ -295,6 +336,8 @@ describe('partner API and connection lifecycle', () => {
     await untilStatus(accountConnection, 'revoked');
     expect(api.connections.get(accountConnection)?.revoked_by).toBe('account_deleted');
     expect(await call('GET', '/instances', { auth: other.api_key })).toMatchObject({ status: 401 });
+    // The account's numbers go with it: their sessions close and the projection drops them.
+    await waitFor('the numbers removed', async () => ((await numbersOf(other.project_id)) === 0 || undefined), { timeoutMs: 20_000 });
   });
 
   it('keeps the people of an account: admins add members, agents and partner keys may not', async () => {
@@ -302,7 +345,8 @@ describe('partner API and connection lifecycle', () => {
     expect(added).toMatchObject({ status: 201, body: { email: 'staff@shop.test', role: 'member' } });
     expect(await call('POST', '/users', { auth: account.api_key, body: { email: 'staff@shop.test', role: 'admin' } })).toMatchObject({ status: 400 });
     const users = await call<{ data: { email: string; role: string }[] }>('GET', '/users', { auth: account.api_key });
-    expect(users.body.data.map((u) => [u.email, u.role]).sort()).toEqual([['ana@shop.test', 'admin'], ['staff@shop.test', 'member']]);
+    const linkers = Array.from({ length: admins }, (_, i) => [`admin${i + 1}-${env.id}@shop.test`, 'admin']);
+    expect(users.body.data.map((u) => [u.email, u.role]).sort()).toEqual([...linkers, ['ana@shop.test', 'admin'], ['staff@shop.test', 'member']].sort());
     expect(await call('DELETE', `/users/${added.body.id as string}`, { auth: account.api_key })).toMatchObject({ status: 204 });
   });
 

@@ -184,4 +184,16 @@ describe('platform administration', () => {
     expect(logo.raw.equals(clean)).toBe(true);
     expect(await call('GET', '/partners/ptn_none/logo')).toMatchObject({ status: 404 });
   });
+
+  it('believes no X-Forwarded-For by default: failed attempts from one socket share its bucket whatever address they claim', async () => {
+    const answers: number[] = [];
+    for (let i = 0; i < 45; i++) {
+      const response = await request(`${base}/platform/partners`, { headers: { authorization: 'Bearer svc_platform_wrong', 'x-forwarded-for': `198.51.100.${i}` } });
+      await response.body.dump();
+      answers.push(response.statusCode);
+    }
+    // Forty-one claimed addresses, one bucket of 40: the limit is reached (earlier tests may have drawn from it).
+    expect(answers.every((status) => status === 401 || status === 429)).toBe(true);
+    expect(answers.slice(0, 41)).toContain(429);
+  });
 });

@@ -5,6 +5,8 @@ import { loadConfig } from '../../stack/config.js';
 /** A fresh Postgres database of the running stack for one test file, without the rest of the stack. */
 export interface TestDatabase {
   readonly pool: pg.Pool;
+  /** For processes the test spawns. */
+  readonly url: string;
   dispose(): Promise<void>;
 }
 
@@ -28,6 +30,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   const pool = new pg.Pool({ connectionString: url.toString(), max: 4 });
   return {
     pool,
+    url: url.toString(),
     async dispose() {
       await pool.end();
       await run(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);

@@ -1,7 +1,6 @@
 import { createHmac, randomInt, timingSafeEqual } from 'node:crypto';
 import type { Pool } from 'pg';
-import type { ConnectionId } from '../../schemas/ids.js';
-import { gatewayError } from '../errors.js';
+import { gatewayError } from './errors.js';
 
 /** Spec 8.4. */
 export const CODE_TTL_MS = 10 * 60_000;
@@ -39,7 +38,8 @@ export interface PendingCode {
 }
 
 /**
- * Six-digit e-mail codes (spec 4.5, 8.4), kept only as an HMAC under a key of the gateway (a
+ * Six-digit e-mail codes (spec 4.5, 8.4), one live code per challenge (a connection of the
+ * component, a sign-in to the panels), kept only as an HMAC under a key of the gateway (a
  * plain hash of six digits would be reversed in a moment), compared in constant time, with every
  * ceiling counted per target e-mail over the last hour on the given clock.
  */
@@ -50,10 +50,10 @@ export class EmailCodes {
   ) {}
 
   /** The code waiting for confirmation on a connection, if any (expired ones included until replaced). */
-  async pending(connectionId: ConnectionId): Promise<PendingCode | undefined> {
+  async pending(challengeId: string): Promise<PendingCode | undefined> {
     const { rows } = await this.pool.query<{ email: string; account_id: string; sent_at: Date; expires_at: Date }>(
       'SELECT email, account_id, sent_at, expires_at FROM api.email_codes WHERE connection_id = $1',
-      [connectionId],
+      [challengeId],
     );
     const row = rows[0];
     return row && { email: row.email, accountId: row.account_id, sentAt: row.sent_at.getTime(), expiresAt: row.expires_at.getTime() };
@@ -64,9 +64,9 @@ export class EmailCodes {
    * `code_sends_exceeded` at the 6th send to the e-mail within an hour, 429 `rate_limited` within a
    * minute of the last send on the connection. Returns the code, for the e-mail only.
    */
-  async issue(connectionId: ConnectionId, target: { email: string; accountId: string }, now: number): Promise<string> {
+  async issue(challengeId: string, target: { email: string; accountId: string }, now: number): Promise<string> {
     const email = target.email.toLowerCase();
-    const previous = await this.pending(connectionId);
+    const previous = await this.pending(challengeId);
     if (previous !== undefined && now - previous.sentAt < RESEND_AFTER_MS) {
       const wait = Math.ceil((RESEND_AFTER_MS - (now - previous.sentAt)) / 1000);
       throw gatewayError('rate_limited', {}, { headers: { 'Retry-After': String(wait) } });
@@ -78,7 +78,7 @@ export class EmailCodes {
        VALUES ($1, $2, $3, $4, to_timestamp($5 / 1000.0), to_timestamp($6 / 1000.0), 0)
        ON CONFLICT (connection_id) DO UPDATE SET email = EXCLUDED.email, account_id = EXCLUDED.account_id, code_hash = EXCLUDED.code_hash,
          expires_at = EXCLUDED.expires_at, sent_at = EXCLUDED.sent_at, wrong_attempts = 0`,
-      [connectionId, email, target.accountId, this.hash(connectionId, code), now + CODE_TTL_MS, now],
+      [challengeId, email, target.accountId, this.hash(challengeId, code), now + CODE_TTL_MS, now],
     );
     await this.record(email, 'sent', now);
     return code;
@@ -89,34 +89,34 @@ export class EmailCodes {
    * 10 wrong attempts within the hour; 400 `invalid_code` for a wrong or expired code; the 5th wrong
    * attempt on the connection ends the code.
    */
-  async confirm(connectionId: ConnectionId, code: string, now: number): Promise<{ accountId: string; email: string }> {
+  async confirm(challengeId: string, code: string, now: number): Promise<{ accountId: string; email: string }> {
     const { rows } = await this.pool.query<{ email: string; account_id: string; code_hash: string; expires_at: Date; wrong_attempts: number }>(
       'SELECT email, account_id, code_hash, expires_at, wrong_attempts FROM api.email_codes WHERE connection_id = $1',
-      [connectionId],
+      [challengeId],
     );
     const row = rows[0];
     if (row === undefined) throw gatewayError('invalid_code');
     if ((await this.count(row.email, 'wrong', now)) >= WRONG_PER_EMAIL_PER_HOUR) throw gatewayError('code_attempts_exceeded');
     if (row.expires_at.getTime() <= now) throw gatewayError('invalid_code');
     const expected = Buffer.from(row.code_hash, 'hex');
-    const given = Buffer.from(this.hash(connectionId, code), 'hex');
+    const given = Buffer.from(this.hash(challengeId, code), 'hex');
     if (timingSafeEqual(expected, given)) {
-      await this.pool.query('DELETE FROM api.email_codes WHERE connection_id = $1', [connectionId]);
+      await this.pool.query('DELETE FROM api.email_codes WHERE connection_id = $1', [challengeId]);
       return { accountId: row.account_id, email: row.email };
     }
     await this.record(row.email, 'wrong', now);
-    if (row.wrong_attempts + 1 >= WRONG_PER_CODE) await this.pool.query('DELETE FROM api.email_codes WHERE connection_id = $1', [connectionId]);
-    else await this.pool.query('UPDATE api.email_codes SET wrong_attempts = wrong_attempts + 1 WHERE connection_id = $1', [connectionId]);
+    if (row.wrong_attempts + 1 >= WRONG_PER_CODE) await this.pool.query('DELETE FROM api.email_codes WHERE connection_id = $1', [challengeId]);
+    else await this.pool.query('UPDATE api.email_codes SET wrong_attempts = wrong_attempts + 1 WHERE connection_id = $1', [challengeId]);
     throw gatewayError('invalid_code');
   }
 
   /** Leaves the code step: the code dies. */
-  async cancel(connectionId: ConnectionId): Promise<void> {
-    await this.pool.query('DELETE FROM api.email_codes WHERE connection_id = $1', [connectionId]);
+  async cancel(challengeId: string): Promise<void> {
+    await this.pool.query('DELETE FROM api.email_codes WHERE connection_id = $1', [challengeId]);
   }
 
-  private hash(connectionId: string, code: string): string {
-    return createHmac('sha256', this.key).update(`${connectionId}\u0000${code}`).digest('hex');
+  private hash(challengeId: string, code: string): string {
+    return createHmac('sha256', this.key).update(`${challengeId}\u0000${code}`).digest('hex');
   }
 
   private async count(email: string, kind: 'sent' | 'wrong', now: number): Promise<number> {

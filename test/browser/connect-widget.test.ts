@@ -1,0 +1,261 @@
+import { readFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { createRequire } from 'node:module';
+import type { Browser, Page } from 'playwright-core';
+import { request } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAccount } from '../../api/accounts/create.js';
+import { connectSandboxNumbers } from '../../api/accounts/sandbox.js';
+import { startApi, type RunningApi } from '../../stack/api-role.js';
+import type { Clients } from '../../stack/clients.js';
+import { startDemoPartner, type DemoPartner } from '../../stack/demo/server.js';
+import { startRoles, type RunningRoles } from '../../stack/roles.js';
+import { launchChromium, screenshots } from '../support/browser.js';
+import { testClients } from '../support/clients.js';
+import { untilConnectorServes } from '../support/connector-ready.js';
+import { createTestEnv, waitFor, type TestEnv } from '../support/env.js';
+import { readMailbox } from '../support/mailbox.js';
+import { MESSAGES } from '../../widget/src/messages.js';
+
+interface Told {
+  readonly kind: 'callback' | 'event' | 'demo';
+  readonly name: string;
+  readonly detail: Record<string, unknown> | null;
+}
+
+const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+/**
+ * The Connect component in Chromium, opened by the demo partner's page (its own origin, a CSP
+ * allowing only what spec 4.6 lists) against the gateway running in this process on the real
+ * stack: the new-account flow in Portuguese by `ServiceConnect.open`, the existing-account flow in
+ * English by `<service-connect>` with the code read from the SMTP server, a connection revoked
+ * mid-flow, an expired session, keyboard use and an axe scan.
+ */
+describe('the Connect component in a browser', () => {
+  let env: TestEnv;
+  let clients: Clients;
+  let roles: RunningRoles;
+  let api: RunningApi;
+  let demo: DemoPartner;
+  let browser: Browser;
+  let base: string;
+  let now = Date.now();
+  const violations: string[] = [];
+  const consoleAll: string[] = [];
+  const unique = (label: string) => `${label}-${env.id}@shop.test`;
+
+  async function openDemo(form: { email: string; locale: string; mode: 'modal' | 'inline'; externalId: string; country?: string }): Promise<Page> {
+    const page = await browser.newPage({ locale: 'en-US' });
+    page.on('console', (message) => {
+      consoleAll.push(message.text());
+      if (/Content Security Policy|Refused to/i.test(message.text())) violations.push(message.text());
+    });
+    page.on('response', (response) => {
+      if (response.status() >= 400) consoleAll.push(`${response.request().method()} ${new URL(response.url()).pathname} ${response.status()}`);
+    });
+    await page.goto(demo.url);
+    await page.fill('input[name=email]', form.email);
+    await page.fill('input[name=country]', form.country ?? 'BR');
+    await page.fill('input[name=external_id]', form.externalId);
+    await page.selectOption('select[name=locale]', form.locale);
+    await page.check(`input[name=mode][value=${form.mode}]`);
+    await page.click('form#session button[type=submit]');
+    await page.waitForSelector('service-connect [data-step]');
+    return page;
+  }
+
+  const told = (page: Page) => page.evaluate(() => (globalThis as unknown as { demoEvents: Told[] }).demoEvents);
+  const stepOf = (page: Page) => page.locator('service-connect [data-step]').getAttribute('data-step');
+  /** Waits for the component to show `step`; if it does not, says what it shows instead and what the page logged. */
+  const untilStep = (page: Page, step: string) =>
+    waitFor(`step ${step}`, async () => ((await stepOf(page)) === step ? true : undefined), { timeoutMs: 20_000 }).catch(async (e: unknown) => {
+      const shown = await page.locator('service-connect [data-step]').innerText().catch(() => '(no component)');
+      throw new Error(`${String(e)}; shown: ${JSON.stringify(shown)}; console: ${consoleAll.join(' | ')}`);
+    });
+  const partner = async (method: 'GET' | 'DELETE', path: string) => {
+    const response = await request(`${base}${path}`, { method, headers: { authorization: `Bearer ${demo.secret}` } });
+    const text = await response.body.text();
+    return { status: response.statusCode, body: (text ? JSON.parse(text) : {}) as Record<string, unknown> };
+  };
+  /** The sandbox phone scans the QR the component shows. */
+  async function scanShownQr(page: Page): Promise<void> {
+    const qr = await page.locator('service-connect svg.qr').getAttribute('data-qr', { timeout: 20_000 });
+    const scanned = await request(`${base}/sandbox/phone/scan`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ qr_code: qr }) });
+    expect(scanned.statusCode).toBe(202);
+    await scanned.body.dump();
+  }
+
+  beforeAll(async () => {
+    env = await createTestEnv({ PORT: '0', HOST: '127.0.0.1' });
+    clients = await testClients(env);
+    roles = await startRoles(['processor', 'connector', 'sweeper'], clients);
+    api = await startApi(clients, { listen: true, clock: () => now });
+    base = `http://127.0.0.1:${(api.app.server.address() as AddressInfo).port}`;
+    demo = await startDemoPartner({ producer: clients.producer, directory: api.directory }, { host: '127.0.0.1', port: 0, apiBase: base, widgetUrl: base });
+    browser = await launchChromium();
+    await untilConnectorServes(clients);
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await demo?.close();
+    await api?.stop();
+    await roles?.stop();
+    await clients?.close();
+    await env?.dispose();
+  });
+
+  for (const locale of ['pt', 'es'] as const) {
+    it(`walks a new customer in ${locale} through ServiceConnect.open: account, sandbox payment, QR, complete; every callback with its DOM event`, async () => {
+      const words = MESSAGES[locale];
+      const shot = screenshots(`new-account-${locale}`);
+      const externalId = `nova-${locale}-${env.id}`;
+      const page = await openDemo({ email: unique(`nova-${locale}`), locale, mode: 'modal', externalId });
+      const component = page.locator('service-connect');
+      await untilStep(page, 'account');
+      expect(await component.getByRole('dialog').count()).toBe(1);
+      await shot(page, 'account');
+
+      await component.getByRole('button', { name: words.create }).click();
+      await untilStep(page, 'payment');
+      expect(await component.locator('.price').innerText()).toMatch(/149,00/);
+      await component.getByLabel(words.pix).check();
+      await shot(page, 'payment');
+      await component.getByRole('button', { name: words.continue }).click();
+      await component.getByRole('button', { name: words.pay.replace('{price}', '').trim() }).click();
+      await untilStep(page, 'number');
+      await shot(page, 'number');
+
+      await component.getByRole('button', { name: words.byQr }).click();
+      await component.getByRole('img', { name: words.qrAlt }).waitFor({ timeout: 20_000 });
+      await shot(page, 'qr');
+      await scanShownQr(page);
+      await untilStep(page, 'manage');
+      await shot(page, 'manage');
+      await component.getByRole('button', { name: words.done }).click();
+      await expect(page.locator('service-connect').count()).resolves.toBe(0);
+
+      const all = await told(page);
+      const callbacks = all.filter((t) => t.kind === 'callback');
+      const events = all.filter((t) => t.kind === 'event');
+      expect(callbacks.map((t) => t.name)).toEqual(['ready', 'step', 'step', 'complete', 'step', 'close']);
+      // Each callback has its DOM event, with the callback's argument as detail (close: none).
+      expect(events.map((t) => [t.name, t.detail])).toEqual(callbacks.map((t) => [t.name, t.detail ?? null]));
+      const connectionId = (callbacks[0]!.detail as { connectionId: string }).connectionId;
+      expect(callbacks[0]!.detail).toEqual({ step: 'account', connectionId, status: 'pending_account' });
+      expect(callbacks.filter((t) => t.name === 'step').map((t) => t.detail)).toEqual([{ step: 'payment' }, { step: 'number' }, { step: 'manage' }]);
+      const completed = callbacks[3]!.detail as { code: string; connectionId: string; externalId: string };
+      expect(completed.code).toMatch(/^cc_/);
+      expect(completed).toEqual({ code: completed.code, connectionId, externalId });
+      // The code is the partner's: exchanged, it gives the key of the connection.
+      const exchanged = await request(`${base}/partner/connect/exchange`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${demo.secret}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ code: completed.code }),
+      });
+      expect(exchanged.statusCode).toBe(200);
+      expect(((await exchanged.body.json()) as { api_key: string }).api_key).toMatch(/^svc_live_/);
+      expect(violations).toEqual([]);
+      await page.close();
+    });
+  }
+
+  it('links an existing account in English inside <service-connect>, with the code read from the SMTP server', async () => {
+    const shot = screenshots('existing-account-en');
+    const email = unique('owner');
+    await createAccount(clients.producer, { name: 'Owner Co', email, plan: 'pro', sandboxNumbers: 1 }, connectSandboxNumbers(clients.producer));
+    await api.directory.until(() => api.directory.usersWithEmail(email).length > 0, 15_000);
+    const page = await openDemo({ email, locale: 'en', mode: 'inline', externalId: `owner-${env.id}`, country: 'US' });
+    const component = page.locator('service-connect');
+    await untilStep(page, 'account');
+    await expect(component.getByText(`There is already an account for ${email}.`).count()).resolves.toBe(1);
+    expect(await component.getByRole('dialog').count()).toBe(0);
+    await shot(page, 'link');
+    await component.getByRole('button', { name: 'Send code' }).click();
+    await untilStep(page, 'verify_email');
+    await expect(component.getByText(/We sent a six-digit code to o\*\*\*@shop\.test/).count()).resolves.toBe(1);
+
+    await component.getByLabel('Six-digit code').fill('000000');
+    await component.getByRole('button', { name: 'Confirm' }).click();
+    await component.getByText('That code is not right, or it has expired.').waitFor();
+    await shot(page, 'wrong-code');
+    const mail = await waitFor('the code e-mail', async () => (await readMailbox(email))[0], { timeoutMs: 20_000 });
+    await component.getByLabel('Six-digit code').fill(/\b(\d{6})\b/.exec(mail.text)![1]!);
+    await component.getByRole('button', { name: 'Confirm' }).click();
+    await untilStep(page, 'number');
+    await shot(page, 'authorize');
+    await component.getByRole('button', { name: 'Authorize Demo Partner' }).click();
+    await untilStep(page, 'manage');
+    await shot(page, 'manage');
+
+    const events = (await told(page)).filter((t) => t.kind === 'event');
+    expect(events.map((t) => t.name)).toEqual(['ready', 'step', 'step', 'complete', 'step']);
+    expect(events.map((t) => t.detail?.step).filter(Boolean)).toEqual(['account', 'verify_email', 'number', 'manage']);
+    expect(violations).toEqual([]);
+    await page.close();
+  });
+
+  it('shows the end when the partner revokes mid-flow, and tells the host when the session expires', async () => {
+    const shot = screenshots('revoked-and-expired');
+    const page = await openDemo({ email: unique('revoked'), locale: 'de', mode: 'modal', externalId: `revoked-${env.id}` });
+    const component = page.locator('service-connect');
+    await untilStep(page, 'account');
+    const connectionId = ((await told(page)).find((t) => t.name === 'ready')!.detail as { connectionId: string }).connectionId;
+    expect((await partner('DELETE', `/partner/connections/${connectionId}`)).status).toBe(204);
+    await component.getByRole('button', { name: 'Neues Konto anlegen' }).click();
+    await untilStep(page, 'revoked');
+    await component.getByText('Verbindung beendet').waitFor();
+    await shot(page, 'revoked');
+    expect((await told(page)).filter((t) => t.kind === 'callback').map((t) => [t.name, t.detail])).toEqual([
+      ['ready', { step: 'account', connectionId, status: 'pending_account' }],
+      ['step', { step: 'revoked' }],
+    ]);
+    await page.close();
+
+    const later = await openDemo({ email: unique('late'), locale: 'fr', mode: 'modal', externalId: `late-${env.id}` });
+    await untilStep(later, 'account');
+    now += 30 * 60_000;
+    await later.locator('service-connect').getByRole('button', { name: 'Créer un nouveau compte' }).click();
+    await untilStep(later, 'error');
+    await shot(later, 'expired');
+    const errors = (await told(later)).filter((t) => t.name === 'error');
+    expect(errors.map((t) => [t.kind, t.detail])).toEqual([
+      ['callback', { code: 'connect_session_expired', message: 'Cette session a expiré. Ouvrez à nouveau la connexion.' }],
+      ['event', { code: 'connect_session_expired', message: 'Cette session a expiré. Ouvrez à nouveau la connexion.' }],
+    ]);
+    now = Date.now();
+    await later.close();
+  });
+
+  it('works from the keyboard alone, styles itself under the strict CSP, and has no serious axe violation', async () => {
+    const page = await openDemo({ email: unique('keys'), locale: 'en', mode: 'modal', externalId: `keys-${env.id}` });
+    await untilStep(page, 'account');
+    // The constructed stylesheet applied although the page allows no inline style.
+    const primary = page.locator('service-connect').getByRole('button', { name: 'Create a new account' });
+    const background = await primary.evaluate(
+      (button) => (globalThis as unknown as { getComputedStyle(node: unknown): { backgroundColor: string } }).getComputedStyle(button).backgroundColor,
+    );
+    expect(background).toBe('rgb(15, 110, 86)');
+
+    await page.evaluate(axeSource);
+    const found = await page.evaluate(async () => {
+      const axe = (globalThis as unknown as { axe: { run(context: unknown, options: unknown): Promise<{ violations: { id: string; impact: string; nodes: unknown[] }[] }> } }).axe;
+      const result = await axe.run({ include: [['service-connect']] }, { resultTypes: ['violations'] });
+      return result.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length }));
+    });
+    expect(found.filter((v) => v.impact === 'serious' || v.impact === 'critical')).toEqual([]);
+
+    // Tab from the screen's top to "Create a new account" and press Enter.
+    const focused = () => primary.evaluate((button) => (button as unknown as { matches(selector: string): boolean }).matches(':focus'));
+    for (let i = 0; i < 6 && !(await focused()); i++) await page.keyboard.press('Tab');
+    expect(await focused()).toBe(true);
+    await page.keyboard.press('Enter');
+    await untilStep(page, 'payment');
+    await page.keyboard.press('Escape');
+    await expect(page.locator('service-connect').count()).resolves.toBe(0);
+    expect((await told(page)).filter((t) => t.kind === 'callback').map((t) => t.name)).toEqual(['ready', 'step', 'close']);
+    expect(violations).toEqual([]);
+    await page.close();
+  });
+});

@@ -1,0 +1,221 @@
+import type { AddressInfo } from 'node:net';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { request } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAccount, type CreatedAccount } from '../../api/accounts/create.js';
+import { connectSandboxNumbers } from '../../api/accounts/sandbox.js';
+import { createPlatformAdmin } from '../../api/platform/admins.js';
+import { asAccountId, asEventId, asInstanceId, newId, type ConnectionId } from '../../schemas/ids.js';
+import type { ConfigRecord } from '../../schemas/records.js';
+import { startApi, type RunningApi } from '../../stack/api-role.js';
+import type { Clients } from '../../stack/clients.js';
+import { startRoles, type RunningRoles } from '../../stack/roles.js';
+import { topics } from '../../topics/index.js';
+import { launchChromium, screenshots } from '../support/browser.js';
+import { testClients } from '../support/clients.js';
+import { untilConnectorServes } from '../support/connector-ready.js';
+import { createTestEnv, waitFor, type TestEnv } from '../support/env.js';
+import { readMailbox } from '../support/mailbox.js';
+
+const LOGO = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 10 10"><rect width="10" height="10" fill="#0f6e56"/></svg>');
+
+/**
+ * The panels in Chromium against the gateway running in this process on the real stack: a
+ * platform administrator signs in with the code from the SMTP server, creates a partner, uploads
+ * its logo, rotates a secret and deactivates it; an account admin disconnects the partner's app,
+ * adds and pairs a number, creates a key that works; a member reads and cannot write; the cookie
+ * and the CSRF token hold.
+ */
+describe('the panels in a browser', () => {
+  let env: TestEnv;
+  let clients: Clients;
+  let roles: RunningRoles;
+  let api: RunningApi;
+  let browser: Browser;
+  let base: string;
+  let owner: CreatedAccount;
+  const mail = (label: string) => `${label}-${env.id}@shop.test`;
+
+  async function signIn(email: string, shot: (page: Page, step: string) => Promise<void>): Promise<{ context: BrowserContext; page: Page }> {
+    const context = await browser.newContext({ locale: 'en-US' });
+    const page = await context.newPage();
+    await page.goto(`${base}/panel`);
+    await page.getByLabel('E-mail').fill(email);
+    await shot(page, 'sign-in');
+    const before = (await readMailbox(email)).length;
+    await page.getByRole('button', { name: 'Send me a code' }).click();
+    await page.getByLabel('Code').waitFor();
+    const code = await waitFor('the sign-in code', async () => {
+      const box = await readMailbox(email);
+      return box.length > before ? /\b(\d{6})\b/.exec(box[box.length - 1]!.text)?.[1] : undefined;
+    }, { timeoutMs: 20_000 });
+    await page.getByLabel('Code').fill(code);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Sign out' }).waitFor();
+    return { context, page };
+  }
+
+  /** The secret a "shown once" box shows, then dismissed. */
+  async function shownOnce(page: Page): Promise<string> {
+    const secret = await page.locator('[data-secret]').innerText();
+    await page.getByRole('button', { name: 'I have copied it' }).click();
+    return secret;
+  }
+
+  const call = async (method: string, path: string, headers: Record<string, string>, body?: unknown) => {
+    const response = await request(`${base}${path}`, {
+      method: method as 'GET',
+      headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await response.body.text();
+    return { status: response.statusCode, body: (text ? JSON.parse(text) : {}) as Record<string, unknown> };
+  };
+
+  beforeAll(async () => {
+    env = await createTestEnv({ PORT: '0', HOST: '127.0.0.1' });
+    clients = await testClients(env);
+    roles = await startRoles(['processor', 'connector', 'sweeper'], clients);
+    api = await startApi(clients, { listen: true });
+    base = `http://127.0.0.1:${(api.app.server.address() as AddressInfo).port}`;
+    browser = await launchChromium();
+    await untilConnectorServes(clients);
+    owner = await createAccount(clients.producer, { name: 'Padaria Sol', email: mail('owner'), plan: 'pro', sandboxNumbers: 1 }, connectSandboxNumbers(clients.producer));
+    const member: ConfigRecord = { event_id: asEventId(newId('cfg')), occurred_at: Date.now(), account_id: asAccountId(owner.account_id), project_id: null, instance_id: null, entity_id: newId('usr'), entity: { kind: 'user', email: mail('member'), role: 'member', name: null } };
+    await clients.producer.send(topics.config, [{ key: member.entity_id, value: member }]);
+    await api.directory.applied(member.entity_id, member.event_id, 15_000);
+    await createPlatformAdmin(clients.producer, mail('ops'));
+    await api.directory.until(() => [...api.directory.platformAdmins.values()].some((a) => a.email === mail('ops')), 15_000);
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await api?.stop();
+    await roles?.stop();
+    await clients?.close();
+    await env?.dispose();
+  });
+
+  let partnerSecret = '';
+  let partnerId = '';
+
+  /** The partner of the first test connected to the account (the component's steps, done directly). */
+  async function connectedApp(externalId: string): Promise<ConnectionId> {
+    const opened = await call('POST', '/partner/connect-sessions', { authorization: `Bearer ${partnerSecret}` }, { external_id: externalId, customer: { name: 'Ana', email: mail('owner') } });
+    expect(opened.status, JSON.stringify(opened.body)).toBe(201);
+    const connectionId = (opened.body.connection as { id: ConnectionId }).id;
+    await api.connectionWriter.linkAccount(connectionId, { accountId: owner.account_id as never, projectId: owner.project_id as never });
+    await api.connectionWriter.complete(connectionId, { instanceId: asInstanceId(owner.instance_ids[0]!), hasConnectedNumber: true });
+    return connectionId;
+  }
+
+  it('lets a platform administrator create a partner, upload its logo, rotate its webhook secret and deactivate it', async () => {
+    const shot = screenshots('panel-platform');
+    const { context, page } = await signIn(mail('ops'), shot);
+    const cookie = (await context.cookies()).find((c) => c.name === 'gw_panel')!;
+    expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Strict', secure: false });
+
+    await page.getByLabel('Name').fill('Loja Parceira');
+    await page.getByLabel('Slug').fill(`loja-${env.id}`);
+    await page.getByLabel('Allowed origins (one per line)').fill('https://app.loja.example');
+    await page.getByLabel('Webhook URL').fill('https://api.loja.example/hooks');
+    await page.getByRole('button', { name: 'Create partner' }).click();
+    const secrets = (await shownOnce(page)).split('\n');
+    expect(secrets[0]).toMatch(/^svc_partner_/);
+    expect(secrets[1]).toMatch(/^whsec_/);
+    partnerSecret = secrets[0]!;
+    const row = page.locator(`tr[data-partner="loja-${env.id}"]`);
+    await row.waitFor();
+    partnerId = [...api.directory.partners.values()].find((p) => p.slug === `loja-${env.id}`)!.id;
+
+    await row.locator('input[type=file]').setInputFiles({ name: 'logo.svg', mimeType: 'image/svg+xml', buffer: LOGO });
+    const logo = row.getByRole('img', { name: 'Loja Parceira logo' });
+    await logo.waitFor();
+    await waitFor('the logo drawn', async () => ((await logo.evaluate((img) => (img as unknown as { naturalWidth: number }).naturalWidth)) > 0 || undefined), { timeoutMs: 10_000 });
+    await shot(page, 'partner-with-logo');
+    await row.getByRole('button', { name: 'Rotate webhook secret' }).click();
+    expect(await shownOnce(page)).toMatch(/^whsec_/);
+    await row.getByRole('button', { name: 'Connections' }).click();
+    await page.getByText('No connections yet.').waitFor();
+    await row.getByRole('button', { name: 'Deactivate' }).click();
+    await row.getByText('deactivated').waitFor();
+    expect(api.directory.partners.get(partnerId)?.active).toBe(false);
+    await row.getByRole('button', { name: 'Activate' }).click();
+    await row.getByRole('cell', { name: 'active', exact: true }).waitFor();
+    await shot(page, 'partners');
+
+    // The cookie alone writes nothing: the CSRF token is needed, and only the page has it.
+    const headers = { cookie: `gw_panel=${cookie.value}` };
+    expect(await call('POST', `/platform/partners/${partnerId}/deactivate`, headers)).toMatchObject({ status: 403, body: { code: 'forbidden' } });
+    const me = await call('GET', '/panel/me', headers);
+    expect(me).toMatchObject({ status: 200, body: { platform_admin: true } });
+    expect(await call('POST', `/platform/partners/${partnerId}/rotate-secret`, { ...headers, 'x-csrf-token': 'forged' })).toMatchObject({ status: 403 });
+    await context.close();
+  });
+
+  it('lets an account admin disconnect an app, add and pair a number, create a key that works, and read usage', async () => {
+    const shot = screenshots('panel-account');
+    const connectionId = await connectedApp('panel-app');
+    const { context, page } = await signIn(mail('owner'), shot);
+    const app = page.locator('li[data-app="Loja Parceira"]');
+    await app.locator('img.logo').waitFor();
+    await shot(page, 'apps');
+    await app.getByRole('button', { name: 'Disconnect' }).click();
+    await page.getByText('No app is connected.').waitFor();
+    expect(api.connections.get(connectionId)).toMatchObject({ to_status: 'revoked', revoked_by: 'customer' });
+
+    await page.getByRole('tab', { name: 'Numbers' }).click();
+    await page.locator('tr[data-number]').first().waitFor();
+    const before = await page.locator('tr[data-number]').count();
+    await page.getByRole('button', { name: 'Add a number' }).click();
+    await waitFor('the new number listed', async () => ((await page.locator('tr[data-number]').count()) > before ? true : undefined), { timeoutMs: 20_000 });
+    const fresh = page.locator('tr[data-number]').filter({ has: page.getByRole('button', { name: 'QR code' }) }).first();
+    const instanceId = await fresh.getAttribute('data-number');
+    await fresh.getByRole('button', { name: 'QR code' }).click();
+    const qr = await page.locator('[data-qr]').innerText({ timeout: 20_000 });
+    await shot(page, 'pairing');
+    expect((await call('POST', '/sandbox/phone/scan', {}, { qr_code: qr })).status).toBe(202);
+    await page.locator(`tr[data-number="${instanceId}"] td[data-status]`).getByText('connected').waitFor({ timeout: 20_000 });
+    await shot(page, 'numbers');
+
+    await page.getByRole('tab', { name: 'API keys' }).click();
+    await page.getByRole('button', { name: /Create a key/ }).click();
+    const key = await shownOnce(page);
+    expect(key).toMatch(/^svc_live_/);
+    expect(await call('GET', '/instances', { authorization: `Bearer ${key}` })).toMatchObject({ status: 200 });
+    await shot(page, 'keys');
+
+    // A send with the new key is counted in ClickHouse, and the chart shows it (read again until it does).
+    expect(await call('POST', '/messages/text', { authorization: `Bearer ${key}` }, { to: '+5511911112222', body: 'Olá' })).toMatchObject({ status: 202 });
+    await waitFor('the send in the usage chart', async () => {
+      await page.getByRole('tab', { name: 'Numbers' }).click();
+      await page.getByRole('tab', { name: 'Usage' }).click();
+      await page.getByRole('img', { name: /Messages per day/ }).waitFor();
+      return (await page.locator('[data-total]').innerText()) === '1' || undefined;
+    }, { timeoutMs: 30_000 });
+    expect(await page.locator('svg.chart rect').count()).toBe(30);
+    expect(await page.locator(`svg.chart rect[data-day="${new Date().toISOString().slice(0, 10)}"]`).getAttribute('data-messages')).toBe('1');
+    await shot(page, 'usage');
+    await context.close();
+  });
+
+  it('shows a member what a member may see, and refuses their writes', async () => {
+    const shot = screenshots('panel-member');
+    await connectedApp('panel-app-2');
+    const { context, page } = await signIn(mail('member'), shot);
+    await page.getByText('you are a member').waitFor();
+    await page.locator('li[data-app="Loja Parceira"]').waitFor();
+    expect(await page.getByRole('button', { name: 'Disconnect' }).count()).toBe(0);
+    await page.getByRole('tab', { name: 'API keys' }).click();
+    await page.getByText('Only an admin of the account manages its keys.').waitFor();
+    await shot(page, 'member-keys');
+    const cookie = (await context.cookies()).find((c) => c.name === 'gw_panel')!;
+    const csrf = (await call('GET', '/panel/me', { cookie: `gw_panel=${cookie.value}` })).body.csrf_token as string;
+    expect(await call('POST', '/keys', { cookie: `gw_panel=${cookie.value}`, 'x-csrf-token': csrf }, { role: 'agent' })).toMatchObject({ status: 403, body: { code: 'forbidden' } });
+    expect(await call('GET', '/instances', { cookie: `gw_panel=${cookie.value}` })).toMatchObject({ status: 200 });
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('E-mail').waitFor();
+    expect(await call('GET', '/instances', { cookie: `gw_panel=${cookie.value}` })).toMatchObject({ status: 401 });
+    await context.close();
+  });
+});

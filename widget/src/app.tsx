@@ -1,0 +1,99 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { ConnectError, type Bootstrap, type ConnectApi, type Step } from './api.js';
+import { Ctx, type StepContext } from './context.js';
+import type { Announcer, ErrorDetail } from './events.js';
+import { errorText, type Translate } from './messages.js';
+import { AccountStep } from './steps/account.js';
+import { ManageStep, RevokedStep } from './steps/end.js';
+import { NumberStep } from './steps/number.js';
+import { PaymentStep } from './steps/payment.js';
+import { VerifyStep } from './steps/verify.js';
+
+export interface AppProps {
+  readonly api: ConnectApi;
+  readonly t: Translate;
+  readonly locale: string;
+  readonly announce: Announcer;
+  readonly modal: boolean;
+  readonly paymentSlot: () => HTMLElement;
+  readonly close: () => void;
+}
+
+const STEPS: Record<Exclude<Step, 'revoked'>, () => preact.JSX.Element> = {
+  account: AccountStep,
+  verify_email: VerifyStep,
+  payment: PaymentStep,
+  number: NumberStep,
+  manage: ManageStep,
+};
+
+/**
+ * The component: reads the bootstrap, shows the screen of its `step` (spec 3.2), and tells the host
+ * when it is ready, when the step changes, when it completes, and when it cannot go on.
+ */
+export function App(props: AppProps) {
+  const { api, t, announce } = props;
+  const [boot, setBoot] = useState<Bootstrap>();
+  const [ended, setEnded] = useState<ErrorDetail | 'revoked'>();
+  const shown = useRef<Step | undefined>(undefined);
+  const heading = useRef<HTMLDivElement>(null);
+
+  const fail = (error: ConnectError) => {
+    const detail = { code: error.code, message: errorText(t, error.code, error.message) };
+    if (error.code === 'connection_revoked') {
+      setEnded('revoked');
+      if (shown.current !== undefined && shown.current !== 'revoked') announce.step({ step: 'revoked' });
+      else announce.error(detail);
+      shown.current = 'revoked';
+      return;
+    }
+    setEnded(detail);
+    announce.error(detail);
+  };
+
+  const refresh = async () => {
+    try {
+      const next = await api.bootstrap();
+      setBoot(next);
+      if (shown.current === undefined) announce.ready({ step: next.step, connectionId: next.connection.id, status: next.status });
+      else if (shown.current !== next.step) announce.step({ step: next.step });
+      shown.current = next.step;
+    } catch (caught) {
+      fail(caught instanceof ConnectError ? caught : new ConnectError('internal_error', String(caught), 0));
+    }
+  };
+
+  useEffect(() => void refresh(), []);
+  // Each new screen takes the focus to its top, for keyboards and screen readers.
+  useEffect(() => heading.current?.focus(), [boot?.step, ended]);
+
+  let body: preact.JSX.Element;
+  if (ended === 'revoked' || (ended === undefined && boot?.step === 'revoked')) body = <RevokedStep t={t} />;
+  else if (ended !== undefined) {
+    body = (
+      <div class="stack">
+        <h2>{t('errorTitle')}</h2>
+        <p class="error" role="alert">{ended.message}</p>
+      </div>
+    );
+  } else if (boot === undefined) body = <p role="status">{t('loading')}</p>;
+  else {
+    const Screen = STEPS[boot.step as Exclude<Step, 'revoked'>];
+    const ctx: StepContext = { api, t, locale: props.locale, boot, announce, refresh, fail, paymentSlot: props.paymentSlot, close: props.close };
+    body = <Ctx.Provider value={ctx}><Screen key={boot.step} /></Ctx.Provider>;
+  }
+
+  const title = t('dialog', { partner: boot?.partner.name ?? '' });
+  return (
+    <div class="panel" role={props.modal ? 'dialog' : 'region'} aria-modal={props.modal ? 'true' : undefined} aria-label={title}>
+      <header>
+        {boot?.partner.logo_url && <img src={boot.partner.logo_url} alt="" />}
+        <span class="partner">{boot?.partner.name ?? ''}</span>
+        <button class="icon" type="button" aria-label={t('close')} onClick={props.close}>×</button>
+      </header>
+      <div tabIndex={-1} ref={heading} data-step={ended === undefined ? boot?.step : ended === 'revoked' ? 'revoked' : 'error'}>
+        {body}
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,65 @@
+import { render } from 'preact';
+import { ConnectApi } from './api.js';
+import { App } from './app.js';
+import { announcer, type Callbacks } from './events.js';
+import { resolveLocale, translator } from './messages.js';
+import { componentSheet } from './styles.js';
+
+/**
+ * `<service-connect data-session data-api data-locale>` (spec 4.6): the component in a shadow root
+ * of its own, no iframe. `ServiceConnect.open` makes one with `data-modal`, over the page.
+ */
+export class ServiceConnectElement extends HTMLElement {
+  /** The callbacks of `ServiceConnect.open`; the DOM events are sent either way. */
+  callbacks: Callbacks = {};
+  /** Where the API is when `data-api` is not given: the origin the script came from. */
+  static defaultApiBase = '';
+  private root: ShadowRoot | undefined;
+  private slotNode: HTMLElement | undefined;
+  private closed = false;
+  private readonly onKey = (event: KeyboardEvent) => {
+    if (event.key === 'Escape') this.close();
+  };
+
+  connectedCallback(): void {
+    const session = this.dataset.session;
+    const announce = announcer(this, () => this.callbacks);
+    if (!session) {
+      announce.error({ code: 'connect_session_required', message: 'data-session is missing' });
+      return;
+    }
+    const locale = resolveLocale(this.dataset.locale, document.documentElement.lang, navigator.languages);
+    const api = new ConnectApi((this.dataset.api || ServiceConnectElement.defaultApiBase).replace(/\/+$/, ''), session);
+    this.root ??= this.attachShadow({ mode: 'open' });
+    this.root.adoptedStyleSheets = [componentSheet()];
+    const modal = this.hasAttribute('data-modal');
+    if (modal) document.addEventListener('keydown', this.onKey);
+    render(
+      <App api={api} t={translator(locale)} locale={locale} announce={announce} modal={modal} paymentSlot={() => this.paymentSlot()} close={() => this.close()} />,
+      this.root,
+    );
+  }
+
+  disconnectedCallback(): void {
+    document.removeEventListener('keydown', this.onKey);
+    if (this.root) render(null, this.root);
+  }
+
+  /** Ends the component: `service:close` and `onClose`, then it leaves the page. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    announcer(this, () => this.callbacks).close();
+    this.remove();
+  }
+
+  /** The light-DOM node the payment processor's form mounts in, shown through the shadow root's slot. */
+  private paymentSlot(): HTMLElement {
+    if (this.slotNode === undefined) {
+      this.slotNode = document.createElement('div');
+      this.slotNode.slot = 'payment';
+      this.append(this.slotNode);
+    }
+    return this.slotNode;
+  }
+}
