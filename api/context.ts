@@ -1,4 +1,5 @@
 import type { Pool } from 'pg';
+import type { ConnectorKind } from '../schemas/records.js';
 import type { ClickHouse } from '../shared/clickhouse.js';
 import type { Directory } from '../processors/directory.js';
 import type { ConnectionsView } from '../processors/connections/view.js';
@@ -18,6 +19,8 @@ export interface ApiClients {
     readonly keyRotationGraceMs: number;
     readonly webhooks: { readonly retryDelaysMs: readonly number[] };
     readonly outbound: { readonly allowPrivateNetwork: boolean; readonly allowCidrs: readonly string[] };
+    /** The connector of numbers created without one. */
+    readonly defaultConnector: ConnectorKind;
   };
 }
 

@@ -5,6 +5,7 @@ import type { StripeOptions } from '../connectors/payments/stripe.js';
 import type { WebhookOptions } from '../connectors/webhooks/index.js';
 import type { ClickHouseOptions } from '../shared/clickhouse.js';
 import { repoRoot } from '../shared/repo-root.js';
+import { ConnectorKindValues, type ConnectorKind } from '../schemas/records.js';
 
 export interface Config {
   readonly host: string;
@@ -64,8 +65,21 @@ export interface Config {
   readonly demoPort: number;
   /** Who takes the Pro payments of the component: the sandbox (no money moves) or Stripe. */
   readonly payments: { readonly provider: 'sandbox' } | { readonly provider: 'stripe'; readonly stripe: StripeOptions };
+  /** The connector of numbers created without one (`POST /instances` may choose per number). */
+  readonly defaultConnector: ConnectorKind;
+  readonly baileys: BaileysOptions;
   /** Folder of the local stack's data and logs (git-ignored). */
   readonly stackRoot: string;
+}
+
+/** How Baileys sessions reach the network (docs/configuration.md). */
+export interface BaileysOptions {
+  /** The network's WebSocket address; `{instance_id}` in it is replaced by the number's id (tests use it). */
+  readonly url: string;
+  readonly connectTimeoutMs: number;
+  readonly reconnectBaseMs: number;
+  readonly reconnectMaxMs: number;
+  readonly leaseRenewMs: number;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -174,8 +188,21 @@ export function loadConfig(env: Env = process.env): Config {
     payments: payments(env),
     widgetUrl: text(env, 'WIDGET_URL', `http://localhost:${port}`).replace(/\/+$/, ''),
     demoPort: integer(env, 'DEMO_PORT', 3001),
+    defaultConnector: connectorKind(text(env, 'CONNECTOR', 'sandbox')),
+    baileys: Object.freeze({
+      url: text(env, 'BAILEYS_WS_URL', 'wss://web.whatsapp.com/ws/chat'),
+      connectTimeoutMs: positive(env, 'BAILEYS_CONNECT_TIMEOUT_MS', 20_000),
+      reconnectBaseMs: positive(env, 'BAILEYS_RECONNECT_BASE_MS', 1_000),
+      reconnectMaxMs: positive(env, 'BAILEYS_RECONNECT_MAX_MS', 60_000),
+      leaseRenewMs: positive(env, 'BAILEYS_LEASE_RENEW_MS', 5_000),
+    }),
     stackRoot,
   });
+}
+
+function connectorKind(value: string): ConnectorKind {
+  if (!(ConnectorKindValues as readonly string[]).includes(value)) throw new Error(`CONNECTOR must be ${ConnectorKindValues.join(' or ')}, not ${value}`);
+  return value as ConnectorKind;
 }
 
 function trustProxy(value: string): boolean | string {

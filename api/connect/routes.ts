@@ -350,7 +350,7 @@ export const connectRoutes: FastifyPluginAsyncTypebox<ConnectRouteOptions> = asy
       const { accountId, projectId } = requirePaid(request.connect.connection);
       const plan = planNamed(ctx.directory.accounts.get(accountId)?.plan);
       if ((await projectInstances(pool, projectId)).length >= plan.numbers) throw gatewayError('quota_exceeded');
-      const created = await createInstance(producer, { accountId, projectId, nickname: request.body.nickname ?? null, connector: 'sandbox' });
+      const created = await createInstance(producer, { accountId, projectId, nickname: request.body.nickname ?? null, connector: ctx.clients.config.defaultConnector });
       // The component pairs it next: answer once the routes that read numbers see it.
       await untilProjected(pool, projectId, created.instance_id, WRITE_DEADLINE_MS);
       return reply.code(201).send({ id: created.instance_id, phone: created.phone, status: created.status });

@@ -82,7 +82,7 @@ export const instanceRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (ap
           accountId: request.auth.accountId,
           projectId: request.auth.projectId,
           nickname: request.body.nickname ?? null,
-          connector: request.body.connector ?? 'sandbox',
+          connector: request.body.connector ?? ctx.clients.config.defaultConnector,
         }),
         WRITE_DEADLINE_MS,
       );

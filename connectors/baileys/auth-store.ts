@@ -1,5 +1,6 @@
 import { BufferJSON, initAuthCreds, proto, type AuthenticationCreds, type AuthenticationState, type SignalDataSet, type SignalDataTypeMap, type SignalKeyStore } from '@whiskeysockets/baileys';
-import type { Pool } from 'pg';
+import type { Pool, PoolClient } from 'pg';
+import { NumberLeases, type Lease } from './lease.js';
 
 export const authStoreDdl = [
   `CREATE SCHEMA IF NOT EXISTS baileys`,
@@ -33,13 +34,17 @@ export class PostgresAuthStore {
     private readonly pool: Pool,
     private readonly instanceId: string,
     readonly creds: AuthenticationCreds,
+    private readonly lease: Pick<Lease, 'instanceId' | 'generation'> | undefined,
   ) {}
 
-  /** The number's state: its stored creds, or new ones (saved at once) for a number never paired. */
-  static async open(pool: Pool, instanceId: string): Promise<PostgresAuthStore> {
+  /**
+   * The number's state: its stored creds, or new ones (saved at once) for a number never paired.
+   * With a lease, every write is refused (LeaseLost) once the lease has moved to another worker.
+   */
+  static async open(pool: Pool, instanceId: string, lease?: Pick<Lease, 'instanceId' | 'generation'>): Promise<PostgresAuthStore> {
     const { rows } = await pool.query<{ creds: string }>(`SELECT creds FROM baileys.creds WHERE instance_id = $1`, [instanceId]);
     const stored = rows[0];
-    const store = new PostgresAuthStore(pool, instanceId, stored ? revive<AuthenticationCreds>(stored.creds) : initAuthCreds());
+    const store = new PostgresAuthStore(pool, instanceId, stored ? revive<AuthenticationCreds>(stored.creds) : initAuthCreds(), lease);
     if (!stored) await store.saveCreds();
     return store;
   }
@@ -51,10 +56,12 @@ export class PostgresAuthStore {
 
   /** On every `creds.update`: Baileys mutates `creds` in place; the whole object is written. */
   async saveCreds(): Promise<void> {
-    await this.pool.query(
-      `INSERT INTO baileys.creds (instance_id, creds, updated_at) VALUES ($1, $2, now())
-       ON CONFLICT (instance_id) DO UPDATE SET creds = EXCLUDED.creds, updated_at = now()`,
-      [this.instanceId, serialise(this.creds)],
+    await this.transaction((client) =>
+      client.query(
+        `INSERT INTO baileys.creds (instance_id, creds, updated_at) VALUES ($1, $2, now())
+         ON CONFLICT (instance_id) DO UPDATE SET creds = EXCLUDED.creds, updated_at = now()`,
+        [this.instanceId, serialise(this.creds)],
+      ),
     );
   }
 
@@ -88,9 +95,7 @@ export class PostgresAuthStore {
           }
         }
       }
-      const client = await this.pool.connect();
-      try {
-        await client.query('BEGIN');
+      await this.transaction(async (client) => {
         if (removed.ids.length > 0) {
           await client.query(
             `DELETE FROM baileys.keys k USING unnest($2::text[], $3::text[]) AS r(type, id) WHERE k.instance_id = $1 AND k.type = r.type AND k.id = r.id`,
@@ -104,22 +109,34 @@ export class PostgresAuthStore {
             [this.instanceId, written.types, written.ids, written.values],
           );
         }
-        await client.query('COMMIT');
-      } catch (error) {
-        await client.query('ROLLBACK').catch(() => undefined);
-        throw error;
-      } finally {
-        client.release();
-      }
+      });
     },
     clear: async () => {
-      await this.pool.query(`DELETE FROM baileys.keys WHERE instance_id = $1`, [this.instanceId]);
+      await this.transaction((client) => client.query(`DELETE FROM baileys.keys WHERE instance_id = $1`, [this.instanceId]));
     },
   };
 
   /** A number logged out for good: its creds and keys go. */
   async remove(): Promise<void> {
-    await this.pool.query(`DELETE FROM baileys.keys WHERE instance_id = $1`, [this.instanceId]);
-    await this.pool.query(`DELETE FROM baileys.creds WHERE instance_id = $1`, [this.instanceId]);
+    await this.transaction(async (client) => {
+      await client.query(`DELETE FROM baileys.keys WHERE instance_id = $1`, [this.instanceId]);
+      await client.query(`DELETE FROM baileys.creds WHERE instance_id = $1`, [this.instanceId]);
+    });
+  }
+
+  /** One transaction, refused whole once the lease (if any) is no longer this worker's. */
+  private async transaction(work: (client: PoolClient) => Promise<unknown>): Promise<void> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      if (this.lease) await NumberLeases.fence(client, this.lease);
+      await work(client);
+      await client.query('COMMIT');
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
   }
 }

@@ -95,6 +95,8 @@ export interface StateFact {
   readonly reason: string | null;
   /** E.164 phone of the number once paired; null keeps the known one. */
   readonly phone: string | null;
+  /** The session's health score (0-100); absent keeps the known one. */
+  readonly health_score?: number;
 }
 
 export interface PairingFact {

@@ -9,13 +9,15 @@ import { inboundEventId, inboundMessageId, newEventId, statusEventId } from './i
  */
 export function nextState(current: InstanceState, fact: StateFact, now: number): InstanceState | undefined {
   const phone = fact.phone ?? current.phone;
+  const health = fact.health_score ?? current.health_score;
   const changed = fact.status !== current.status;
-  if (!changed && phone === current.phone && fact.reason === current.reason) return undefined;
+  if (!changed && phone === current.phone && fact.reason === current.reason && health === current.health_score) return undefined;
   return {
     ...current,
     event_id: newEventId(),
     occurred_at: now,
     phone,
+    health_score: health,
     status: fact.status,
     previous_status: changed ? current.status : null,
     reason: fact.reason,

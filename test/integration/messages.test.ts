@@ -123,12 +123,15 @@ describe('sending through the API', () => {
   describe('rate limit', () => {
     it('gives 429 rate_limited with Retry-After: 1 and no X-RateLimit headers once the bucket of 40 is empty', async () => {
       const { api_key } = (await post('/keys', { role: 'agent', scopes: ['instances:read'] })).json<{ api_key: string }>();
+      const started = performance.now();
       const answers = await Promise.all(
         Array.from({ length: 60 }, () => api.app.inject({ method: 'GET', url: '/instances', headers: auth(api_key) })),
       );
+      const seconds = (performance.now() - started) / 1000;
       const limited = answers.filter((a) => a.statusCode === 429);
+      // The burst of 40, plus what refilled at 20/s while the requests ran (a loaded machine runs them slower).
       expect(answers.filter((a) => a.statusCode === 200).length).toBeGreaterThanOrEqual(40);
-      expect(answers.filter((a) => a.statusCode === 200).length).toBeLessThan(46);
+      expect(answers.filter((a) => a.statusCode === 200).length).toBeLessThanOrEqual(40 + Math.ceil(20 * seconds) + 1);
       expect(limited.length).toBeGreaterThan(0);
       expect(limited[0]!.headers['retry-after']).toBe('1');
       expect(limited[0]!.json()).toMatchObject({ code: 'rate_limited' });

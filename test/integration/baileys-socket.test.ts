@@ -1,0 +1,168 @@
+import { pino } from 'pino';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { PostgresAuthStore } from '../../connectors/baileys/auth-store.js';
+import type { BaileysMapping } from '../../connectors/baileys/mapping.js';
+import { BaileysNetwork } from '../../connectors/baileys/network.js';
+import type { SocketOptions } from '../../connectors/baileys/socket-options.js';
+import type { NumberSession, SessionFact } from '../../connectors/network/connector.js';
+import { asAccountId, asEventId, asInstanceId, asProjectId } from '../../schemas/ids.js';
+import type { InstanceState } from '../../schemas/records.js';
+import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { waitFor } from '../support/env.js';
+import { NetworkServer } from '../support/network-server.js';
+
+/** No traffic reaches these sockets: the protocol half of the connector is never called here. */
+const unused = (): never => {
+  throw new Error('not reached: the local server speaks no protocol');
+};
+const mapping: BaileysMapping = {
+  inbound: unused,
+  statuses: () => [],
+  groupEvents: () => [],
+  learnLid: () => undefined,
+  outgoing: unused,
+  rememberSent: unused,
+  storedMessage: async () => undefined,
+  retryCounters: () => new Map() as never,
+  groupMetadata: async () => undefined,
+};
+
+/**
+ * The Baileys session's socket against a local WebSocket server that holds, drops or refuses
+ * (issue 12): reconnects with growing, jittered waits and no busy loop; logged out and banned stop
+ * for good; a number's socket opens only under its lease, and a second worker waits for it.
+ */
+describe('the Baileys session against a local network server', () => {
+  let db: TestDatabase;
+  let server: NetworkServer;
+  const networks: BaileysNetwork[] = [];
+  const sessions: NumberSession[] = [];
+  const options = (overrides: Partial<SocketOptions> = {}): SocketOptions => ({
+    url: (id) => server.url(id),
+    connectTimeoutMs: 60_000,
+    reconnectBaseMs: 100,
+    reconnectMaxMs: 1_000,
+    leaseRenewMs: 300,
+    baileysLogLevel: 'silent',
+    ...overrides,
+  });
+
+  async function network(overrides: Partial<SocketOptions> = {}): Promise<BaileysNetwork> {
+    const made = new BaileysNetwork({ pool: db.pool, logger: pino({ level: 'silent' }), socket: options(overrides), mapping, ddl: [] });
+    await made.prepare();
+    networks.push(made);
+    return made;
+  }
+
+  /** A number paired earlier: its creds say who it is, so the session logs in at once. */
+  async function pairedNumber(label: string): Promise<InstanceState> {
+    const id = `inst_${label}_${Date.now().toString(36)}`;
+    const auth = await PostgresAuthStore.open(db.pool, id);
+    auth.creds.me = { id: '5511988887777:3@s.whatsapp.net', name: label };
+    auth.creds.registered = true;
+    await auth.saveCreds();
+    return {
+      event_id: asEventId(`evt_${id}`),
+      occurred_at: Date.now(),
+      account_id: asAccountId('acc_socket'),
+      project_id: asProjectId('prj_socket'),
+      instance_id: asInstanceId(id),
+      phone: '+5511988887777',
+      nickname: label,
+      status: 'connected',
+      previous_status: null,
+      reason: null,
+      health_score: 100,
+      pool_ids: [],
+      connector: 'baileys',
+      deleted: false,
+    };
+  }
+
+  async function open(on: BaileysNetwork, instance: InstanceState, facts: SessionFact[] = []) {
+    const session = await on.open(instance, { emit: async (fact) => void facts.push(fact) });
+    sessions.push(session);
+    return { session, facts };
+  }
+
+  const statuses = (facts: SessionFact[]) => facts.flatMap((f) => (f.kind === 'state' ? [f.status] : []));
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    server = await NetworkServer.start();
+    await network(); // creates the connector's tables
+  });
+
+  afterEach(async () => {
+    for (const session of sessions.splice(0)) await session.close();
+  });
+
+  afterAll(async () => {
+    await server?.close();
+    await db?.dispose();
+  });
+
+  for (const [what, behaviour] of [
+    ['refuses the upgrade (503)', { kind: 'refuse', status: 503 }],
+    ['accepts and drops at once', { kind: 'drop' }],
+  ] as const) {
+    it(`reconnects with growing jittered waits while the server ${what}, and never loops`, async () => {
+      const instance = await pairedNumber('flaky');
+      server.set(instance.instance_id, behaviour);
+      const { facts } = await open(await network(), instance);
+      await waitFor('six attempts', async () => server.attemptsOf(instance.instance_id).length >= 6 || undefined, { timeoutMs: 10_000 });
+      const attempts = server.attemptsOf(instance.instance_id);
+      // Attempt n waits between half and all of min(1000, 100 * 2^(n-1)) ms after the close.
+      const gaps = attempts.slice(1).map((at, i) => at - attempts[i]!);
+      gaps.forEach((gap, i) => expect(gap, `wait before attempt ${i + 2}`).toBeGreaterThanOrEqual(Math.min(1_000, 100 * 2 ** i) / 2 - 25));
+      const sinceFirst = performance.now() - attempts[0]!;
+      expect(attempts.length).toBeLessThanOrEqual(2 + sinceFirst / 50);
+      expect(statuses(facts)).toContain('disconnected');
+      const closed = facts.find((f) => f.kind === 'state' && f.status === 'disconnected');
+      expect(closed?.kind === 'state' ? closed.reason : null).toMatch(/connection closed/);
+    });
+  }
+
+  /** What Baileys' socket does when the network ends the stream with this code after login. */
+  const streamError = (statusCode: number) => Object.assign(new Error('Stream Errored'), { output: { statusCode } });
+
+  for (const [code, status, authKept] of [
+    [401, 'logged_out', false],
+    [403, 'banned', true],
+  ] as const) {
+    it(`stops for good when the network ends the stream with ${code} (${status}); auth state ${authKept ? 'kept' : 'dropped'}`, async () => {
+      const instance = await pairedNumber(status);
+      const on = await network();
+      const { facts } = await open(on, instance);
+      await waitFor('the socket', async () => server.openOf(instance.instance_id).length === 1 || undefined, { timeoutMs: 10_000 });
+      await on.sessionOf(instance.instance_id)!.liveSocket!.end(streamError(code));
+      await waitFor(status, async () => statuses(facts).includes(status) || undefined, { timeoutMs: 10_000 });
+      const { rowCount } = await db.pool.query(`SELECT 1 FROM baileys.creds WHERE instance_id = $1`, [instance.instance_id]);
+      expect(rowCount).toBe(authKept ? 1 : 0);
+      // Well past the longest backoff: still the one attempt, and no socket.
+      const until = performance.now() + 1_500;
+      await waitFor('quiet time', async () => performance.now() >= until || undefined, { timeoutMs: 5_000, intervalMs: 100 });
+      expect(server.attemptsOf(instance.instance_id)).toHaveLength(1);
+      expect(server.openOf(instance.instance_id)).toHaveLength(0);
+    });
+  }
+
+  it('opens a number’s socket only under its lease: a second worker waits until the first lets go', async () => {
+    const instance = await pairedNumber('leased');
+    const first = await open(await network(), instance);
+    await waitFor('the first socket', async () => server.openOf(instance.instance_id).length === 1 || undefined, { timeoutMs: 10_000 });
+    const second = await open(await network(), instance);
+    // Three renewals of the first worker: the second has not connected.
+    const until = performance.now() + 1_000;
+    await waitFor('three renewals', async () => performance.now() >= until || undefined, { timeoutMs: 5_000, intervalMs: 100 });
+    expect(server.attemptsOf(instance.instance_id)).toHaveLength(1);
+
+    await first.session.close();
+    await waitFor('the second socket', async () => server.attemptsOf(instance.instance_id).length === 2 || undefined, { timeoutMs: 10_000 });
+    const [a, b] = server.connections.filter((c) => c.number === instance.instance_id);
+    expect(a!.closedAt).toBeDefined();
+    expect(a!.closedAt!).toBeLessThanOrEqual(b!.openedAt);
+    await second.session.close();
+    await waitFor('no socket left', async () => server.openOf(instance.instance_id).length === 0 || undefined, { timeoutMs: 5_000 });
+  });
+});
