@@ -1,4 +1,5 @@
 import { startConnectorRole } from '../connectors/network/index.js';
+import { BaileysNetwork, BaileysProtocol } from '../connectors/baileys/index.js';
 import { PendingReceipts, SandboxNetwork } from '../connectors/sandbox/index.js';
 import { startDispatcher } from '../connectors/webhooks/index.js';
 import { projectionsFor, runProjection } from '../processors/index.js';
@@ -37,7 +38,7 @@ export async function startRoles(roles: readonly Role[], clients: Clients): Prom
     for (const projection of projectionsFor(clients, 'live').values()) running.push(await runProjection(clients, projection));
     running.push(await startUsageWriter(clients));
   }
-  if (roles.includes('connector')) running.push(await startConnectorRole(clients, { connectors: [sandboxNetwork(clients)] }));
+  if (roles.includes('connector')) running.push(await startConnectorRole(clients, { connectors: [sandboxNetwork(clients), baileysNetwork(clients)] }));
   if (roles.includes('dispatcher')) running.push(await startDispatcher(clients));
   if (roles.includes('sweeper')) running.push(await startSweeper(clients, { intervalMs: clients.config.sweepIntervalMs }));
   let api: RunningApi | undefined;
@@ -62,5 +63,39 @@ function sandboxNetwork(clients: Clients): SandboxNetwork {
     receipts: new PendingReceipts(clients.pool),
     media: mediaSink(clients.media),
     otp: clients.cipher,
+  });
+}
+
+/**
+ * The real network through Baileys: every connector worker runs it beside the sandbox, and the
+ * numbers whose `connector` is `baileys` open here (a deployment picks it for new numbers with
+ * CONNECTOR=baileys). Received media go to the media store; sends read theirs from it.
+ */
+function baileysNetwork(clients: Clients): BaileysNetwork {
+  const logger = clients.logger.child({ role: 'connector', connector: 'baileys' });
+  const { baileys } = clients.config;
+  const mapping = new BaileysProtocol({
+    pool: clients.pool,
+    logger,
+    media: mediaSink(clients.media),
+    mediaOf: async (source) => {
+      const stored = source.media_ref === null ? undefined : await clients.media.get(source.media_ref);
+      if (stored === undefined) throw new Error('the media of the send is not in the media store');
+      return stored.body;
+    },
+    otp: clients.cipher,
+  });
+  return new BaileysNetwork({
+    pool: clients.pool,
+    logger,
+    mapping,
+    socket: {
+      url: (instanceId) => baileys.url.replaceAll('{instance_id}', encodeURIComponent(instanceId)),
+      connectTimeoutMs: baileys.connectTimeoutMs,
+      reconnectBaseMs: baileys.reconnectBaseMs,
+      reconnectMaxMs: baileys.reconnectMaxMs,
+      leaseRenewMs: baileys.leaseRenewMs,
+      baileysLogLevel: 'warn',
+    },
   });
 }

@@ -1,5 +1,5 @@
 import type { AnyMessageContent, BaileysEventMap, CacheStore, GroupMetadata, MiscMessageGenerationOptions, proto, WAMessage, WAMessageKey, WASocket } from '@whiskeysockets/baileys';
-import type { SendCommand } from '../../schemas/records.js';
+import type { InstanceState, SendCommand } from '../../schemas/records.js';
 import type { GroupFact, InboundFact, StatusFact } from '../network/connector.js';
 
 /** One network message of a send (an OTP is two). */
@@ -15,10 +15,13 @@ export interface OutgoingMessage {
  * facts, and the stores and caches that outlive its socket. Sessions hold none of it themselves.
  */
 export interface BaileysMapping {
-  inbound(instanceId: string, message: WAMessage, socket: Pick<WASocket, 'signalRepository'>): Promise<InboundFact | null>;
+  /** Tables of the stores behind the mapping, created with the connector's own. */
+  readonly ddl: readonly string[];
+  inbound(instance: InstanceState, message: WAMessage, socket: WASocket): Promise<InboundFact | null>;
   statuses(updates: BaileysEventMap['messages.update'], receipts: BaileysEventMap['message-receipt.update']): StatusFact[];
   groupEvents(
     instanceId: string,
+    own: { readonly jid: string | null; readonly lid: string | null },
     participants: BaileysEventMap['group-participants.update'] | undefined,
     groups: BaileysEventMap['groups.update'] | undefined,
   ): GroupFact[];
@@ -27,5 +30,7 @@ export interface BaileysMapping {
   rememberSent(instanceId: string, command: SendCommand, message: OutgoingMessage, sent: WAMessage): Promise<void>;
   storedMessage(instanceId: string, key: WAMessageKey): Promise<proto.IMessage | undefined>;
   retryCounters(instanceId: string): CacheStore;
-  groupMetadata(instanceId: string, jid: string): Promise<GroupMetadata | undefined>;
+  groupMetadata(instanceId: string, jid: string, socket?: WASocket): Promise<GroupMetadata | undefined>;
+  /** The number left this worker for good (logged out, removed): what is kept of it in memory goes. */
+  forget(instanceId: string): void;
 }

@@ -17,8 +17,6 @@ export interface BaileysNetworkDeps {
   readonly logger: Logger;
   readonly socket: SocketOptions;
   readonly mapping: BaileysMapping;
-  /** Tables of the stores behind `mapping`, created with the connector's own. */
-  readonly ddl: readonly string[];
 }
 
 /**
@@ -39,7 +37,7 @@ export class BaileysNetwork implements NetworkConnector {
   }
 
   prepare(): Promise<void> {
-    return runDdl(this.deps.pool, 'baileys', [...authStoreDdl, ...leaseDdl, ...firstConnectionsDdl, ...this.deps.ddl]);
+    return runDdl(this.deps.pool, 'baileys', [...authStoreDdl, ...leaseDdl, ...firstConnectionsDdl, ...this.deps.mapping.ddl]);
   }
 
   async open(instance: InstanceState, events: SessionEvents): Promise<BaileysSession> {

@@ -1,6 +1,7 @@
 import {
   DisconnectReason,
   jidDecode,
+  jidNormalizedUser,
   makeCacheableSignalKeyStore,
   makeWASocket,
   type BaileysEventMap,
@@ -86,7 +87,12 @@ export class BaileysSession implements NumberSession {
       this.lease = await this.deps.leases.acquire(id, this.deps.owner);
       if (this.lease === undefined) await this.wait(this.deps.socket.leaseRenewMs);
     }
-    if (this.closed || this.lease === undefined) return;
+    if (this.lease === undefined) return;
+    if (this.closed) {
+      // Closed while it waited: the lease it just took goes back at once.
+      await this.deps.leases.release(this.lease);
+      return;
+    }
     this.keepLease(this.lease);
     this.auth = await PostgresAuthStore.open(this.deps.pool, id, this.lease);
     if (this.auth.creds.me !== undefined || this.pairing !== undefined) this.connect();
@@ -120,6 +126,7 @@ export class BaileysSession implements NumberSession {
     const socket = this.socket;
     if (socket !== undefined && LIVE.has(this.status)) await socket.logout().catch((err: unknown) => this.log.warn({ err }, 'logout on the network failed'));
     await this.auth?.remove().catch((err: unknown) => this.log.warn({ err }, 'auth state not removed'));
+    this.deps.mapping.forget(this.instance.instance_id);
     await this.stop();
   }
 
@@ -127,8 +134,9 @@ export class BaileysSession implements NumberSession {
     if (this.closed) return;
     this.closed = true;
     clearTimeout(this.timer);
-    clearInterval(this.renewTimer);
+    // The lease is renewed until the socket is closed: a slow close must not let another worker in.
     await this.endSocket();
+    clearInterval(this.renewTimer);
     if (this.lease) await this.deps.leases.release(this.lease).catch((err: unknown) => this.log.warn({ err }, 'lease not released; it expires'));
     this.onClose();
   }
@@ -173,7 +181,7 @@ export class BaileysSession implements NumberSession {
       browser: ['Gateway', 'Chrome', '1.0'],
       getMessage: (key) => mapping.storedMessage(this.instance.instance_id, key),
       msgRetryCounterCache: mapping.retryCounters(this.instance.instance_id),
-      cachedGroupMetadata: (jid) => mapping.groupMetadata(this.instance.instance_id, jid),
+      cachedGroupMetadata: (jid) => mapping.groupMetadata(this.instance.instance_id, jid, this.socket),
     });
     this.socket = socket;
     // Baileys forwards a refused upgrade without acting on it: the socket would sit out its connect timeout.
@@ -190,7 +198,7 @@ export class BaileysSession implements NumberSession {
       if (batch['messages.upsert']) for (const message of batch['messages.upsert'].messages) await this.onMessage(socket, message);
       const facts: SessionFact[] = [
         ...this.deps.mapping.statuses(batch['messages.update'] ?? [], batch['message-receipt.update'] ?? []),
-        ...this.deps.mapping.groupEvents(this.instance.instance_id, batch['group-participants.update'], batch['groups.update']).map((event) => ({ kind: 'group' as const, event })),
+        ...this.deps.mapping.groupEvents(this.instance.instance_id, ownJids(socket), batch['group-participants.update'], batch['groups.update']).map((event) => ({ kind: 'group' as const, event })),
       ];
       for (const fact of facts) await this.emit(fact);
     } catch (err) {
@@ -200,7 +208,7 @@ export class BaileysSession implements NumberSession {
 
   private async onMessage(socket: WASocket, message: WAMessage): Promise<void> {
     try {
-      const fact = await this.deps.mapping.inbound(this.instance.instance_id, message, socket);
+      const fact = await this.deps.mapping.inbound(this.instance, message, socket);
       if (fact) await this.emit({ kind: 'inbound', message: fact });
     } catch (err) {
       this.log.error({ err, waMessageId: message.key.id }, 'received message not mapped');
@@ -236,7 +244,10 @@ export class BaileysSession implements NumberSession {
     const next = afterClose((error as { output?: { statusCode?: number } } | undefined)?.output?.statusCode);
     if (next.kind === 'stop') {
       this.pairing = undefined;
-      if (next.dropAuth) await this.auth?.remove().catch((err: unknown) => this.log.warn({ err }, 'auth state not removed'));
+      if (next.dropAuth) {
+        await this.auth?.remove().catch((err: unknown) => this.log.warn({ err }, 'auth state not removed'));
+        this.deps.mapping.forget(this.instance.instance_id);
+      }
       await this.setStatus(next.status, next.reason);
       return;
     }
@@ -261,7 +272,7 @@ export class BaileysSession implements NumberSession {
     try {
       outgoing = await this.deps.mapping.outgoing(command);
     } catch (err) {
-      return { kind: 'failed', error_code: codeOf(err, 'media_unavailable'), error_reason: String(err) };
+      return { kind: 'failed', error_code: 'delivery_failed', error_reason: `the send could not be built: ${String(err)}` };
     }
     let waId = '';
     try {
@@ -323,6 +334,10 @@ export class BaileysSession implements NumberSession {
   }
 }
 
+function ownJids(socket: WASocket): { jid: string | null; lid: string | null } {
+  return { jid: socket.user?.id ? jidNormalizedUser(socket.user.id) : null, lid: socket.user?.lid ? jidNormalizedUser(socket.user.lid) : null };
+}
+
 /** `5511999998888:12@s.whatsapp.net` → `+5511999998888`. */
 function phoneOf(jid: string | undefined): string | undefined {
   const user = jidDecode(jid)?.user;
@@ -332,9 +347,4 @@ function phoneOf(jid: string | undefined): string | undefined {
 /** An HTTP refusal of the upgrade is the edge's, never the number's: a transient close, retried with backoff. */
 function refused(httpStatus: number | undefined): Error {
   return Object.assign(new Error(`the network refused the connection (HTTP ${httpStatus ?? '?'})`), { output: { statusCode: DisconnectReason.unavailableService } });
-}
-
-function codeOf(err: unknown, fallback: string): string {
-  const code = (err as { code?: unknown } | undefined)?.code;
-  return typeof code === 'string' ? code : fallback;
 }

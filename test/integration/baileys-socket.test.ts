@@ -1,7 +1,7 @@
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresAuthStore } from '../../connectors/baileys/auth-store.js';
-import type { BaileysMapping } from '../../connectors/baileys/mapping.js';
+import { BaileysProtocol } from '../../connectors/baileys/protocol.js';
 import { BaileysNetwork } from '../../connectors/baileys/network.js';
 import type { SocketOptions } from '../../connectors/baileys/socket-options.js';
 import type { NumberSession, SessionFact } from '../../connectors/network/connector.js';
@@ -11,20 +11,9 @@ import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { waitFor } from '../support/env.js';
 import { NetworkServer } from '../support/network-server.js';
 
-/** No traffic reaches these sockets: the protocol half of the connector is never called here. */
+/** No traffic reaches these sockets: no media moves and no OTP is opened. */
 const unused = (): never => {
   throw new Error('not reached: the local server speaks no protocol');
-};
-const mapping: BaileysMapping = {
-  inbound: unused,
-  statuses: () => [],
-  groupEvents: () => [],
-  learnLid: () => undefined,
-  outgoing: unused,
-  rememberSent: unused,
-  storedMessage: async () => undefined,
-  retryCounters: () => new Map() as never,
-  groupMetadata: async () => undefined,
 };
 
 /**
@@ -48,7 +37,9 @@ describe('the Baileys session against a local network server', () => {
   });
 
   async function network(overrides: Partial<SocketOptions> = {}): Promise<BaileysNetwork> {
-    const made = new BaileysNetwork({ pool: db.pool, logger: pino({ level: 'silent' }), socket: options(overrides), mapping, ddl: [] });
+    const logger = pino({ level: 'silent' });
+    const mapping = new BaileysProtocol({ pool: db.pool, logger, media: { store: unused }, mediaOf: unused, otp: { open: unused } });
+    const made = new BaileysNetwork({ pool: db.pool, logger, socket: options(overrides), mapping });
     await made.prepare();
     networks.push(made);
     return made;

@@ -1,0 +1,3 @@
+export { BaileysNetwork, type BaileysNetworkDeps } from './network.js';
+export { BaileysProtocol, type BaileysProtocolDeps } from './protocol.js';
+export type { SocketOptions } from './socket-options.js';

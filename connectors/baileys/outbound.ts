@@ -1,0 +1,70 @@
+import type { Readable } from 'node:stream';
+import type { AnyMessageContent } from '@whiskeysockets/baileys';
+import type { MediaSource, SendCommand } from '../../schemas/records.js';
+import type { OtpOpener } from '../network/connector.js';
+import { buttonsAsText, listAsText, otpBubbles } from '../network/outgoing-text.js';
+import type { OutgoingMessage } from './mapping.js';
+
+export interface OutboundDeps {
+  /** The bytes of a send's media, from the media store (the API stored every upload and URL there). */
+  readonly media: (source: MediaSource) => Promise<Readable>;
+  readonly otp: OtpOpener;
+  /** Whether a network id is one of this number's own messages (a reaction's key says so). */
+  readonly isOwn: (waMessageId: string) => Promise<boolean>;
+}
+
+/**
+ * The network messages of one send, in order: buttons and lists become numbered text (the network
+ * gives them to official senders only), an OTP becomes its context text and then a bubble holding
+ * only the code, opened here and nowhere else.
+ */
+export async function outgoingMessages(command: SendCommand, deps: OutboundDeps): Promise<OutgoingMessage[]> {
+  const { content } = command;
+  const one = (message: AnyMessageContent): OutgoingMessage[] => [{ content: message }];
+  const upload = async (source: MediaSource) => ({ stream: await deps.media(source) });
+  switch (content.kind) {
+    case 'text':
+      return one({ text: content.body });
+    case 'image':
+      return one({ image: await upload(content.media), caption: content.caption ?? undefined, mimetype: content.media.mime_type ?? undefined });
+    case 'video':
+      return one({ video: await upload(content.media), caption: content.caption ?? undefined, mimetype: content.media.mime_type ?? undefined });
+    case 'audio':
+      return one({ audio: await upload(content.media), ptt: content.ptt, mimetype: content.media.mime_type ?? undefined });
+    case 'sticker':
+      return one({ sticker: await upload(content.media), mimetype: content.media.mime_type ?? undefined });
+    case 'document':
+      return one({
+        document: await upload(content.media),
+        mimetype: content.media.mime_type ?? 'application/octet-stream',
+        fileName: content.media.filename ?? undefined,
+        caption: content.caption ?? undefined,
+      });
+    case 'location':
+      return one({ location: { degreesLatitude: content.latitude, degreesLongitude: content.longitude, name: content.name ?? undefined, address: content.address ?? undefined } });
+    case 'contact':
+      return one({ contacts: { displayName: content.contact_name, contacts: [{ displayName: content.contact_name, vcard: content.contact_vcard }] } });
+    case 'reaction':
+      return one({
+        react: { text: content.emoji, key: { remoteJid: command.to, id: content.quoted_message_id, fromMe: await deps.isOwn(content.quoted_message_id) } },
+      });
+    case 'poll':
+      return one({
+        poll: {
+          name: content.name,
+          values: [...content.options],
+          selectableCount: content.selectable_count,
+          // Ours, kept with the poll, so the votes can be decrypted whenever they come.
+          messageSecret: content.message_secret ?? undefined,
+        },
+      });
+    case 'buttons':
+      return one({ text: buttonsAsText(content) });
+    case 'list':
+      return one({ text: listAsText(content) });
+    case 'otp': {
+      const [context, code] = otpBubbles(content, deps.otp);
+      return [{ content: { text: context } }, { content: { text: code }, secret: true }];
+    }
+  }
+}
