@@ -12,7 +12,7 @@ import {
   type WAMessageKey,
   type WASocket,
 } from '@whiskeysockets/baileys';
-import { LRUCache } from 'lru-cache';
+import type { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
 import type { Pool } from 'pg';
 import type { InstanceState, Media, MediaSource, SendCommand } from '../../schemas/records.js';
@@ -25,7 +25,7 @@ import { outgoingMessages } from './outbound.js';
 import { PollStore, pollsDdl } from './poll-store.js';
 import { statusFacts } from './receipts.js';
 import { SentMessages, sentMessagesDdl } from './sent-messages.js';
-import { ttlCache } from './ttl-cache.js';
+import { boundedCache, ttlCache } from './ttl-cache.js';
 
 /** Received media over this size is not downloaded (the message arrives with `media: null`); the send limit of spec 8.3. */
 const MEDIA_MAX_BYTES = 64 * 1024 * 1024;
@@ -151,7 +151,7 @@ export class BaileysProtocol implements BaileysMapping {
   private of(instanceId: string): PerNumber {
     let found = this.numbers.get(instanceId);
     if (found === undefined) {
-      found = { retryCounters: ttlCache(RETRY_COUNTERS_TTL_MS, 5_000), groups: ttlCache(GROUP_METADATA_TTL_MS, 1_000), lids: new LRUCache<string, string>({ max: LIDS_KEPT }) };
+      found = { retryCounters: ttlCache(RETRY_COUNTERS_TTL_MS, 5_000), groups: ttlCache(GROUP_METADATA_TTL_MS, 1_000), lids: boundedCache<string>(LIDS_KEPT) };
       this.numbers.set(instanceId, found);
     }
     return found;

@@ -1,0 +1,164 @@
+/**
+ * Memory the Baileys connector holds per number (socket, caches, auth state), with 200 numbers
+ * assigned and every socket open against a local WebSocket server that holds them (the network
+ * cannot be reached from here, so no protocol traffic flows: this is the floor of a session, not
+ * its weight under traffic).
+ *
+ * Each side runs in a child process of its own, measured after a forced GC before and after its
+ * sockets are open: ours (BaileysNetwork: leases, auth state in Postgres, per-number caches) and
+ * the baseline, the least a Baileys session can be: `makeWASocket` over an in-memory auth state
+ * wrapped in Baileys' cacheable key store, nothing else. Physical anchor: WAHA's NOWEB engine
+ * (Baileys-based) documents about 80-200 MB per session.
+ *
+ *   npm run bench:baileys-memory   (BENCH_NUMBERS=200)
+ */
+import { fork } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { initAuthCreds, makeCacheableSignalKeyStore, makeWASocket, type SignalDataTypeMap, type SignalKeyStore } from '@whiskeysockets/baileys';
+import pg from 'pg';
+import { pino } from 'pino';
+import { PostgresAuthStore } from '../connectors/baileys/auth-store.js';
+import { BaileysNetwork, BaileysProtocol } from '../connectors/baileys/index.js';
+import { asAccountId, asEventId, asInstanceId, asProjectId } from '../schemas/ids.js';
+import type { InstanceState } from '../schemas/records.js';
+import { NetworkServer } from '../test/support/network-server.js';
+import { benchSlice, runMain, until } from './support.js';
+
+const NUMBERS = Number(process.env.BENCH_NUMBERS ?? 200);
+const MB = 1024 * 1024;
+
+interface Measured {
+  readonly side: 'ours' | 'minimal';
+  readonly rssBefore: number;
+  readonly rssAfter: number;
+  readonly heapBefore: number;
+  readonly heapAfter: number;
+}
+
+/** Sends a message to the parent and resolves once it is written (the child exits right after). */
+function tell(message: object): Promise<void> {
+  return new Promise((resolve, reject) => process.send!(message, undefined, {}, (err) => (err ? reject(err) : resolve())));
+}
+
+function measure(): { rss: number; heap: number } {
+  (globalThis as { gc?: () => void }).gc?.();
+  const usage = process.memoryUsage();
+  return { rss: usage.rss, heap: usage.heapUsed };
+}
+
+const ids = Array.from({ length: NUMBERS }, (_, i) => `inst_mem${i}`);
+
+async function ours(url: string, databaseUrl: string): Promise<void> {
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 10 });
+  const logger = pino({ level: 'silent' });
+  const unused = (): never => {
+    throw new Error('no traffic in this bench');
+  };
+  const mapping = new BaileysProtocol({ pool, logger, media: { store: unused }, mediaOf: unused, otp: { open: unused } });
+  const network = new BaileysNetwork({
+    pool,
+    logger,
+    mapping,
+    socket: { url: (id) => url.replace('{instance_id}', id), connectTimeoutMs: 600_000, reconnectBaseMs: 1_000, reconnectMaxMs: 60_000, leaseRenewMs: 5_000, baileysLogLevel: 'silent' },
+  });
+  await network.prepare();
+  for (const id of ids) {
+    const auth = await PostgresAuthStore.open(pool, id);
+    auth.creds.me = { id: '5511988887777:3@s.whatsapp.net', name: id };
+    await auth.saveCreds();
+  }
+  const before = measure();
+  for (const id of ids) await network.open(state(id), { emit: async () => undefined });
+  await tell({ opened: true });
+  await new Promise((resolve) => process.once('message', resolve));
+  const after = measure();
+  await tell({ side: 'ours', rssBefore: before.rss, rssAfter: after.rss, heapBefore: before.heap, heapAfter: after.heap } satisfies Measured);
+}
+
+async function minimal(url: string): Promise<void> {
+  const before = measure();
+  for (const id of ids) {
+    const values = new Map<string, unknown>();
+    const keys: SignalKeyStore = {
+      get: async <T extends keyof SignalDataTypeMap>(type: T, wanted: string[]) =>
+        Object.fromEntries(wanted.flatMap((k) => (values.has(`${type}:${k}`) ? [[k, values.get(`${type}:${k}`) as SignalDataTypeMap[T]]] : []))),
+      set: async (data) => {
+        for (const [type, entries] of Object.entries(data)) for (const [k, v] of Object.entries(entries ?? {})) values.set(`${type}:${k}`, v);
+      },
+    };
+    const creds = { ...initAuthCreds(), me: { id: '5511988887777:3@s.whatsapp.net' } };
+    makeWASocket({ waWebSocketUrl: url.replace('{instance_id}', id), auth: { creds, keys: makeCacheableSignalKeyStore(keys) }, logger: pino({ level: 'silent' }), connectTimeoutMs: 600_000 });
+  }
+  await tell({ opened: true });
+  await new Promise((resolve) => process.once('message', resolve));
+  const after = measure();
+  await tell({ side: 'minimal', rssBefore: before.rss, rssAfter: after.rss, heapBefore: before.heap, heapAfter: after.heap } satisfies Measured);
+}
+
+function state(id: string): InstanceState {
+  return {
+    event_id: asEventId(`evt_${id}`),
+    occurred_at: Date.now(),
+    account_id: asAccountId('acc_mem'),
+    project_id: asProjectId('prj_mem'),
+    instance_id: asInstanceId(id),
+    phone: '+5511988887777',
+    nickname: null,
+    status: 'connected',
+    previous_status: null,
+    reason: null,
+    health_score: 100,
+    pool_ids: [],
+    connector: 'baileys',
+    deleted: false,
+  };
+}
+
+/** Runs one side in a child process; answers what it measured once all its sockets are open. */
+async function side(name: 'ours' | 'minimal', server: NetworkServer, env: Record<string, string>): Promise<Measured> {
+  const child = fork(fileURLToPath(import.meta.url), [name, server.template()], { env: { ...process.env, ...env }, execArgv: ['--expose-gc'] });
+  const opened = server.connections.length;
+  const measured = new Promise<Measured>((resolve, reject) => {
+    child.on('message', (message: { opened?: boolean } & Partial<Measured>) => {
+      if (message.opened) {
+        until(`${NUMBERS} sockets of ${name}`, () => server.connections.length - opened >= NUMBERS, 120_000).then(
+          () => child.send('measure'),
+          reject,
+        );
+      } else resolve(message as Measured);
+    });
+    child.once('exit', (code) => reject(new Error(`${name} exited ${String(code)}`)));
+  });
+  try {
+    return await measured;
+  } finally {
+    child.kill('SIGKILL');
+  }
+}
+
+async function main(): Promise<void> {
+  const [role, url] = process.argv.slice(2);
+  if (role === 'ours') return ours(url!, process.env.DATABASE_URL!);
+  if (role === 'minimal') return minimal(url!);
+
+  const slice = await benchSlice('baileysmem');
+  const server = await NetworkServer.start();
+  try {
+    const results = [await side('minimal', server, slice.env), await side('ours', server, slice.env)];
+    const per = (m: Measured) => ({ rss: (m.rssAfter - m.rssBefore) / NUMBERS / 1024, heap: (m.heapAfter - m.heapBefore) / NUMBERS / 1024 });
+    for (const m of results) {
+      const p = per(m);
+      console.log(
+        `${m.side.padEnd(8)} ${NUMBERS} sockets open: RSS ${(m.rssBefore / MB).toFixed(0)} → ${(m.rssAfter / MB).toFixed(0)} MB, heap ${(m.heapBefore / MB).toFixed(0)} → ${(m.heapAfter / MB).toFixed(0)} MB; per number ${p.rss.toFixed(0)} KB RSS, ${p.heap.toFixed(0)} KB heap`,
+      );
+    }
+    const [base, our] = results.map(per) as [{ rss: number; heap: number }, { rss: number; heap: number }];
+    console.log(`ours / minimal per number: heap ×${(our.heap / base.heap).toFixed(2)}, RSS ×${(our.rss / base.rss).toFixed(2)}`);
+    console.log(`anchor: WAHA NOWEB documents ~80-200 MB per session; ours holds ${(our.rss / 1024).toFixed(2)} MB RSS per idle number here`);
+  } finally {
+    await server.close();
+    await slice.dispose();
+  }
+}
+
+runMain(main);
