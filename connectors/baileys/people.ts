@@ -1,4 +1,4 @@
-import { isLidUser, jidNormalizedUser } from '@whiskeysockets/baileys';
+import { isLidUser, jidNormalizedUser, type WASocket } from '@whiskeysockets/baileys';
 import { phoneOfJid } from '../../schemas/phones.js';
 import type { Sender } from '../../schemas/records.js';
 
@@ -18,4 +18,13 @@ export function personOf(jid: string, alt: string | null | undefined, name: stri
   }
   const lid = alt && isLidUser(alt) ? jidNormalizedUser(alt) : null;
   return { jid: normal, lid, name: name || null, phone: phoneOfJid(normal) ?? null };
+}
+
+/**
+ * The number's own jids, from the creds the socket keeps up to date (`socket.user` is a copy taken
+ * when Baileys built the socket's outer layers, so it stays empty after a pairing).
+ */
+export function ownJids(socket: Pick<WASocket, 'authState'>): { jid: string | null; lid: string | null } {
+  const me = socket.authState.creds.me;
+  return { jid: me?.id ? jidNormalizedUser(me.id) : null, lid: me?.lid ? jidNormalizedUser(me.lid) : null };
 }

@@ -22,6 +22,7 @@ import { groupFacts } from './group-events.js';
 import { mapInbound, type InboundContext, type MediaKind } from './inbound.js';
 import type { BaileysMapping, OutgoingMessage } from './mapping.js';
 import { outgoingMessages } from './outbound.js';
+import { ownJids } from './people.js';
 import { PollStore, pollsDdl } from './poll-store.js';
 import { statusFacts } from './receipts.js';
 import { SentMessages, sentMessagesDdl } from './sent-messages.js';
@@ -77,7 +78,7 @@ export class BaileysProtocol implements BaileysMapping {
       }
     }
     const ctx: InboundContext = {
-      own: { jid: socket.user?.id ? jidNormalizedUser(socket.user.id) : null, lid: socket.user?.lid ? jidNormalizedUser(socket.user.lid) : null, name: instance.nickname },
+      own: { ...ownJids(socket), name: instance.nickname },
       phoneOfLid: (lid) => lids.get(lid),
       isOurSend: (waId) => this.sent.isOurs(id, waId),
       poll: (waId) => this.polls.find(id, waId),

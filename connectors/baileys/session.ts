@@ -1,7 +1,6 @@
 import {
   DisconnectReason,
   jidDecode,
-  jidNormalizedUser,
   makeCacheableSignalKeyStore,
   makeWASocket,
   type BaileysEventMap,
@@ -16,6 +15,7 @@ import type { NumberSession, SendResult, SessionEvents, SessionFact } from '../n
 import { PostgresAuthStore } from './auth-store.js';
 import { afterClose } from './close-reasons.js';
 import { nextHealth, type HealthFact } from './health.js';
+import { ownJids } from './people.js';
 import { LeaseLost, type Lease, type NumberLeases } from './lease.js';
 import type { BaileysMapping, OutgoingMessage } from './mapping.js';
 import type { SocketOptions } from './socket-options.js';
@@ -222,7 +222,7 @@ export class BaileysSession implements NumberSession {
       this.pairing = undefined;
       const now = Date.now();
       this.firstConnectedAt ??= await this.deps.firstConnected.set(this.instance.instance_id, now);
-      await this.setStatus(isWarming(this.firstConnectedAt, now) ? 'warming' : 'connected', null, phoneOf(socket.user?.id));
+      await this.setStatus(isWarming(this.firstConnectedAt, now) ? 'warming' : 'connected', null, phoneOf(socket.authState.creds.me?.id));
     }
     if (update.connection === 'close') await this.onClosed(update.lastDisconnect?.error);
   }
@@ -332,10 +332,6 @@ export class BaileysSession implements NumberSession {
   private wait(ms: number): Promise<void> {
     return new Promise((resolve) => setTimeout(resolve, ms).unref());
   }
-}
-
-function ownJids(socket: WASocket): { jid: string | null; lid: string | null } {
-  return { jid: socket.user?.id ? jidNormalizedUser(socket.user.id) : null, lid: socket.user?.lid ? jidNormalizedUser(socket.user.lid) : null };
 }
 
 /** `5511999998888:12@s.whatsapp.net` → `+5511999998888`. */

@@ -1,3 +1,4 @@
+import { proto, type WAMessage } from '@whiskeysockets/baileys';
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresAuthStore } from '../../connectors/baileys/auth-store.js';
@@ -137,6 +138,37 @@ describe('the Baileys session against a local network server', () => {
       expect(server.openOf(instance.instance_id)).toHaveLength(0);
     });
   }
+
+  it('turns the socket’s events into facts: a QR while pairing, the login, a received message, a receipt', async () => {
+    const instance = { ...(await pairedNumber('pairing')), status: 'pending' as const, phone: null };
+    await db.pool.query(`DELETE FROM baileys.creds WHERE instance_id = $1`, [instance.instance_id]);
+    const on = await network();
+    const { session, facts } = await open(on, instance);
+    await session.pair('qr');
+    await waitFor('the pairing socket', async () => server.openOf(instance.instance_id).length === 1 || undefined, { timeoutMs: 10_000 });
+    const socket = on.sessionOf(instance.instance_id)!.liveSocket!;
+
+    socket.ev.emit('connection.update', { qr: '2@qr-ref,noise,identity,adv' });
+    const qr = await waitFor('the QR fact', async () => facts.find((f) => f.kind === 'pairing'), { timeoutMs: 5_000 });
+    expect(qr).toMatchObject({ kind: 'pairing', method: 'qr', value: '2@qr-ref,noise,identity,adv' });
+
+    // What the socket emits once the phone scanned: its identity, then the open connection.
+    socket.ev.emit('creds.update', { me: { id: '5511977776666:7@s.whatsapp.net', lid: '777777777777777:7@lid' } });
+    socket.ev.emit('connection.update', { connection: 'open' });
+    const live = await waitFor('warming', async () => facts.find((f) => f.kind === 'state' && f.status === 'warming'), { timeoutMs: 5_000 });
+    expect(live).toMatchObject({ phone: '+5511977776666' });
+    const { rows } = await db.pool.query<{ creds: string }>(`SELECT creds FROM baileys.creds WHERE instance_id = $1`, [instance.instance_id]);
+    expect(JSON.parse(rows[0]!.creds)).toMatchObject({ me: { id: '5511977776666:7@s.whatsapp.net' } });
+
+    const message = proto.WebMessageInfo.fromObject({ key: { remoteJid: '5511988887777@s.whatsapp.net', fromMe: false, id: 'IN1' }, messageTimestamp: 1_764_000_000, message: { conversation: 'oi' } });
+    socket.ev.emit('messages.upsert', { messages: [message as WAMessage], type: 'notify' });
+    const inbound = await waitFor('the inbound fact', async () => facts.find((f) => f.kind === 'inbound'), { timeoutMs: 5_000 });
+    expect(inbound).toMatchObject({ message: { wa_message_id: 'IN1', chat_jid: '5511988887777@s.whatsapp.net', content: { kind: 'text', body: 'oi' } } });
+
+    socket.ev.emit('messages.update', [{ key: { remoteJid: '5511988887777@s.whatsapp.net', fromMe: true, id: 'OUT1' }, update: { status: proto.WebMessageInfo.Status.DELIVERY_ACK } }]);
+    const receipt = await waitFor('the receipt', async () => facts.find((f) => f.kind === 'status'), { timeoutMs: 5_000 });
+    expect(receipt).toMatchObject({ wa_message_id: 'OUT1', status: 'delivered' });
+  });
 
   it('opens a number’s socket only under its lease: a second worker waits until the first lets go', async () => {
     const instance = await pairedNumber('leased');
