@@ -357,6 +357,13 @@ export type GroupEventKind = (typeof GroupEventKindValues)[number];
 export const ConnectorKindValues = ['sandbox', 'baileys'] as const;
 export type ConnectorKind = (typeof ConnectorKindValues)[number];
 
+/** Unlinks the number from the network (a logout from this device): its auth state is deleted and it must be paired again. */
+export interface DisconnectNumber {
+  readonly kind: 'disconnect';
+  /** Why, for the status record (e.g. disconnected from the component). */
+  readonly reason: null | string;
+}
+
 /** Current state of a number (compacted: the last record per instance wins, so every record carries the full state). A change of status into one with an event gives instance.<status> and the stream instance.status. */
 export interface InstanceState {
   /** Public evt_ id of instance.<status> when the status changed into one with an event; otherwise a unique id of the record. */
@@ -393,6 +400,22 @@ export interface InstanceState {
 export const InstanceStatusValues = ['pending', 'connecting', 'connected', 'warming', 'disconnected', 'logged_out', 'banned'] as const;
 export type InstanceStatus = (typeof InstanceStatusValues)[number];
 
+/** A command to the session of one real-network number (connector baileys), written by the API and applied by the connector worker that owns instance_id; sandbox numbers take theirs on gw.sandbox.commands. Never a public event. */
+export interface NumberCommand {
+  /** Unique id of this command. */
+  readonly event_id: EventId;
+  /** When the API accepted the command. */
+  readonly occurred_at: number;
+  /** Account the record belongs to. */
+  readonly account_id: AccountId;
+  /** Project the record belongs to. */
+  readonly project_id: ProjectId;
+  /** Number the command applies to. */
+  readonly instance_id: InstanceId;
+  /** What to do; the branch kind names it. */
+  readonly command: PairNumber | DisconnectNumber;
+}
+
 /** A QR or pairing code to show while a number pairs. Stream only (GET /stream, GET /connect/stream); never a webhook, never forwarded to partners (spec 6.1 rule 2). */
 export interface PairingChallenge {
   /** Unique id of the challenge (also the SSE event id source). */
@@ -416,6 +439,15 @@ export interface PairingChallenge {
 /** How a number pairs: QR code or pairing code. */
 export const PairingMethodValues = ['qr', 'code'] as const;
 export type PairingMethod = (typeof PairingMethodValues)[number];
+
+/** Starts pairing: the session connects and publishes each QR, or one pairing code, on gw.instances.pairing. */
+export interface PairNumber {
+  readonly kind: 'pair';
+  /** QR code or pairing code. */
+  readonly method: PairingMethod;
+  /** E.164 phone of the number; the pairing-code method needs it. */
+  readonly phone: null | string;
+}
 
 /** Audio send; no caption (spec 4.2). */
 export interface AudioContent {

@@ -78,6 +78,10 @@ export const topics = {
     name: 'gw.deliveries.dead', key: 'webhook id', schema: 'gateway.webhooks.DeliveryTask',
     partitions: 6, cleanup: 'delete', retentionMs: 30 * DAY,
   }),
+  numberCommands: topic<R.NumberCommand>({
+    name: 'gw.commands.numbers', key: 'instance id', schema: 'gateway.instances.NumberCommand',
+    partitions: 12, cleanup: 'delete', retentionMs: DAY,
+  }),
   sandboxCommands: topic<R.SandboxCommand>({
     name: 'gw.sandbox.commands', key: 'instance id', schema: 'gateway.sandbox.SandboxCommand',
     partitions: 12, cleanup: 'delete', retentionMs: DAY,

@@ -6,16 +6,14 @@ import type { Mailer } from '../../connectors/email/smtp.js';
 import { PRO_PRICES, type PaymentProvider } from '../../connectors/payments/provider.js';
 import type { ConnectionEntry } from '../../processors/connections/view.js';
 import { includesConnect, planNamed } from '../../processors/usage/plans.js';
-import { asEventId, asInstanceId, newId, type AccountId, type ProjectId } from '../../schemas/ids.js';
-import type { SandboxCommand } from '../../schemas/records.js';
+import { asInstanceId, type AccountId, type ProjectId } from '../../schemas/ids.js';
 import { currencyFor } from '../../shared/currency.js';
-import { withDeadline } from '../../shared/deadline.js';
-import { topics } from '../../topics/index.js';
 import { createAccount } from '../accounts/create.js';
 import { WRITE_DEADLINE_MS } from '../config-writes.js';
 import type { RouteOptions } from '../context.js';
 import { gatewayError } from '../errors.js';
 import { createInstance } from '../instances/create.js';
+import { requestOfNumber, type NumberRequest } from '../instances/pairing.js';
 import { projectInstance, projectInstances, untilProjected, untilRead } from '../instances/queries.js';
 import { issueConnectCode } from '../partner/connect-codes.js';
 import { NumberOut } from '../partner/connection-out.js';
@@ -357,20 +355,11 @@ export const connectRoutes: FastifyPluginAsyncTypebox<ConnectRouteOptions> = asy
     },
   );
 
-  const control = async (request: FastifyRequest, instanceId: string, build: () => SandboxCommand['control']) => {
-    const { accountId, projectId } = requirePaid(request.connect.connection);
+  const numberRequest = async (request: FastifyRequest, instanceId: string, wanted: NumberRequest) => {
+    const { projectId } = requirePaid(request.connect.connection);
     const number = await projectInstance(pool, projectId, instanceId);
     if (number === undefined) throw gatewayError('not_found');
-    if (number.connector !== 'sandbox') throw gatewayError('not_supported');
-    const command: SandboxCommand = {
-      event_id: asEventId(newId('evt')),
-      occurred_at: Date.now(),
-      account_id: accountId,
-      project_id: projectId,
-      instance_id: asInstanceId(instanceId),
-      control: build(),
-    };
-    await withDeadline(producer.send(topics.sandboxCommands, [{ key: command.instance_id, value: command }]), WRITE_DEADLINE_MS);
+    await requestOfNumber(producer, number, wanted);
   };
 
   app.post(
@@ -388,7 +377,7 @@ export const connectRoutes: FastifyPluginAsyncTypebox<ConnectRouteOptions> = asy
     },
     async (request, reply) => {
       const method = request.query.method ?? 'qr';
-      await control(request, request.params.id, () => ({ kind: 'connect', method, phone: request.connect.connection.customer.phone, auto: false }));
+      await numberRequest(request, request.params.id, { kind: 'pair', method, phone: request.connect.connection.customer.phone });
       return reply.code(202).send({ accepted: true as const });
     },
   );
@@ -397,7 +386,7 @@ export const connectRoutes: FastifyPluginAsyncTypebox<ConnectRouteOptions> = asy
     '/connect/numbers/:id/disconnect',
     { config, schema: { tags, security, summary: 'Disconnect a number', params: NumberParams, response: { 202: Type.Object({ accepted: Type.Literal(true) }) } } },
     async (request, reply) => {
-      await control(request, request.params.id, () => ({ kind: 'set_status', status: 'disconnected', reason: 'disconnected from the component' }));
+      await numberRequest(request, request.params.id, { kind: 'unlink', reason: 'disconnected from the component' });
       return reply.code(202).send({ accepted: true as const });
     },
   );

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
+import { anyOf } from '../../schemas/phones.js';
 import type { RouteOptions } from '../context.js';
 import { gatewayError } from '../errors.js';
 import { planNamed } from '../../processors/usage/plans.js';
@@ -8,6 +9,7 @@ import { withDeadline } from '../../shared/deadline.js';
 import { createInstance } from './create.js';
 import { projectInstance, projectInstances, untilProjected, type InstanceRow } from './queries.js';
 import { deleteInstances } from './delete.js';
+import { requestOfNumber } from './pairing.js';
 
 /** Spec 2.3, with the fields the spec leaves open. */
 export const InstanceOut = Type.Object({
@@ -37,6 +39,14 @@ export function instanceOut(row: InstanceRow) {
 }
 
 const Params = Type.Object({ id: Type.String({ maxLength: 100 }) });
+const Accepted = Type.Object({ id: Type.String(), accepted: Type.Literal(true) });
+const PairBody = Type.Object(
+  {
+    method: Type.Optional(Type.Union([Type.Literal('qr'), Type.Literal('code')], { description: 'qr (default) or a pairing code to type on the phone' })),
+    phone: Type.Optional(Type.String({ pattern: anyOf('e164'), description: 'E.164 phone of the number; needed for a pairing code' })),
+  },
+  { additionalProperties: false, examples: [{ method: 'code', phone: '+5511999998888' }] },
+);
 
 /** The project's numbers (spec 4.3 `GET /instances`), and adding or removing one. */
 export const instanceRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { ctx }) => {
@@ -89,6 +99,43 @@ export const instanceRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (ap
       // A GET /instances (or a pairing) right after the answer already sees the number.
       await untilProjected(pool, request.auth.projectId, state.instance_id, WRITE_DEADLINE_MS);
       return reply.code(202).send({ id: state.instance_id, status: 'pending' as const });
+    },
+  );
+
+  app.post(
+    '/instances/:id/connect',
+    {
+      config: { scope: 'instances:write' },
+      schema: {
+        tags: ['instances'],
+        summary: 'Pair a number: its QR payloads, or its pairing code, arrive on GET /stream as qr_code / pairing_code',
+        params: Params,
+        body: Type.Optional(PairBody),
+        response: { 202: Accepted },
+      },
+    },
+    async (request, reply) => {
+      const row = await projectInstance(pool, request.auth.projectId, request.params.id);
+      if (!row) throw gatewayError('not_found');
+      const method = request.body?.method ?? 'qr';
+      const phone = request.body?.phone ?? row.phone;
+      if (method === 'code' && phone === null && row.connector !== 'sandbox') throw gatewayError('invalid_request', { detail: 'phone: a pairing code needs the number’s phone' });
+      await requestOfNumber(producer, row, { kind: 'pair', method, phone });
+      return reply.code(202).send({ id: row.instance_id, accepted: true as const });
+    },
+  );
+
+  app.post(
+    '/instances/:id/disconnect',
+    {
+      config: { scope: 'instances:write' },
+      schema: { tags: ['instances'], summary: 'Unlink a number from the network; it must be paired again', params: Params, response: { 202: Accepted } },
+    },
+    async (request, reply) => {
+      const row = await projectInstance(pool, request.auth.projectId, request.params.id);
+      if (!row) throw gatewayError('not_found');
+      await requestOfNumber(producer, row, { kind: 'unlink', reason: 'disconnected through the API' });
+      return reply.code(202).send({ id: row.instance_id, accepted: true as const });
     },
   );
 

@@ -27,10 +27,15 @@ export interface BaileysMapping {
   ): GroupFact[];
   learnLid(instanceId: string, mapping: BaileysEventMap['lid-mapping.update']): void;
   outgoing(command: SendCommand): Promise<readonly OutgoingMessage[]>;
-  rememberSent(instanceId: string, command: SendCommand, message: OutgoingMessage, sent: WAMessage): Promise<void>;
+  /** Marks a network id as ours before the message leaves, so its echo is never taken for an inbound message. */
+  rememberSending(instanceId: string, waMessageId: string): Promise<void>;
+  /** Keeps what was sent (for retries; never an OTP code) and a poll's secret, once the socket took it. */
+  rememberSent(instanceId: string, command: SendCommand, message: OutgoingMessage, sent: WAMessage, own: { readonly jid: string | null; readonly lid: string | null }): Promise<void>;
   storedMessage(instanceId: string, key: WAMessageKey): Promise<proto.IMessage | undefined>;
   retryCounters(instanceId: string): CacheStore;
   groupMetadata(instanceId: string, jid: string, socket?: WASocket): Promise<GroupMetadata | undefined>;
+  /** Drops stored messages and polls past their keeping time. */
+  purge(): Promise<void>;
   /** The number left this worker for good (logged out, removed): what is kept of it in memory goes. */
   forget(instanceId: string): void;
 }

@@ -2,15 +2,18 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
-import type { InstanceState } from '../../schemas/records.js';
+import type { InstanceState, NumberCommand } from '../../schemas/records.js';
+import { topics } from '../../topics/index.js';
 import { runDdl } from '../../shared/ddl.js';
-import type { NetworkConnector, SessionEvents } from '../network/connector.js';
+import type { ConnectorCommands, NetworkConnector, SessionEvents } from '../network/connector.js';
 import { authStoreDdl } from './auth-store.js';
 import { FirstConnections, firstConnectionsDdl } from './first-connections.js';
 import { leaseDdl, NumberLeases } from './lease.js';
 import type { BaileysMapping } from './mapping.js';
 import { BaileysSession } from './session.js';
 import type { SocketOptions } from './socket-options.js';
+
+const PURGE_EVERY_MS = 3_600_000;
 
 export interface BaileysNetworkDeps {
   readonly pool: Pool;
@@ -25,6 +28,8 @@ export interface BaileysNetworkDeps {
  */
 export class BaileysNetwork implements NetworkConnector {
   readonly kind = 'baileys' as const;
+  /** Pairing and unlinking requests of `gw.commands.numbers`, applied to the sessions of this worker. */
+  readonly commands: ConnectorCommands<NumberCommand> = { topic: topics.numberCommands, apply: (command) => this.apply(command) };
   /** This worker's name on the leases: unique per process, readable in the table. */
   readonly owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   private readonly sessions = new Map<string, BaileysSession>();
@@ -36,8 +41,12 @@ export class BaileysNetwork implements NetworkConnector {
     this.firstConnections = new FirstConnections(deps.pool);
   }
 
-  prepare(): Promise<void> {
-    return runDdl(this.deps.pool, 'baileys', [...authStoreDdl, ...leaseDdl, ...firstConnectionsDdl, ...this.deps.mapping.ddl]);
+  /** Creates the connector's tables, and purges what it keeps past its time now and every hour. */
+  async prepare(): Promise<void> {
+    await runDdl(this.deps.pool, 'baileys', [...authStoreDdl, ...leaseDdl, ...firstConnectionsDdl, ...this.deps.mapping.ddl]);
+    const purge = () => this.deps.mapping.purge().catch((err: unknown) => this.deps.logger.warn({ err }, 'purging sent messages and polls failed'));
+    await purge();
+    setInterval(() => void purge(), PURGE_EVERY_MS).unref();
   }
 
   async open(instance: InstanceState, events: SessionEvents): Promise<BaileysSession> {
@@ -49,6 +58,16 @@ export class BaileysNetwork implements NetworkConnector {
     this.sessions.set(id, session);
     session.start().catch((err: unknown) => logger.error({ err, instanceId: id }, 'baileys session did not start'));
     return session;
+  }
+
+  async apply({ instance_id: id, command }: NumberCommand): Promise<void> {
+    const session = this.sessions.get(id);
+    if (!session) {
+      this.deps.logger.info({ instanceId: id, command: command.kind }, 'command for a number without a Baileys session here; ignored');
+      return;
+    }
+    if (command.kind === 'pair') await session.pair(command.method, command.phone ?? undefined);
+    else await session.unlink(command.reason ?? 'unlinked');
   }
 
   sessionOf(instanceId: string): BaileysSession | undefined {

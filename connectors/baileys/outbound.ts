@@ -21,6 +21,8 @@ export interface OutboundDeps {
 export async function outgoingMessages(command: SendCommand, deps: OutboundDeps): Promise<OutgoingMessage[]> {
   const { content } = command;
   const one = (message: AnyMessageContent): OutgoingMessage[] => [{ content: message }];
+  // A stream, not a Buffer: Baileys encrypts it chunk by chunk to a temporary file, so a 64 MiB send
+  // never sits whole in memory.
   const upload = async (source: MediaSource) => ({ stream: await deps.media(source) });
   switch (content.kind) {
     case 'text':
@@ -45,6 +47,9 @@ export async function outgoingMessages(command: SendCommand, deps: OutboundDeps)
     case 'contact':
       return one({ contacts: { displayName: content.contact_name, contacts: [{ displayName: content.contact_name, vcard: content.contact_vcard }] } });
     case 'reaction':
+      // `to` is always a person's phone jid (never a group), so the key needs no participant. It is
+      // ours when the reacted id is one of our sends still kept (SENT_KEPT_DAYS); a message the owner
+      // wrote from the phone, or an older send, is taken as the customer's and the reaction may not show.
       return one({
         react: { text: content.emoji, key: { remoteJid: command.to, id: content.quoted_message_id, fromMe: await deps.isOwn(content.quoted_message_id) } },
       });

@@ -116,14 +116,23 @@ export class BaileysProtocol implements BaileysMapping {
     return outgoingMessages(command, { media: this.deps.mediaOf, otp: this.deps.otp, isOwn: (waId) => this.sent.isOurs(command.instance_id, waId) });
   }
 
-  async rememberSent(instanceId: string, command: SendCommand, message: OutgoingMessage, sent: WAMessage): Promise<void> {
+  rememberSending(instanceId: string, waMessageId: string): Promise<void> {
+    return this.sent.remember(instanceId, waMessageId, null);
+  }
+
+  async rememberSent(instanceId: string, command: SendCommand, message: OutgoingMessage, sent: WAMessage, own: { readonly jid: string | null; readonly lid: string | null }): Promise<void> {
     const waId = sent.key.id!;
-    await this.sent.remember(instanceId, waId, message.secret ? null : (sent.message ?? null));
+    if (!message.secret && sent.message) await this.sent.remember(instanceId, waId, sent.message);
     const secret = sent.message?.messageContextInfo?.messageSecret;
-    if (command.content.kind === 'poll' && secret) {
-      // The creator is the number itself: its own jid is tried when a vote is opened.
-      await this.polls.remember(instanceId, waId, { creatorJid: jidNormalizedUser(sent.key.participant ?? sent.key.remoteJid ?? ''), secret, options: command.content.options });
+    if (command.content.kind === 'poll' && secret && own.jid) {
+      await this.polls.remember(instanceId, waId, { creatorJid: own.jid, secret, options: command.content.options });
     }
+  }
+
+  /** Drops sent messages and polls past their keeping time (docs/baileys.md). */
+  async purge(): Promise<void> {
+    await this.sent.purge();
+    await this.polls.purge();
   }
 
   storedMessage(instanceId: string, key: WAMessageKey): Promise<proto.IMessage | undefined> {

@@ -1,5 +1,6 @@
 import {
   DisconnectReason,
+  generateMessageIDV2,
   jidDecode,
   makeCacheableSignalKeyStore,
   makeWASocket,
@@ -116,6 +117,21 @@ export class BaileysSession implements NumberSession {
     if (this.auth === undefined) return; // connects once the lease is taken
     await this.endSocket();
     this.connect();
+  }
+
+  /**
+   * Unlinks the number from the network (a logout of this device) and forgets its auth state; the
+   * session stays, under its lease, for the next pairing.
+   */
+  async unlink(reason: string): Promise<void> {
+    const socket = this.socket;
+    if (socket !== undefined && LIVE.has(this.status)) await socket.logout().catch((err: unknown) => this.log.warn({ err }, 'logout on the network failed'));
+    await this.endSocket();
+    this.pairing = undefined;
+    await this.auth?.remove();
+    this.deps.mapping.forget(this.instance.instance_id);
+    if (this.lease) this.auth = await PostgresAuthStore.open(this.deps.pool, this.instance.instance_id, this.lease);
+    await this.setStatus('disconnected', reason);
   }
 
   async close(): Promise<void> {
@@ -277,10 +293,13 @@ export class BaileysSession implements NumberSession {
     let waId = '';
     try {
       for (const message of outgoing) {
-        const sent = await socket.sendMessage(command.to, message.content, message.options);
+        // Ours before it leaves: the socket echoes each send at once, and the echo must be known as ours.
+        const id = generateMessageIDV2(socket.authState.creds.me?.id);
+        await this.deps.mapping.rememberSending(this.instance.instance_id, id);
+        const sent = await socket.sendMessage(command.to, message.content, { ...message.options, messageId: id });
         if (!sent?.key.id) throw new Error('the network gave no message id');
         waId = sent.key.id;
-        await this.deps.mapping.rememberSent(this.instance.instance_id, command, message, sent);
+        await this.deps.mapping.rememberSent(this.instance.instance_id, command, message, sent, ownJids(socket));
       }
     } catch (err) {
       await this.scored(/blocked|not-authorized|463/i.test(String(err)) ? 'blocked' : 'failed');

@@ -26,6 +26,7 @@ describe('the Baileys session against a local network server', () => {
   let db: TestDatabase;
   let server: NetworkServer;
   const networks: BaileysNetwork[] = [];
+  const protocols = new Map<BaileysNetwork, BaileysProtocol>();
   const sessions: NumberSession[] = [];
   const options = (overrides: Partial<SocketOptions> = {}): SocketOptions => ({
     url: (id) => server.url(id),
@@ -41,6 +42,7 @@ describe('the Baileys session against a local network server', () => {
     const logger = pino({ level: 'silent' });
     const mapping = new BaileysProtocol({ pool: db.pool, logger, media: { store: unused }, mediaOf: unused, otp: { open: unused } });
     const made = new BaileysNetwork({ pool: db.pool, logger, socket: options(overrides), mapping });
+    protocols.set(made, mapping);
     await made.prepare();
     networks.push(made);
     return made;
@@ -164,6 +166,16 @@ describe('the Baileys session against a local network server', () => {
     socket.ev.emit('messages.upsert', { messages: [message as WAMessage], type: 'notify' });
     const inbound = await waitFor('the inbound fact', async () => facts.find((f) => f.kind === 'inbound'), { timeoutMs: 5_000 });
     expect(inbound).toMatchObject({ message: { wa_message_id: 'IN1', chat_jid: '5511988887777@s.whatsapp.net', content: { kind: 'text', body: 'oi' } } });
+
+    // Our own send echoed back by the socket (marked ours before it left), and the owner's send from the phone.
+    await protocols.get(on)!.rememberSending(instance.instance_id, 'OURS1');
+    const echo = (id: string) => proto.WebMessageInfo.fromObject({ key: { remoteJid: '5511988887777@s.whatsapp.net', fromMe: true, id }, messageTimestamp: 1_764_000_001, message: { conversation: id } }) as WAMessage;
+    socket.ev.emit('messages.upsert', { messages: [echo('OURS1'), echo('PHONE1')], type: 'append' });
+    await waitFor('the phone send', async () => facts.find((f) => f.kind === 'inbound' && f.message.wa_message_id === 'PHONE1'), { timeoutMs: 5_000 });
+    expect(facts.filter((f) => f.kind === 'inbound').map((f) => (f.kind === 'inbound' ? [f.message.wa_message_id, f.message.origin] : []))).toEqual([
+      ['IN1', 'customer'],
+      ['PHONE1', 'external'],
+    ]);
 
     socket.ev.emit('messages.update', [{ key: { remoteJid: '5511988887777@s.whatsapp.net', fromMe: true, id: 'OUT1' }, update: { status: proto.WebMessageInfo.Status.DELIVERY_ACK } }]);
     const receipt = await waitFor('the receipt', async () => facts.find((f) => f.kind === 'status'), { timeoutMs: 5_000 });

@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { Curve, proto } from '@whiskeysockets/baileys';
+import { Readable } from 'node:stream';
+import { Curve, generateWAMessageContent, proto } from '@whiskeysockets/baileys';
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { authStoreDdl, PostgresAuthStore } from '../../connectors/baileys/auth-store.js';
 import { leaseDdl, LeaseLost, NumberLeases } from '../../connectors/baileys/lease.js';
@@ -42,15 +44,42 @@ describe('the Baileys stores in Postgres', () => {
     expect(await sent.isOurs('inst_s', 'CODE1')).toBe(true);
   });
 
+  it('gives back a media message as Baileys generated it, byte for byte; a second remember of the same id keeps one row', async () => {
+    const sent = new SentMessages(db.pool);
+    const document = await generateWAMessageContent(
+      { document: { stream: Readable.from([randomBytes(2048)]) }, mimetype: 'application/pdf', fileName: 'nota.pdf', caption: 'Sua nota' },
+      { logger: pino({ level: 'silent' }), upload: async () => ({ mediaUrl: 'https://mmg.test/d', directPath: '/v/d' }) },
+    );
+    const bytes = Buffer.from(proto.Message.encode(document).finish());
+    await sent.remember('inst_m', 'DOC1', document);
+    await sent.remember('inst_m', 'DOC1', document);
+    const back = await sent.get('inst_m', 'DOC1');
+    expect(Buffer.from(proto.Message.encode(back!).finish())).toEqual(bytes);
+    expect(Number(back!.documentMessage!.fileLength)).toBe(2048);
+    expect(Buffer.from(back!.documentMessage!.mediaKey!)).toEqual(Buffer.from(document.documentMessage!.mediaKey!));
+    const { rows } = await db.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM baileys.sent_messages WHERE instance_id = 'inst_m'`);
+    expect(rows[0]!.n).toBe(1);
+
+    await db.pool.query(`UPDATE baileys.sent_messages SET sent_at = now() - interval '6 days' WHERE wa_message_id = 'DOC1'`);
+    expect(await sent.purge()).toBe(0);
+    expect(await sent.get('inst_m', 'DOC1')).toBeDefined();
+  });
+
   it('keeps a poll’s creator, secret and options per number; purges after 90 days', async () => {
     const polls = new PollStore(db.pool);
     const secret = randomBytes(32);
     await polls.remember('inst_p', 'POLL1', { creatorJid: '5511900000000@s.whatsapp.net', secret, options: ['Sim', 'Não'] });
     expect(await polls.find('inst_p', 'POLL1')).toEqual({ creatorJid: '5511900000000@s.whatsapp.net', secret, options: ['Sim', 'Não'] });
     expect(await polls.find('inst_q', 'POLL1')).toBeUndefined();
-    await db.pool.query(`UPDATE baileys.polls SET created_at = now() - interval '91 days'`);
+    // The same poll seen again (our echo, a history sync) keeps what was first remembered.
+    await polls.remember('inst_p', 'POLL1', { creatorJid: 'other@s.whatsapp.net', secret: randomBytes(32), options: ['X'] });
+    expect(await polls.find('inst_p', 'POLL1')).toEqual({ creatorJid: '5511900000000@s.whatsapp.net', secret, options: ['Sim', 'Não'] });
+    await polls.remember('inst_p', 'POLL2', { creatorJid: '5511900000000@s.whatsapp.net', secret: randomBytes(32), options: ['A'] });
+    await db.pool.query(`UPDATE baileys.polls SET created_at = now() - interval '91 days' WHERE wa_message_id = 'POLL1'`);
+    await db.pool.query(`UPDATE baileys.polls SET created_at = now() - interval '89 days' WHERE wa_message_id = 'POLL2'`);
     expect(await polls.purge()).toBe(1);
     expect(await polls.find('inst_p', 'POLL1')).toBeUndefined();
+    expect(await polls.find('inst_p', 'POLL2')).toMatchObject({ options: ['A'] });
   });
 
   it('fences auth writes by lease: once another worker holds the number, the old one can write nothing', async () => {

@@ -1,7 +1,6 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
-import type { proto } from '@whiskeysockets/baileys';
-import { generateWAMessageContent } from '@whiskeysockets/baileys';
+import { generateWAMessageContent, proto } from '@whiskeysockets/baileys';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { outgoingMessages, type OutboundDeps } from '../../connectors/baileys/outbound.js';
@@ -10,6 +9,16 @@ import type { MediaSource, SendCommand } from '../../schemas/records.js';
 
 const TO = '5511988887777@s.whatsapp.net';
 const PDF = Buffer.from('%PDF-1.4\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n');
+/** The bytes in the media store, by key: what each media send must put on the network. */
+const STORED = new Map<string, Buffer>([
+  ['media/doc.pdf', PDF],
+  ['media/pic.png', Buffer.from('89504e470d0a1a0a0000000d4948445200000001000000010806000000', 'hex')],
+  ['media/clip.mp4', Buffer.concat([Buffer.from('000000186674797069736f6d', 'hex'), randomBytes(64)])],
+  ['media/voice.ogg', Buffer.concat([Buffer.from('OggS'), randomBytes(64)])],
+  ['media/sticker.webp', Buffer.concat([Buffer.from('RIFF'), randomBytes(4), Buffer.from('WEBP'), randomBytes(32)])],
+]);
+const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest();
+const stored = (ref: string, mime: string | null): MediaSource => ({ url: null, media_ref: ref, mime_type: mime, filename: null });
 
 function command(content: SendCommand['content']): SendCommand {
   return {
@@ -32,8 +41,9 @@ function command(content: SendCommand['content']): SendCommand {
 const opened: string[] = [];
 const deps: OutboundDeps = {
   media: async (source: MediaSource) => {
-    if (source.media_ref !== 'media/doc.pdf') throw new Error(`no media ${source.media_ref}`);
-    return Readable.from([PDF]);
+    const bytes = source.media_ref === null ? undefined : STORED.get(source.media_ref);
+    if (bytes === undefined) throw new Error(`no media ${source.media_ref}`);
+    return Readable.from([bytes]);
   },
   otp: { open: (sealed) => (opened.push(sealed), sealed === 'sealed-482913' ? '482913' : 'wrong') },
   isOwn: async (id) => id === 'OURS1',
@@ -65,6 +75,27 @@ describe('sends as Baileys messages (the protobuf Baileys generates from them)',
     expect(Number(message!.documentMessage!.fileLength)).toBe(PDF.length);
   });
 
+  it('sends an image, a video, a voice note, an audio and a sticker with the stored bytes, type and caption', async () => {
+    const [image] = await onTheWire({ kind: 'image', media: stored('media/pic.png', 'image/png'), caption: 'Vitrine' });
+    expect(image!.imageMessage).toMatchObject({ mimetype: 'image/png', caption: 'Vitrine', directPath: '/v/image' });
+    expect(Buffer.from(image!.imageMessage!.fileSha256!)).toEqual(sha256(STORED.get('media/pic.png')!));
+
+    const [video] = await onTheWire({ kind: 'video', media: stored('media/clip.mp4', 'video/mp4'), caption: null });
+    expect(video!.videoMessage).toMatchObject({ mimetype: 'video/mp4', directPath: '/v/video' });
+    expect(video!.videoMessage!.caption ?? '').toBe('');
+    expect(Buffer.from(video!.videoMessage!.fileSha256!)).toEqual(sha256(STORED.get('media/clip.mp4')!));
+
+    const [voice] = await onTheWire({ kind: 'audio', media: stored('media/voice.ogg', 'audio/ogg; codecs=opus'), ptt: true });
+    expect(voice!.audioMessage).toMatchObject({ ptt: true, mimetype: 'audio/ogg; codecs=opus', directPath: '/v/audio' });
+    expect(Buffer.from(voice!.audioMessage!.fileSha256!)).toEqual(sha256(STORED.get('media/voice.ogg')!));
+    const [audio] = await onTheWire({ kind: 'audio', media: stored('media/voice.ogg', null), ptt: false });
+    expect(audio!.audioMessage!.ptt ?? false).toBe(false);
+
+    const [sticker] = await onTheWire({ kind: 'sticker', media: stored('media/sticker.webp', 'image/webp') });
+    expect(sticker!.stickerMessage).toMatchObject({ mimetype: 'image/webp', directPath: '/v/sticker' });
+    expect(Number(sticker!.stickerMessage!.fileLength)).toBe(STORED.get('media/sticker.webp')!.length);
+  });
+
   it('sends a location and a contact card', async () => {
     const [place] = await onTheWire({ kind: 'location', latitude: -23.5, longitude: -46.6, name: 'Loja', address: 'Rua A, 1' });
     expect(place!.locationMessage).toMatchObject({ degreesLatitude: -23.5, degreesLongitude: -46.6, name: 'Loja', address: 'Rua A, 1' });
@@ -86,6 +117,8 @@ describe('sends as Baileys messages (the protobuf Baileys generates from them)',
     const poll = message!.pollCreationMessage ?? message!.pollCreationMessageV3;
     expect(poll).toMatchObject({ name: 'Sabor?', options: [{ optionName: 'Queijo' }, { optionName: 'Frango' }], selectableOptionsCount: 1 });
     expect(Buffer.from(message!.messageContextInfo!.messageSecret!)).toEqual(secret);
+    const [any] = await onTheWire({ kind: 'poll', name: 'Quais?', options: ['A', 'B', 'C'], selectable_count: 0, message_secret: secret });
+    expect((any!.pollCreationMessage ?? any!.pollCreationMessageV3)!.selectableOptionsCount ?? 0).toBe(0);
   });
 
   it('sends buttons and lists as numbered text', async () => {
@@ -111,6 +144,17 @@ describe('sends as Baileys messages (the protobuf Baileys generates from them)',
     ]);
     expect(JSON.stringify(messages[0])).not.toContain('482913');
     expect(opened).toContain('sealed-482913');
+    const [context, code] = await onTheWire(content);
+    expect(context!.extendedTextMessage?.text ?? context!.conversation).toBe('Seu código da Padaria vale 5 minutos.');
+    expect(Buffer.from(proto.Message.encode(context!).finish()).includes('482913')).toBe(false);
+    expect(code!.extendedTextMessage?.text ?? code!.conversation).toBe('482913');
+  });
+
+  it('opens no OTP code for any other send', async () => {
+    opened.length = 0;
+    await onTheWire({ kind: 'text', body: 'sealed-482913' });
+    await onTheWire({ kind: 'buttons', body: 'Escolha:', buttons: [{ id: 'a', title: 'Pix' }] });
+    expect(opened).toEqual([]);
   });
 
   it('fails a send whose media is not in the store', async () => {
