@@ -17,10 +17,8 @@ import { fileURLToPath } from 'node:url';
 import { initAuthCreds, makeCacheableSignalKeyStore, makeWASocket, type SignalDataTypeMap, type SignalKeyStore } from '@whiskeysockets/baileys';
 import pg from 'pg';
 import { pino } from 'pino';
-import { PostgresAuthStore } from '../connectors/baileys/auth-store.js';
 import { BaileysNetwork, BaileysProtocol } from '../connectors/baileys/index.js';
-import { asAccountId, asEventId, asInstanceId, asProjectId } from '../schemas/ids.js';
-import type { InstanceState } from '../schemas/records.js';
+import { pairedBaileysNumber } from '../test/support/baileys-numbers.js';
 import { NetworkServer } from '../test/support/network-server.js';
 import { benchSlice, runMain, until } from './support.js';
 
@@ -62,13 +60,10 @@ async function ours(url: string, databaseUrl: string): Promise<void> {
     socket: { url: (id) => url.replace('{instance_id}', id), connectTimeoutMs: 600_000, reconnectBaseMs: 1_000, reconnectMaxMs: 60_000, leaseRenewMs: 5_000, baileysLogLevel: 'silent' },
   });
   await network.prepare();
-  for (const id of ids) {
-    const auth = await PostgresAuthStore.open(pool, id);
-    auth.creds.me = { id: '5511988887777:3@s.whatsapp.net', name: id };
-    await auth.saveCreds();
-  }
+  const states = [];
+  for (const id of ids) states.push(await pairedBaileysNumber(pool, id, { account: 'acc_mem', project: 'prj_mem' }));
   const before = measure();
-  for (const id of ids) await network.open(state(id), { emit: async () => undefined });
+  for (const state of states) await network.open(state, { emit: async () => undefined });
   await tell({ opened: true });
   await new Promise((resolve) => process.once('message', resolve));
   const after = measure();
@@ -93,25 +88,6 @@ async function minimal(url: string): Promise<void> {
   await new Promise((resolve) => process.once('message', resolve));
   const after = measure();
   await tell({ side: 'minimal', rssBefore: before.rss, rssAfter: after.rss, heapBefore: before.heap, heapAfter: after.heap } satisfies Measured);
-}
-
-function state(id: string): InstanceState {
-  return {
-    event_id: asEventId(`evt_${id}`),
-    occurred_at: Date.now(),
-    account_id: asAccountId('acc_mem'),
-    project_id: asProjectId('prj_mem'),
-    instance_id: asInstanceId(id),
-    phone: '+5511988887777',
-    nickname: null,
-    status: 'connected',
-    previous_status: null,
-    reason: null,
-    health_score: 100,
-    pool_ids: [],
-    connector: 'baileys',
-    deleted: false,
-  };
 }
 
 /** Runs one side in a child process; answers what it measured once all its sockets are open. */

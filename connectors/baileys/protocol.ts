@@ -30,6 +30,8 @@ import { boundedCache, ttlCache } from './ttl-cache.js';
 
 /** Received media over this size is not downloaded (the message arrives with `media: null`); the send limit of spec 8.3. */
 const MEDIA_MAX_BYTES = 64 * 1024 * 1024;
+/** A download not done by then is given up: the message arrives with `media: null`. */
+const MEDIA_DOWNLOAD_MS = 60_000;
 const RETRY_COUNTERS_TTL_MS = 3_600_000;
 const GROUP_METADATA_TTL_MS = 300_000;
 const LIDS_KEPT = 10_000;
@@ -172,7 +174,8 @@ export class BaileysProtocol implements BaileysMapping {
     const size = Number(inner?.fileLength?.toString() ?? 0);
     if (size > MEDIA_MAX_BYTES) return null;
     try {
-      const bytes = await downloadMediaMessage(message, 'buffer', {}, { reuploadRequest: socket.updateMediaMessage, logger: socket.logger });
+      // Bounded: the message waits for its media before it is written, and the number's other messages behind it.
+      const bytes = await downloadMediaMessage(message, 'buffer', { options: { signal: AbortSignal.timeout(MEDIA_DOWNLOAD_MS) } }, { reuploadRequest: socket.updateMediaMessage, logger: socket.logger });
       const filename = kind === 'document' ? (normalizeMessageContent(message.message)?.documentMessage?.fileName ?? undefined) : undefined;
       return await this.deps.media.store(bytes, inner?.mimetype ?? 'application/octet-stream', filename, {
         accountId: instance.account_id,

@@ -1,14 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { authStoreDdl, PostgresAuthStore } from '../../connectors/baileys/auth-store.js';
+import { authStoreDdl } from '../../connectors/baileys/auth-store.js';
 import { leaseDdl } from '../../connectors/baileys/lease.js';
-import { asAccountId, asEventId, asInstanceId, asProjectId, newId } from '../../schemas/ids.js';
-import type { InstanceState } from '../../schemas/records.js';
 import { runDdl } from '../../shared/ddl.js';
 import type { Clients } from '../../stack/clients.js';
 import { topics } from '../../topics/index.js';
 import { testClients } from '../support/clients.js';
 import { createTestEnv, waitFor, type TestEnv } from '../support/env.js';
 import { spawnGateway, type GatewayProcess } from '../support/gateway.js';
+import { pairedBaileysNumber } from '../support/baileys-numbers.js';
 import { NetworkServer, type Connection } from '../support/network-server.js';
 
 const NUMBERS = 12;
@@ -46,26 +45,7 @@ describe('one live socket per number across connector processes', () => {
     clients = await testClients(env);
     await runDdl(clients.pool, 'baileys', [...authStoreDdl, ...leaseDdl]);
     for (const id of ids) {
-      const auth = await PostgresAuthStore.open(clients.pool, id);
-      auth.creds.me = { id: '5511988887777:3@s.whatsapp.net', name: id };
-      auth.creds.registered = true;
-      await auth.saveCreds();
-      const state: InstanceState = {
-        event_id: asEventId(newId('evt')),
-        occurred_at: Date.now(),
-        account_id: asAccountId('acc_fence'),
-        project_id: asProjectId('prj_fence'),
-        instance_id: asInstanceId(id),
-        phone: '+5511988887777',
-        nickname: null,
-        status: 'connected',
-        previous_status: null,
-        reason: null,
-        health_score: 100,
-        pool_ids: [],
-        connector: 'baileys',
-        deleted: false,
-      };
+      const state = await pairedBaileysNumber(clients.pool, id, { account: 'acc_fence', project: 'prj_fence' });
       await clients.producer.send(topics.instances, [{ key: id, value: state }]);
     }
   });

@@ -1,15 +1,14 @@
 import { proto, type WAMessage } from '@whiskeysockets/baileys';
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { PostgresAuthStore } from '../../connectors/baileys/auth-store.js';
 import { BaileysProtocol } from '../../connectors/baileys/protocol.js';
 import { BaileysNetwork } from '../../connectors/baileys/network.js';
 import type { SocketOptions } from '../../connectors/baileys/socket-options.js';
 import type { NumberSession, SessionFact } from '../../connectors/network/connector.js';
-import { asAccountId, asEventId, asInstanceId, asProjectId } from '../../schemas/ids.js';
 import type { InstanceState } from '../../schemas/records.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { waitFor } from '../support/env.js';
+import { pairedBaileysNumber } from '../support/baileys-numbers.js';
 import { NetworkServer } from '../support/network-server.js';
 
 /** No traffic reaches these sockets: no media moves and no OTP is opened. */
@@ -48,30 +47,7 @@ describe('the Baileys session against a local network server', () => {
     return made;
   }
 
-  /** A number paired earlier: its creds say who it is, so the session logs in at once. */
-  async function pairedNumber(label: string): Promise<InstanceState> {
-    const id = `inst_${label}_${Date.now().toString(36)}`;
-    const auth = await PostgresAuthStore.open(db.pool, id);
-    auth.creds.me = { id: '5511988887777:3@s.whatsapp.net', name: label };
-    auth.creds.registered = true;
-    await auth.saveCreds();
-    return {
-      event_id: asEventId(`evt_${id}`),
-      occurred_at: Date.now(),
-      account_id: asAccountId('acc_socket'),
-      project_id: asProjectId('prj_socket'),
-      instance_id: asInstanceId(id),
-      phone: '+5511988887777',
-      nickname: label,
-      status: 'connected',
-      previous_status: null,
-      reason: null,
-      health_score: 100,
-      pool_ids: [],
-      connector: 'baileys',
-      deleted: false,
-    };
-  }
+  const pairedNumber = (label: string) => pairedBaileysNumber(db.pool, `inst_${label}_${Date.now().toString(36)}`, { account: 'acc_socket', project: 'prj_socket' });
 
   async function open(on: BaileysNetwork, instance: InstanceState, facts: SessionFact[] = []) {
     const session = await on.open(instance, { emit: async (fact) => void facts.push(fact) });
