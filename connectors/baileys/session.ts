@@ -257,7 +257,8 @@ export class BaileysSession implements NumberSession {
   private async onClosed(error: Error | undefined): Promise<void> {
     this.socket = undefined;
     if (this.closed) return;
-    const next = afterClose((error as { output?: { statusCode?: number } } | undefined)?.output?.statusCode);
+    const code = (error as { output?: { statusCode?: number } } | undefined)?.output?.statusCode;
+    const next = afterClose(code);
     if (next.kind === 'stop') {
       this.pairing = undefined;
       if (next.dropAuth) {
@@ -268,7 +269,9 @@ export class BaileysSession implements NumberSession {
       return;
     }
     const paired = this.auth?.creds.me !== undefined;
-    if (!paired && this.pairing === undefined) {
+    // The network ends a pairing nobody scanned with a timeout: it waits for a new request, not a loop of QRs.
+    if (!paired && (this.pairing === undefined || code === DisconnectReason.timedOut)) {
+      this.pairing = undefined;
       await this.setStatus('disconnected', 'pairing ended without a scan');
       return;
     }

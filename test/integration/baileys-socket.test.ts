@@ -158,6 +158,23 @@ describe('the Baileys session against a local network server', () => {
     expect(receipt).toMatchObject({ wa_message_id: 'OUT1', status: 'delivered' });
   });
 
+  it('ends a pairing nobody scanned when the network times it out, and pairs again on request', async () => {
+    const instance = { ...(await pairedNumber('unscanned')), status: 'pending' as const, phone: null };
+    await db.pool.query(`DELETE FROM baileys.creds WHERE instance_id = $1`, [instance.instance_id]);
+    const on = await network();
+    const { session, facts } = await open(on, instance);
+    await session.pair('qr');
+    await waitFor('the pairing socket', async () => server.openOf(instance.instance_id).length === 1 || undefined, { timeoutMs: 10_000 });
+    await on.sessionOf(instance.instance_id)!.liveSocket!.end(streamError(408));
+    await waitFor('disconnected', async () => facts.find((f) => f.kind === 'state' && f.status === 'disconnected'), { timeoutMs: 5_000 });
+    expect(facts.at(-1)).toMatchObject({ kind: 'state', status: 'disconnected', reason: 'pairing ended without a scan' });
+    const until = performance.now() + 1_500;
+    await waitFor('quiet time', async () => performance.now() >= until || undefined, { timeoutMs: 5_000, intervalMs: 100 });
+    expect(server.attemptsOf(instance.instance_id)).toHaveLength(1);
+    await session.pair('qr');
+    await waitFor('a new pairing socket', async () => server.openOf(instance.instance_id).length === 1 || undefined, { timeoutMs: 10_000 });
+  });
+
   it('opens a number’s socket only under its lease: a second worker waits until the first lets go', async () => {
     const instance = await pairedNumber('leased');
     const first = await open(await network(), instance);
