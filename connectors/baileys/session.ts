@@ -211,6 +211,8 @@ export class BaileysSession implements NumberSession {
       if (batch['creds.update']) await this.auth!.saveCreds().catch((err: unknown) => this.failedWrite(err));
       if (batch['connection.update']) await this.onConnection(socket, batch['connection.update']);
       if (batch['lid-mapping.update']) this.deps.mapping.learnLid(this.instance.instance_id, batch['lid-mapping.update']);
+      // History sync is not replayed as messages, but it teaches the number who is behind its lids.
+      for (const mapping of batch['messaging-history.set']?.lidPnMappings ?? []) this.deps.mapping.learnLid(this.instance.instance_id, mapping);
       if (batch['messages.upsert']) for (const message of batch['messages.upsert'].messages) await this.onMessage(socket, message);
       const facts: SessionFact[] = [
         ...this.deps.mapping.statuses(batch['messages.update'] ?? [], batch['message-receipt.update'] ?? []),

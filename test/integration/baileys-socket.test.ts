@@ -156,6 +156,13 @@ describe('the Baileys session against a local network server', () => {
     socket.ev.emit('messages.update', [{ key: { remoteJid: '5511988887777@s.whatsapp.net', fromMe: true, id: 'OUT1' }, update: { status: proto.WebMessageInfo.Status.DELIVERY_ACK } }]);
     const receipt = await waitFor('the receipt', async () => facts.find((f) => f.kind === 'status'), { timeoutMs: 5_000 });
     expect(receipt).toMatchObject({ wa_message_id: 'OUT1', status: 'delivered' });
+
+    // The history sync teaches who is behind a lid: a later message under that lid is the phone's chat.
+    socket.ev.emit('messaging-history.set', { chats: [], contacts: [], messages: [], lidPnMappings: [{ lid: '444444444444444@lid', pn: '5511944443333@s.whatsapp.net' }] });
+    const byLid = proto.WebMessageInfo.fromObject({ key: { remoteJid: '444444444444444@lid', fromMe: false, id: 'LID1' }, messageTimestamp: 1_764_000_002, message: { conversation: 'de novo' } });
+    socket.ev.emit('messages.upsert', { messages: [byLid as WAMessage], type: 'notify' });
+    const resolved = await waitFor('the lid message', async () => facts.find((f) => f.kind === 'inbound' && f.message.wa_message_id === 'LID1'), { timeoutMs: 5_000 });
+    expect(resolved).toMatchObject({ message: { chat_jid: '5511944443333@s.whatsapp.net', sender: { lid: '444444444444444@lid', phone: '+5511944443333' } } });
   });
 
   it('ends a pairing nobody scanned when the network times it out, and pairs again on request', async () => {
