@@ -1,4 +1,4 @@
-import { jidNormalizedUser, type BaileysEventMap } from '@whiskeysockets/baileys';
+import type { BaileysEventMap } from '@whiskeysockets/baileys';
 import type { GroupEventKind } from '../../schemas/records.js';
 import type { GroupFact } from '../network/connector.js';
 import { personOf, type LidLookup } from './people.js';
@@ -42,10 +42,11 @@ export function groupFacts(
   }
   for (const change of groups ?? []) {
     if (!change.id) continue;
-    const author = change.author ? jidNormalizedUser(change.author) : null;
+    const author = change.author ? personOf(change.author, change.authorPn, null, phoneOfLid).jid : null;
     const base = { occurred_at: now, group: { jid: change.id, name: change.subject ?? null }, author, participants: [] };
     if (change.subject !== undefined) facts.push({ ...base, kind: 'subject_changed', subject: change.subject, description: null });
-    if (change.desc !== undefined) facts.push({ ...base, kind: 'description_changed', subject: null, description: change.desc ?? null });
+    // A removed description comes as the key with no value.
+    if ('desc' in change) facts.push({ ...base, kind: 'description_changed', subject: null, description: change.desc || null });
   }
   return facts;
 }

@@ -1,12 +1,17 @@
 import {
   decryptPollVote,
+  extractMessageContent,
   getContentType,
+  isJidBroadcast,
   isJidGroup,
+  isJidNewsletter,
   isJidStatusBroadcast,
+  isLidUser,
   jidNormalizedUser,
-  normalizeMessageContent,
-  type proto,
+  proto,
+  toNumber,
   type WAMessage,
+  type WAMessageKey,
 } from '@whiskeysockets/baileys';
 import { isGroupJid, phoneOfJid } from '../../schemas/phones.js';
 import type { Media, Sender } from '../../schemas/records.js';
@@ -34,13 +39,18 @@ export interface InboundContext {
 export type InboundOutcome = { readonly kind: 'fact'; readonly fact: InboundFact } | { readonly kind: 'skip'; readonly reason: string };
 
 type Content = InboundFact['content'];
+type Skip = { readonly skip: string };
 const skip = (reason: string): InboundOutcome => ({ kind: 'skip', reason });
 
 /**
  * A message of `messages.upsert` as our inbound fact (spec 2.4): the customer's messages, and the
- * owner's own from the phone (origin external). Wrappers (ephemeral, view once, captioned
- * documents) are opened; lids become phone jids where the number knows them; votes are decrypted
- * and named. Echoes of our sends, protocol messages and status posts are skipped with a reason.
+ * owner's own from the phone (origin external). Wrappers (ephemeral, view once, edited, captioned
+ * documents, business templates) are opened; lids become phone jids where the number knows them;
+ * votes are decrypted and named. Echoes of our sends, protocol messages (edits and deletions
+ * among them), status posts and channel posts are skipped with a reason.
+ *
+ * Reaction and poll-vote keys are read as Baileys' `cleanMessage` leaves them: from our side
+ * (`fromMe` true when the reacted message or poll is the number's).
  */
 export async function mapInbound(message: WAMessage, ctx: InboundContext): Promise<InboundOutcome> {
   const { key } = message;
@@ -48,20 +58,23 @@ export async function mapInbound(message: WAMessage, ctx: InboundContext): Promi
   const remote = key.remoteJid;
   if (!waId || !remote) return skip('no message id or chat');
   if (isJidStatusBroadcast(remote)) return skip('a status post');
-  const body = normalizeMessageContent(message.message);
+  if (isJidNewsletter(remote)) return skip('a channel post');
+  const body = extractMessageContent(message.message);
   const type = getContentType(body);
   if (body === undefined || type === undefined) return skip(message.messageStubType ? 'a system notice' : 'no content');
   if (key.fromMe && (await ctx.isOurSend(waId))) return skip('the echo of one of our sends');
 
   const group = isJidGroup(remote) ? remote : null;
-  const author = key.fromMe ? ownSender(ctx) : personOf(group === null ? remote : (key.participant ?? ''), group === null ? key.remoteJidAlt : key.participantAlt, message.pushName, ctx.phoneOfLid);
+  const author = key.fromMe ? ownSender(ctx) : authorOf(key, message.pushName, ctx.phoneOfLid);
+  if (author === undefined) return skip('no author of a group or broadcast message');
+  // A customer's broadcast list reaches us as a message of theirs; the owner's own is to the list.
   const chat = group ?? (key.fromMe ? personOf(remote, key.remoteJidAlt, null, ctx.phoneOfLid).jid : author.jid);
-  const context = contextOf(body, type);
   const content = await contentOf(message, body, type, author, ctx);
-  if (content === undefined) return skip(`unsupported content ${type}`);
   if ('skip' in content) return skip(content.skip);
+  const context = contextOf(body, type);
+  const reacted = content.kind === 'reaction' ? body.reactionMessage?.key : undefined;
   const quotedId = content.kind === 'reaction' ? content.quoted_message_id : (context?.stanzaId ?? null);
-  const quotedParticipant = context?.participant ? personOf(context.participant, undefined, null, ctx.phoneOfLid).jid : null;
+  const quotedParticipant = reacted ? keyAuthor(reacted, ctx) : context?.participant ? personOf(context.participant, undefined, null, ctx.phoneOfLid).jid : null;
   return {
     kind: 'fact',
     fact: {
@@ -81,7 +94,7 @@ export async function mapInbound(message: WAMessage, ctx: InboundContext): Promi
   };
 }
 
-async function contentOf(message: WAMessage, body: proto.IMessage, type: keyof proto.IMessage, author: Sender, ctx: InboundContext): Promise<Content | { skip: string } | undefined> {
+async function contentOf(message: WAMessage, body: proto.IMessage, type: keyof proto.IMessage, author: Sender, ctx: InboundContext): Promise<Content | Skip> {
   switch (type) {
     case 'conversation':
       return { kind: 'text', body: body.conversation ?? '' };
@@ -117,38 +130,44 @@ async function contentOf(message: WAMessage, body: proto.IMessage, type: keyof p
     case 'pollCreationMessage':
     case 'pollCreationMessageV2':
     case 'pollCreationMessageV3':
-      return pollOf(message, body, author, ctx);
+    case 'pollCreationMessageV5':
+      return pollOf(message, body, body[type]!, author, ctx);
     case 'pollUpdateMessage':
       return voteOf(message, body.pollUpdateMessage!, author, ctx);
-    case 'protocolMessage':
-    case 'senderKeyDistributionMessage':
-      return { skip: `a ${type}` };
+    case 'protocolMessage': {
+      const kind = body.protocolMessage?.type;
+      return { skip: `a protocol message (${kind == null ? 'no type' : (proto.Message.ProtocolMessage.Type[kind] ?? kind)})` };
+    }
     default:
-      return undefined;
+      return { skip: `unsupported content ${type}` };
   }
 }
 
-async function pollOf(message: WAMessage, body: proto.IMessage, author: Sender, ctx: InboundContext): Promise<Content> {
-  const poll = body.pollCreationMessage ?? body.pollCreationMessageV2 ?? body.pollCreationMessageV3!;
+async function pollOf(message: WAMessage, body: proto.IMessage, poll: proto.Message.IPollCreationMessage, author: Sender, ctx: InboundContext): Promise<Content> {
   const options = (poll.options ?? []).map((option) => option.optionName ?? '');
-  const secret = body.messageContextInfo?.messageSecret ?? null;
+  // Inside a wrapper (ephemeral, view once) the secret may sit on the inner message or the outer one.
+  const secret = body.messageContextInfo?.messageSecret ?? message.message?.messageContextInfo?.messageSecret ?? null;
   // Votes on it can be read only with its secret: kept, whoever created it.
   if (secret && message.key.id) await ctx.rememberPoll(message.key.id, { creatorJid: author.lid ?? author.jid, secret, options });
   return { kind: 'poll', name: poll.name ?? '', options, selectable_count: poll.selectableOptionsCount ?? 0, message_secret: secret ? Buffer.from(secret) : null };
 }
 
 /**
- * A vote is encrypted for the jids the voter's and creator's devices saw (phone or lid): each
- * pairing is tried until one opens; the chosen options travel as SHA-256 hashes of their names.
+ * A vote is encrypted for the jids the voter's device saw for the creator and for itself (phone or
+ * lid, depending on the chat's addressing): each pairing is tried until one opens. The chosen
+ * options travel as SHA-256 hashes of their names.
  */
-async function voteOf(message: WAMessage, update: proto.Message.IPollUpdateMessage, voter: Sender, ctx: InboundContext): Promise<Content | { skip: string }> {
-  const pollId = update.pollCreationMessageKey?.id;
+async function voteOf(message: WAMessage, update: proto.Message.IPollUpdateMessage, voter: Sender, ctx: InboundContext): Promise<Content | Skip> {
+  const creation = update.pollCreationMessageKey;
+  const pollId = creation?.id;
   const vote = update.vote;
-  if (!pollId || !vote?.encPayload || !vote.encIv) return { skip: 'a vote without its poll or payload' };
+  if (!creation || !pollId || !vote?.encPayload || !vote.encIv) return { skip: 'a vote without its poll or payload' };
   const poll = await ctx.poll(pollId);
   if (poll === undefined) return { skip: `a vote on an unknown poll ${pollId}` };
-  const voters = unique([message.key.fromMe ? ctx.own.jid : null, message.key.fromMe ? ctx.own.lid : null, voter.jid, voter.lid, message.key.participant, message.key.remoteJid].map(normalised));
-  const creators = unique([poll.creatorJid, ctx.own.jid, ctx.own.lid].map(normalised));
+  const { key } = message;
+  const own = [ctx.own.jid, ctx.own.lid];
+  const voters = candidates(ctx, key.fromMe ? own : [voter.jid, voter.lid, key.participant, key.participantAlt, key.remoteJid, key.remoteJidAlt]);
+  const creators = candidates(ctx, [poll.creatorJid, creation.fromMe ? null : (creation.participant ?? creation.remoteJid), ...own]);
   for (const creator of creators) {
     for (const voterJid of voters) {
       try {
@@ -163,6 +182,21 @@ async function voteOf(message: WAMessage, update: proto.Message.IPollUpdateMessa
   return { skip: `a vote on ${pollId} that no known jid opens` };
 }
 
+/** The author of a customer's message: the chat itself, or the participant in groups and broadcast lists. */
+function authorOf(key: WAMessageKey, pushName: string | null | undefined, phoneOfLid: LidLookup): Sender | undefined {
+  const shared = isJidGroup(key.remoteJid ?? '') || isJidBroadcast(key.remoteJid ?? '');
+  const jid = shared ? key.participant : key.remoteJid;
+  // The socket puts the author's other identity on participantAlt in groups, on remoteJidAlt elsewhere.
+  return jid ? personOf(jid, key.participantAlt ?? key.remoteJidAlt, pushName, phoneOfLid) : undefined;
+}
+
+/** The author of a reacted message, from its key as seen from our side. */
+function keyAuthor(key: proto.IMessageKey, ctx: InboundContext): string | null {
+  if (key.fromMe) return ctx.own.jid ?? ctx.own.lid;
+  const jid = key.participant ?? key.remoteJid;
+  return jid && !isGroupJid(jid) ? personOf(jid, undefined, null, ctx.phoneOfLid).jid : null;
+}
+
 function ownSender(ctx: InboundContext): Sender {
   const jid = ctx.own.jid ?? ctx.own.lid ?? '';
   return { jid, lid: ctx.own.lid, name: ctx.own.name, phone: phoneOfJid(jid) ?? null };
@@ -175,14 +209,18 @@ function contextOf(body: proto.IMessage, type: keyof proto.IMessage): proto.ICon
 }
 
 function secondsToMs(timestamp: WAMessage['messageTimestamp']): number {
-  const seconds = typeof timestamp === 'number' ? timestamp : timestamp == null ? Date.now() / 1000 : Number(timestamp.toString());
-  return Math.round(seconds * 1000);
+  return timestamp == null ? Date.now() : toNumber(timestamp) * 1000;
 }
 
-function normalised(jid: string | null | undefined): string | null {
-  return jid ? jidNormalizedUser(jid) : null;
-}
-
-function unique(values: (string | null)[]): string[] {
-  return [...new Set(values.filter((v): v is string => v !== null && v !== '' && !isGroupJid(v)))];
+/** Normalised person jids to try, each lid followed by its phone when known; groups left out. */
+function candidates(ctx: InboundContext, jids: readonly (string | null | undefined)[]): string[] {
+  const found = new Set<string>();
+  for (const jid of jids) {
+    if (!jid || isGroupJid(jid)) continue;
+    const normal = jidNormalizedUser(jid);
+    found.add(normal);
+    const phone = isLidUser(normal) ? ctx.phoneOfLid(normal) : undefined;
+    if (phone) found.add(phone);
+  }
+  return [...found];
 }

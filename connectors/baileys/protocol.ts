@@ -3,7 +3,7 @@ import {
   downloadMediaMessage,
   isJidGroup,
   jidNormalizedUser,
-  normalizeMessageContent,
+  extractMessageContent,
   type BaileysEventMap,
   type CacheStore,
   type GroupMetadata,
@@ -170,13 +170,13 @@ export class BaileysProtocol implements BaileysMapping {
   }
 
   private async storeMedia(instance: InstanceState, socket: WASocket, message: WAMessage, kind: MediaKind): Promise<Media | null> {
-    const inner = normalizeMessageContent(message.message)?.[`${kind}Message`];
+    const inner = extractMessageContent(message.message)?.[`${kind}Message`];
     const size = Number(inner?.fileLength?.toString() ?? 0);
     if (size > MEDIA_MAX_BYTES) return null;
     try {
       // Bounded: the message waits for its media before it is written, and the number's other messages behind it.
       const bytes = await downloadMediaMessage(message, 'buffer', { options: { signal: AbortSignal.timeout(MEDIA_DOWNLOAD_MS) } }, { reuploadRequest: socket.updateMediaMessage, logger: socket.logger });
-      const filename = kind === 'document' ? (normalizeMessageContent(message.message)?.documentMessage?.fileName ?? undefined) : undefined;
+      const filename = kind === 'document' ? (extractMessageContent(message.message)?.documentMessage?.fileName ?? undefined) : undefined;
       return await this.deps.media.store(bytes, inner?.mimetype ?? 'application/octet-stream', filename, {
         accountId: instance.account_id,
         projectId: instance.project_id,

@@ -147,7 +147,7 @@ describe('a broker outage', () => {
       });
       const data = response.statusCode === 200 ? response.json<{ data: { message_id: string }[] }>().data : [];
       return data.length >= accepted.length ? data : undefined;
-    }, { timeoutMs: 30_000, intervalMs: 200 });
+    }, { timeoutMs: 60_000, intervalMs: 200 });
     expect(new Set(history.map((m) => m.message_id))).toEqual(new Set(accepted.map((o) => o.messageId)));
   }, 240_000);
 });
