@@ -88,7 +88,17 @@ function Numbers({ admin }: { admin: boolean }) {
       const payload = payloadOf(event);
       if (payload.instance_id === following.current) setPairing({ id: String(payload.instance_id), kind: 'code', value: String(payload.pairing_code) });
     });
-    source.addEventListener('instance.status', () => void load());
+    // The event itself says the new status: the list (a projection) may not have it yet.
+    source.addEventListener('instance.status', (event) => {
+      const payload = payloadOf(event);
+      setNumbers((rows) =>
+        rows.map((n) =>
+          n.id === payload.instance_id
+            ? { ...n, status: String(payload.status), phone: typeof payload.phone === 'string' ? payload.phone : n.phone, health_score: typeof payload.health_score === 'number' ? payload.health_score : n.health_score }
+            : n,
+        ),
+      );
+    });
     return () => source.close();
   }, []);
   const pair = (id: string, method: 'qr' | 'code') =>
@@ -96,7 +106,7 @@ function Numbers({ admin }: { admin: boolean }) {
       following.current = id;
       setPairing({ id, kind: method, value: null });
       await streamOpen.current;
-      await api.call('POST', `/sandbox/instances/${id}/connect`, { method });
+      await api.call('POST', `/instances/${id}/connect`, { method });
     });
   return (
     <Section title="Numbers">
