@@ -1,5 +1,6 @@
 import kafkajs, { type Admin, type Kafka } from 'kafkajs';
 import { topicName } from './catalogue.js';
+import { brokerLimit } from './message-limits.js';
 
 // Not among the names Node finds in kafkajs' CommonJS exports.
 const { ConfigResourceTypes, ConfigSource, Kafka: KafkaClient, logLevel } = kafkajs;
@@ -10,13 +11,18 @@ interface TopicShape {
   readonly cleanup: 'delete' | 'compact';
   readonly retentionMs?: number;
   readonly timestamps?: 'append';
+  readonly holdsCopies?: true;
+  /** The topic's own `max.message.bytes`; otherwise the broker's, or twice it for `holdsCopies`. */
+  readonly maxMessageBytes?: number;
 }
 
 const TIMESTAMP_TYPE = 'message.timestamp.type';
+const MAX_MESSAGE_BYTES = 'max.message.bytes';
 
 /**
  * Creates the topics of the catalogue that do not exist yet. Existing topics keep their settings,
- * except the timestamp type, which correctness depends on (send deadlines): it is set if missing.
+ * except two that correctness depends on, set when they differ: the timestamp type (send
+ * deadlines) and the record size of topics that hold copies of other topics' records.
  */
 export async function ensureTopics(
   kafka: Kafka,
@@ -26,9 +32,11 @@ export async function ensureTopics(
   const admin = kafka.admin();
   await admin.connect();
   try {
+    const broker = await brokerLimit(admin);
+    const overrides = new Map(specs.map((spec) => [topicName(spec, options.prefix), requiredOverrides(spec, broker)]));
     const existing = new Set(await admin.listTopics());
     const missing = specs.filter((spec) => !existing.has(topicName(spec, options.prefix)));
-    await stampOnAppend(admin, specs.filter((spec) => spec.timestamps === 'append' && !missing.includes(spec)).map((spec) => topicName(spec, options.prefix)));
+    await setOverrides(admin, [...overrides].filter(([name, wanted]) => existing.has(name) && wanted.length > 0));
     if (missing.length === 0) return [];
     const names = missing.map((spec) => topicName(spec, options.prefix));
     await retrying(() =>
@@ -41,7 +49,7 @@ export async function ensureTopics(
           configEntries: [
             { name: 'cleanup.policy', value: spec.cleanup },
             { name: 'retention.ms', value: String(spec.retentionMs ?? -1) },
-            ...(spec.timestamps === 'append' ? [{ name: TIMESTAMP_TYPE, value: 'LogAppendTime' }] : []),
+            ...overrides.get(topicName(spec, options.prefix))!,
           ],
         })),
       }),
@@ -56,28 +64,48 @@ export async function ensureTopics(
   }
 }
 
+type ConfigEntry = { readonly name: string; readonly value: string };
+
 /**
- * Sets `LogAppendTime` on existing topics that lack it. The admin API kafkajs speaks replaces a
- * topic's whole set of overrides, so the overrides already there are written back with it.
+ * The settings a topic must have. A topic that holds copies of other topics' records (a delivery
+ * task carries an event's body, a dead letter the original bytes and its reasons) accepts twice
+ * what the broker takes, so whatever fits the original fits its copy.
  */
-async function stampOnAppend(admin: Admin, names: readonly string[]): Promise<void> {
-  if (names.length === 0) return;
+function requiredOverrides(spec: TopicShape, brokerMaxMessageBytes: number): ConfigEntry[] {
+  const size = spec.maxMessageBytes ?? (spec.holdsCopies ? 2 * brokerMaxMessageBytes : undefined);
+  return [
+    ...(spec.timestamps === 'append' ? [{ name: TIMESTAMP_TYPE, value: 'LogAppendTime' }] : []),
+    ...(size === undefined ? [] : [{ name: MAX_MESSAGE_BYTES, value: String(size) }]),
+  ];
+}
+
+/**
+ * Sets the overrides existing topics lack. The admin API kafkajs speaks replaces a topic's whole
+ * set of overrides, so the overrides already there are written back with them.
+ */
+async function setOverrides(admin: Admin, wanted: readonly (readonly [string, readonly ConfigEntry[]])[]): Promise<void> {
+  if (wanted.length === 0) return;
   const { resources } = await retrying(() =>
-    admin.describeConfigs({ includeSynonyms: false, resources: names.map((name) => ({ type: ConfigResourceTypes.TOPIC, name })) }),
+    admin.describeConfigs({ includeSynonyms: false, resources: wanted.map(([name]) => ({ type: ConfigResourceTypes.TOPIC, name })) }),
   );
-  const stale = resources.filter((r) => r.configEntries.find((e) => e.configName === TIMESTAMP_TYPE)?.configValue !== 'LogAppendTime');
+  const byName = new Map(wanted);
+  const stale = resources.flatMap((resource) => {
+    const entries = byName.get(resource.resourceName) ?? [];
+    const differs = entries.some((e) => resource.configEntries.find((c) => c.configName === e.name)?.configValue !== e.value);
+    return differs ? [{ resource, entries }] : [];
+  });
   if (stale.length === 0) return;
   await retrying(() =>
     admin.alterConfigs({
       validateOnly: false,
-      resources: stale.map((r) => ({
+      resources: stale.map(({ resource, entries }) => ({
         type: ConfigResourceTypes.TOPIC,
-        name: r.resourceName,
+        name: resource.resourceName,
         configEntries: [
-          ...r.configEntries
-            .filter((e) => e.configSource === ConfigSource.TOPIC_CONFIG && e.configName !== TIMESTAMP_TYPE)
+          ...resource.configEntries
+            .filter((e) => e.configSource === ConfigSource.TOPIC_CONFIG && !entries.some((w) => w.name === e.configName))
             .map((e) => ({ name: e.configName, value: e.configValue })),
-          { name: TIMESTAMP_TYPE, value: 'LogAppendTime' },
+          ...entries,
         ],
       })),
     }),

@@ -18,6 +18,11 @@ export interface TopicSpec<V> {
    * deadline carried in a record can be held against the moment the log accepted it.
    */
   readonly timestamps?: 'append';
+  /**
+   * Its records carry a copy of another topic's record (a delivery task an event's body, a dead
+   * letter the original bytes): it accepts records twice the broker's `message.max.bytes`.
+   */
+  readonly holdsCopies?: true;
   /** Phantom: never set, only carries `V`. */
   readonly value?: V;
 }
@@ -72,11 +77,11 @@ export const topics = {
   }),
   deliveryAttempts: topic<R.DeliveryAttempt>({
     name: 'gw.deliveries.attempts', key: 'webhook id', schema: 'gateway.webhooks.DeliveryAttempt',
-    partitions: 6, cleanup: 'delete', retentionMs: 30 * DAY,
+    partitions: 6, cleanup: 'delete', retentionMs: 30 * DAY, holdsCopies: true,
   }),
   deliveryDead: topic<R.DeliveryTask>({
     name: 'gw.deliveries.dead', key: 'webhook id', schema: 'gateway.webhooks.DeliveryTask',
-    partitions: 6, cleanup: 'delete', retentionMs: 30 * DAY,
+    partitions: 6, cleanup: 'delete', retentionMs: 30 * DAY, holdsCopies: true,
   }),
   numberCommands: topic<R.NumberCommand>({
     name: 'gw.commands.numbers', key: 'instance id', schema: 'gateway.instances.NumberCommand',
@@ -104,7 +109,7 @@ export const topics = {
 export function deliveryRetryTier(delayMs: number): TopicSpec<R.DeliveryTask> {
   return topic<R.DeliveryTask>({
     name: `gw.deliveries.retry.${durationLabel(delayMs)}`, key: 'webhook id', schema: 'gateway.webhooks.DeliveryTask',
-    partitions: 6, cleanup: 'delete', retentionMs: Math.max(DAY, 72 * delayMs),
+    partitions: 6, cleanup: 'delete', retentionMs: Math.max(DAY, 72 * delayMs), holdsCopies: true,
   });
 }
 
@@ -125,7 +130,7 @@ export type AnyTopic = TopicCatalogue[keyof TopicCatalogue];
  * original bytes are kept as they were, with headers naming the processor and the error.
  */
 export const deadLetterTopic = Object.freeze({
-  name: 'gw.processors.dead', key: 'original key', partitions: 3, cleanup: 'delete' as const, retentionMs: 30 * DAY,
+  name: 'gw.processors.dead', key: 'original key', partitions: 3, cleanup: 'delete' as const, retentionMs: 30 * DAY, holdsCopies: true as const,
 });
 
 /** The name a topic has on the cluster, after the configured prefix. */

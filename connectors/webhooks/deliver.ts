@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { DeliveryAttempt, DeliveryTask } from '../../schemas/records.js';
 import { deliveryHeaders } from '../../events/signature.js';
-import { topics, type Producer } from '../../topics/index.js';
+import { GatewayFailure, topics, type Producer } from '../../topics/index.js';
 import type { Endpoints } from './endpoint.js';
 import type { EndpointLimiter } from './limiter.js';
 import { eventTimeOf, type DeliveryMetrics } from './metrics.js';
@@ -24,8 +24,8 @@ export interface DeliverDeps {
 /**
  * Makes the next attempt of a task. Resolves once the task is settled: delivered, dropped, or
  * handed to a retry tier or the dead-letter topic with the producer's ack, its attempt recorded on
- * `gw.deliveries.attempts`. Rejects when it could not be settled (the dispatcher is stopping): the
- * record that carried it is then not committed, and is read again after a restart.
+ * `gw.deliveries.attempts`. Rejects when it could not be settled: the intake tries it again, or
+ * dead-letters its record when the failure is for good (a record too large for any topic).
  */
 export type Deliver = (task: DeliveryTask) => Promise<void>;
 
@@ -57,7 +57,7 @@ async function exchange(deps: DeliverDeps, task: DeliveryTask): Promise<Exchange
   const startedAt = Date.now();
   if (endpoint.kind === 'unusable') return { kind: 'posted', url: endpoint.url, startedAt, result: { kind: 'refused', error: endpoint.reason, durationMs: 0 } };
   const result = await deps.poster.post(endpoint.url, task.body_json, deliveryHeaders(endpoint.secret, task.body_json, task));
-  if (result.kind === 'aborted') throw new Error(`delivery ${task.delivery_id} aborted: the dispatcher is stopping`);
+  if (result.kind === 'aborted') throw GatewayFailure.retryable(`delivery ${task.delivery_id} aborted: the dispatcher is stopping`);
   return { kind: 'posted', url: endpoint.url, startedAt, result };
 }
 

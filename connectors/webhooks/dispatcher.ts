@@ -70,16 +70,17 @@ export async function startDispatcher(clients: DispatcherDeps): Promise<RunningD
   const load = new Load(MAX_IN_FLIGHT);
   const schedules = retrySchedules(config.webhooks.retryDelaysMs);
   const tiers = tiersOf(schedules);
+  const limiter = new EndpointLimiter(config.webhooks.endpointConcurrency, config.webhooks.endpointQueue);
   const deliver = createDeliver({
     endpoints: new Endpoints(directory.directory, clients.cipher, connections.view),
-    limiter: new EndpointLimiter(config.webhooks.endpointConcurrency, config.webhooks.endpointQueue),
+    limiter,
     poster,
     producer: clients.producer,
     schedules,
     logger,
     metrics: clients.metrics.deliveries,
   });
-  const deps = { kafka: clients.kafka, serdes: clients.serdes, producer: clients.producer, load, logger, deliver };
+  const deps = { kafka: clients.kafka, serdes: clients.serdes, producer: clients.producer, load, logger, deliver, limiter };
   const events = await consumeEvents({ ...deps, directory: directory.directory, connections: connections.view });
   const retries = await consumeRetries(deps, tiers);
   logger.info(

@@ -3,6 +3,7 @@ import type { ConnectionsView } from '../../processors/connections/view.js';
 import type { DeliveryTask, PublicEvent } from '../../schemas/records.js';
 import { createConsumer, openOffsetReader, topicName, topics } from '../../topics/index.js';
 import { ConfigSync } from './config-sync.js';
+import { waitForBusyEndpoints } from './backpressure.js';
 import { Intake, type ConsumerDeps, type RunningIntake } from './intake.js';
 import { reachablePartner, targetsOf } from './targets.js';
 import { firstTasks } from './tasks.js';
@@ -46,12 +47,13 @@ export async function consumeEvents(deps: ConsumerDeps & { readonly directory: D
     await Promise.all([...started, ...added.map((task) => deps.deliver(task))]);
   };
   const partnersRegistered = () => [...deps.directory.partners.values()].some(reachablePartner);
-  await intake.consume([topics.events], (record, event) => {
+  await intake.consume([topics.events], (record, event, batch) => {
     const tasks = tasksOf(event);
+    if (!(tasks instanceof Error) && waitForBusyEndpoints(deps.limiter, tasks, batch)) return false;
     if (tasks instanceof Error) intake.deadLetter(record, tasks.message);
     else if (tasks.length > 0 && event.scope !== 'account' && (event.project_id === null || !partnersRegistered())) {
-      intake.admit(record, () => tasks.map((task) => deps.deliver(task)));
-    } else intake.admit(record, () => [afterSync(event, record.timestamp, event.scope === 'account' ? [] : tasks)]);
+      intake.admit(record, () => tasks.map((task) => () => deps.deliver(task)));
+    } else intake.admit(record, () => [() => afterSync(event, record.timestamp, event.scope === 'account' ? [] : tasks)]);
     return true;
   });
   return {

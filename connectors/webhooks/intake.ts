@@ -4,6 +4,7 @@ import {
   sendToDeadLetters,
   untilSettled,
   type ConsumedBatch,
+  type Settled,
   type ConsumedRecord,
   type Kafka,
   type Producer,
@@ -12,8 +13,12 @@ import {
   type TopicSpec,
 } from '../../topics/index.js';
 import type { Deliver } from './deliver.js';
+import type { EndpointLimiter } from './limiter.js';
 import type { Load } from './load.js';
 import { Watermarks } from './watermark.js';
+
+/** One delivery of a record (or its dead letter): resolves once settled, rejects when it could not be. */
+export type Work = () => Promise<void>;
 
 /** How often settled positions are committed to the consumer group. */
 const COMMIT_EVERY_MS = 200;
@@ -32,6 +37,8 @@ export interface ConsumerDeps extends Omit<IntakeDeps, 'consumer' | 'groupId' | 
   readonly kafka: Kafka;
   readonly serdes: TopicSerdes;
   readonly deliver: Deliver;
+  /** The deliver's bound per endpoint: a busy endpoint that drains fast is waited for. */
+  readonly limiter: EndpointLimiter;
 }
 
 export interface RunningIntake {
@@ -93,31 +100,55 @@ export class Intake {
   }
 
   /**
-   * Takes in one record and the deliveries `start` begins for it (none: settled at once). A record
-   * this process already holds (fetched again after a rebalance) is not started twice.
+   * Takes in one record and the deliveries `start` lists for it (none: settled at once). A record
+   * this process already holds (fetched again after a rebalance) is not started twice. Each
+   * delivery is tried again in this process until it settles, by the rule of `untilSettled`; a
+   * record whose delivery fails for good is dead-lettered with the reason. Only a dispatcher that
+   * stops leaves records unsettled, to be read again after its restart.
    */
-  admit(record: ConsumedRecord<unknown>, start: () => Promise<void>[]): void {
-    const { topic, partition, offset } = record;
-    if (!this.marks.take(topic, partition, offset)) return;
-    const deliveries = start();
-    if (deliveries.length === 0) {
-      this.marks.settle(topic, partition, offset);
-      return;
-    }
-    this.deps.load.add(deliveries.length);
-    for (const delivery of deliveries) void delivery.then(() => this.deps.load.done(1), () => this.deps.load.done(1));
-    void Promise.all(deliveries).then(
-      () => this.marks.settle(topic, partition, offset),
-      (err: unknown) => this.deps.logger.warn({ err, topic, partition, offset }, 'delivery not settled; the record is read again after a restart'),
-    );
+  admit(record: ConsumedRecord<unknown>, start: () => readonly Work[]): void {
+    if (!this.marks.take(record.topic, record.partition, record.offset)) return;
+    void this.follow(record, start(), true);
   }
 
   /** Sends a record that cannot be delivered to `gw.processors.dead` as it was, with the reason in headers. */
   deadLetter(record: ConsumedRecord<unknown>, reason: string): void {
-    this.deps.logger.error({ topic: record.topic, partition: record.partition, offset: record.offset, reason }, 'record dead-lettered');
-    this.admit(record, () => [
-      sendToDeadLetters(this.deps.producer, this.deps.prefix, record, { 'x-dead-consumer': this.deps.groupId }, reason),
-    ]);
+    if (!this.marks.take(record.topic, record.partition, record.offset)) return;
+    void this.follow(record, [this.deadLetterWork(record, reason)], false);
+  }
+
+  private async follow(record: ConsumedRecord<unknown>, works: readonly Work[], deadLetterOnFailure: boolean): Promise<void> {
+    const { topic, partition, offset } = record;
+    let outcome = await this.settleAll(works);
+    if (outcome.kind === 'failed' && deadLetterOnFailure) outcome = await this.settleAll([this.deadLetterWork(record, outcome.failure.message)]);
+    if (outcome.kind === 'stopped') {
+      this.deps.logger.warn({ topic, partition, offset }, 'delivery not settled before stopping; the record is read again after a restart');
+      return;
+    }
+    if (outcome.kind === 'failed') {
+      this.deps.logger.error({ err: outcome.failure, topic, partition, offset }, 'record could not be dead-lettered; passed over');
+    }
+    this.marks.settle(topic, partition, offset);
+  }
+
+  /** Runs every work to its end: the first failure, else stopped if one was left, else done. */
+  private async settleAll(works: readonly Work[]): Promise<Settled<void>> {
+    this.deps.load.add(works.length);
+    const outcomes = await Promise.all(
+      works.map((work) =>
+        untilSettled(work, { isRunning: () => !this.stopping, heartbeat: async () => undefined, logger: this.deps.logger, what: 'a delivery' }).finally(() =>
+          this.deps.load.done(1),
+        ),
+      ),
+    );
+    return outcomes.find((o) => o.kind === 'failed') ?? outcomes.find((o) => o.kind === 'stopped') ?? { kind: 'done', value: undefined };
+  }
+
+  private deadLetterWork(record: ConsumedRecord<unknown>, reason: string): Work {
+    return async () => {
+      this.deps.logger.error({ topic: record.topic, partition: record.partition, offset: record.offset, reason }, 'record dead-lettered');
+      await sendToDeadLetters(this.deps.producer, this.deps.prefix, record, { 'x-dead-consumer': this.deps.groupId }, reason);
+    };
   }
 
   /** Commits the positions that moved; one flush at a time. */

@@ -1,20 +1,31 @@
 interface Lane {
   running: number;
+  /** When each running job started, by a number of its own. */
+  readonly startedAt: Map<number, number>;
   readonly waiting: Array<() => void>;
+  /** Callers waiting for the lane to take jobs again. */
+  readonly roomWaiters: Array<() => void>;
 }
+
+/** A lane whose running jobs all started less than this long ago answers promptly. */
+const PROMPT_MS = 1_000;
 
 /**
  * The bound per endpoint that keeps one slow endpoint from holding the others: at most
  * `concurrency` jobs of one key run at a time and at most `queue` wait; a job beyond that is
- * refused, and the caller moves it to a retry tier instead of waiting.
+ * refused, and the caller moves it to a retry tier instead of waiting. A full lane of an endpoint
+ * that answers promptly (a healthy endpoint behind a backlog) is worth waiting for instead:
+ * `answersPromptly` tells which, and `room` when to go on.
  */
 export class EndpointLimiter {
   private readonly lanes = new Map<string, Lane>();
   private readonly concurrency: number;
+  private jobs = 0;
 
   constructor(
     concurrency: number,
     private readonly queue: number,
+    private readonly now: () => number = Date.now,
   ) {
     this.concurrency = Math.max(1, concurrency);
   }
@@ -23,21 +34,25 @@ export class EndpointLimiter {
   run<T>(key: string, job: () => Promise<T>): Promise<T> | undefined {
     let lane = this.lanes.get(key);
     if (lane === undefined) {
-      lane = { running: 0, waiting: [] };
+      lane = { running: 0, startedAt: new Map(), waiting: [], roomWaiters: [] };
       this.lanes.set(key, lane);
     }
-    if (lane.running >= this.concurrency && lane.waiting.length >= this.queue) return undefined;
+    if (this.isFullLane(lane)) return undefined;
     const admitted = lane;
     return new Promise<T>((resolve, reject) => {
       const start = () => {
+        const id = ++this.jobs;
         admitted.running += 1;
+        admitted.startedAt.set(id, this.now());
         void job()
           .then(resolve, reject)
           .finally(() => {
             admitted.running -= 1;
+            admitted.startedAt.delete(id);
             const next = admitted.waiting.shift();
             if (next !== undefined) next();
             else if (admitted.running === 0) this.lanes.delete(key);
+            if (!this.isFullLane(admitted)) for (const wake of admitted.roomWaiters.splice(0)) wake();
           });
       };
       if (admitted.running < this.concurrency) start();
@@ -45,9 +60,33 @@ export class EndpointLimiter {
     });
   }
 
+  /** Whether a job of `key` would be refused now. */
+  isFull(key: string): boolean {
+    const lane = this.lanes.get(key);
+    return lane !== undefined && this.isFullLane(lane);
+  }
+
+  /** Whether every running job of `key` started less than a second ago: the endpoint answers, its queue moves. */
+  answersPromptly(key: string): boolean {
+    const lane = this.lanes.get(key);
+    if (lane === undefined || lane.startedAt.size === 0) return true;
+    return Math.min(...lane.startedAt.values()) > this.now() - PROMPT_MS;
+  }
+
+  /** Resolves once a job of `key` would be taken again. */
+  room(key: string): Promise<void> {
+    const lane = this.lanes.get(key);
+    if (lane === undefined || !this.isFullLane(lane)) return Promise.resolve();
+    return new Promise((resolve) => lane.roomWaiters.push(resolve));
+  }
+
   /** Jobs of `key` running and waiting. */
   load(key: string): { readonly running: number; readonly waiting: number } {
     const lane = this.lanes.get(key);
     return { running: lane?.running ?? 0, waiting: lane?.waiting.length ?? 0 };
+  }
+
+  private isFullLane(lane: Lane): boolean {
+    return lane.running >= this.concurrency && lane.waiting.length >= this.queue;
   }
 }

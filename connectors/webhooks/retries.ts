@@ -1,5 +1,6 @@
 import type { DeliveryTask } from '../../schemas/records.js';
 import { createConsumer, type TopicSpec } from '../../topics/index.js';
+import { waitForBusyEndpoints } from './backpressure.js';
 import { Intake, type ConsumerDeps, type RunningIntake } from './intake.js';
 
 export interface RunningRetries extends RunningIntake {
@@ -31,7 +32,8 @@ export async function consumeRetries(deps: ConsumerDeps, tiers: readonly TopicSp
       resumeAfter(waitMs, batch.pause());
       return false;
     }
-    intake.admit(record, () => [deps.deliver(task)]);
+    if (waitForBusyEndpoints(deps.limiter, [task], batch)) return false;
+    intake.admit(record, () => [() => deps.deliver(task)]);
     return true;
   });
   return {

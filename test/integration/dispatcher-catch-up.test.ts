@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { consumeEvents } from '../../connectors/webhooks/first-attempts.js';
 import type { RunningIntake } from '../../connectors/webhooks/intake.js';
+import { EndpointLimiter } from '../../connectors/webhooks/limiter.js';
 import { Load } from '../../connectors/webhooks/load.js';
 import { newSigningSecret } from '../../events/signature.js';
 import { ConnectionsView } from '../../processors/connections/view.js';
@@ -65,6 +66,7 @@ describe('first attempts catch up with the connections', () => {
       load: new Load(100),
       logger: clients.logger,
       deliver: async (task) => void delivered.push(task),
+      limiter: new EndpointLimiter(10, 100),
       directory: directory.directory,
       connections: view,
     });

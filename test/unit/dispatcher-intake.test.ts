@@ -1,5 +1,5 @@
 import { pino } from 'pino';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Intake } from '../../connectors/webhooks/intake.js';
 import { Load } from '../../connectors/webhooks/load.js';
 import { GatewayFailure, topicName, topics, type ConsumedRecord } from '../../topics/index.js';
@@ -37,15 +37,18 @@ describe('dispatcher intake: resolving as deliveries start, committing only what
     return { consumer, producer, load, intake };
   }
 
-  /** Starts the intake with one delivery per record, kept by offset for the test to settle. */
-  async function deliveringEach(intake: Intake) {
+  /** Starts the intake with one delivery per record, its latest try kept by offset for the test to settle. */
+  async function deliveringEach(intake: Intake, tries = new Map<number, number>()) {
     const deliveries = new Map<number, ReturnType<typeof delivery>>();
     await intake.consume([topics.events], (record: ConsumedRecord<unknown>) => {
-      intake.admit(record, () => {
-        const one = delivery();
-        deliveries.set(record.offset, one);
-        return [one.promise];
-      });
+      intake.admit(record, () => [
+        () => {
+          const one = delivery();
+          deliveries.set(record.offset, one);
+          tries.set(record.offset, (tries.get(record.offset) ?? 0) + 1);
+          return one.promise;
+        },
+      ]);
       return true;
     });
     return deliveries;
@@ -81,19 +84,55 @@ describe('dispatcher intake: resolving as deliveries start, committing only what
     expect(consumer.commits.map((c) => c.next)).toEqual([0, 2, 3]);
   });
 
-  it('holds the commit at a delivery that crashed or never settles, while later ones settle', async () => {
-    const { consumer, intake } = setUp();
-    const deliveries = await deliveringEach(intake);
+  it('tries a delivery that failed again in the same process, and holds the commit at one that never settles', async () => {
+    const { consumer, producer, intake } = setUp();
+    const tries = new Map<number, number>();
+    const deliveries = await deliveringEach(intake, tries);
     await consumer.feed(batchOf(0, 1, 2, 3));
     deliveries.get(0)!.settle();
-    deliveries.get(1)!.fail(new Error('the process of this delivery crashed'));
+    deliveries.get(1)!.fail(GatewayFailure.retryable('the broker did not answer'));
     deliveries.get(3)!.settle();
     await tick();
     await intake.flush();
     expect(consumer.committed(TOPIC, 0)).toBe(1);
-    // Offset 1 crashed and offset 2 never settles: nothing more is committed, whatever settles after them.
+    await vi.waitFor(() => expect(tries.get(1)).toBe(2), { timeout: 5_000 });
+    deliveries.get(1)!.settle();
+    await tick();
     await intake.flush();
-    expect(consumer.commits.map((c) => c.next)).toEqual([1]);
+    // Offset 2 never settles: the position waits there, whatever settles after it.
+    expect(consumer.committed(TOPIC, 0)).toBe(2);
+    expect(producer.raw).toEqual([]);
+  });
+
+  it('dead-letters a record whose delivery failed for good, and commits past it once the dead letter is written', async () => {
+    const { consumer, producer, intake } = setUp();
+    const tries = new Map<number, number>();
+    const deliveries = await deliveringEach(intake, tries);
+    await consumer.feed(batchOf(0, 1));
+    deliveries.get(0)!.fail(GatewayFailure.nonRetryable('a record of 3000000 bytes does not fit t.gw.deliveries.retry.10s'));
+    deliveries.get(1)!.settle();
+    await vi.waitFor(async () => {
+      await intake.flush();
+      expect(consumer.committed(TOPIC, 0)).toBe(2);
+    });
+    expect(tries.get(0)).toBe(1);
+    expect(producer.raw.map((r) => [r.headers['x-dead-offset'], r.headers['x-dead-error']])).toEqual([
+      ['0', 'a record of 3000000 bytes does not fit t.gw.deliveries.retry.10s'],
+    ]);
+  });
+
+  it('once stopping, leaves a failed delivery unsettled for the next run instead of trying it again', async () => {
+    const { consumer, producer, intake } = setUp();
+    const tries = new Map<number, number>();
+    const deliveries = await deliveringEach(intake, tries);
+    await consumer.feed(batchOf(0));
+    intake.stopTaking();
+    deliveries.get(0)!.fail(GatewayFailure.retryable('aborted: the dispatcher is stopping'));
+    await tick();
+    await intake.flush();
+    expect(consumer.committed(TOPIC, 0)).toBe(0);
+    expect(tries.get(0)).toBe(1);
+    expect(producer.raw).toEqual([]);
   });
 
   it('does not start a record again when the partition is fetched again from an older position', async () => {

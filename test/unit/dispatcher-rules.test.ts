@@ -319,6 +319,35 @@ describe('dispatcher: the limiter per endpoint', () => {
     expect(limiter.load('slow')).toEqual({ running: 0, waiting: 0 });
   });
 
+  it('tells a full endpoint that answers promptly from a slow one, and says when it has room again', async () => {
+    let now = 0;
+    const limiter = new EndpointLimiter(1, 2, () => now);
+    const gates = Array.from({ length: 4 }, gate);
+    const job = (i: number) => () => gates[i]!.opened;
+    const settle = async (i: number, run: Promise<void> | undefined) => {
+      gates[i]!.open();
+      await run;
+      await new Promise((resolve) => setImmediate(resolve));
+    };
+    const runs = [0, 1, 2].map((i) => limiter.run('e', job(i)));
+    expect(limiter.isFull('e')).toBe(true);
+    // Its one request went out less than a second ago: worth waiting for.
+    expect(limiter.answersPromptly('e')).toBe(true);
+    now += 1_500;
+    // Open for a second and a half: a slow endpoint, whose deliveries go to the retry tier.
+    expect(limiter.answersPromptly('e')).toBe(false);
+    let roomy = false;
+    void limiter.room('e').then(() => (roomy = true));
+    await settle(0, runs[0]);
+    expect(roomy).toBe(true);
+    expect(limiter.answersPromptly('e')).toBe(true);
+    runs.push(limiter.run('e', job(3)));
+    expect(limiter.isFull('e')).toBe(true);
+    for (const i of [1, 2, 3]) await settle(i, runs[i]);
+    expect(limiter.isFull('e')).toBe(false);
+    expect(limiter.isFull('never-seen')).toBe(false);
+  });
+
   it('passes a job failure to its caller and frees the slot', async () => {
     const limiter = new EndpointLimiter(1, 0);
     await expect(limiter.run('e', async () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
