@@ -29,6 +29,7 @@ import { usageRoutes } from './usage/routes.js';
 import { webhookRoutes } from './webhooks/index.js';
 import { partnerRoutes } from './partner/routes.js';
 import { myConnectionRoutes } from './me/connections.js';
+import { callerRoutes } from './me/caller.js';
 import { connectRoutes, type ConnectRouteOptions } from './connect/routes.js';
 import type { SandboxPayments } from '../connectors/payments/sandbox.js';
 import type { StripePayments } from '../connectors/payments/stripe.js';
@@ -137,6 +138,7 @@ export async function buildServer(deps: ApiDeps) {
     await api.register(streamRoutes, { ctx, ...deps.streams });
     await api.register(webhookRoutes, { ctx, cipher: deps.messages.cipher });
     await api.register(partnerRoutes, { ctx, takeToken });
+    await api.register(callerRoutes, { ctx });
     await api.register(myConnectionRoutes, { ctx });
     await api.register(connectRoutes, { ctx, takeToken, hub: deps.streams.hub, heartbeatMs: deps.streams.heartbeatMs, ...deps.connect });
     const { payments, mailer } = deps.connect;

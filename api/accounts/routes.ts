@@ -10,6 +10,8 @@ import type { RouteOptions } from '../context.js';
 import { gatewayError } from '../errors.js';
 import { isEmailAddress } from '../../shared/email-address.js';
 import { deleteInstances } from '../instances/delete.js';
+import { changeConfigAlone } from '../config-lock.js';
+import { accountRemoval, projectRemoval, type ConfigChange } from './removal.js';
 import { projectInstances } from '../instances/queries.js';
 
 const Params = Type.Object({ id: Type.String({ maxLength: 100 }) });
@@ -19,9 +21,11 @@ const config = { partnerKeys: false };
 
 /**
  * The people and projects of an account, and the end of an account (owner and admin keys; the
- * account's deletion takes an owner key). A deleted project or account is a tombstone of it and of
- * everything under it on `gw.config`, and its numbers are removed (their sessions closed); the
- * sweeper revokes the partner connections that used them.
+ * account's deletion takes an owner key). An account always has one default project: the one
+ * partner connections link (spec 4.5). Another project can be made the default; the default
+ * itself goes only with the account. A deleted project or account is a tombstone of it and of
+ * everything under it on `gw.config` (removal.ts says which keys outlive it), and its numbers are
+ * removed (their sessions closed); the sweeper revokes the partner connections that used them.
  */
 export const accountRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { ctx }) => {
   const { directory } = ctx;
@@ -37,16 +41,18 @@ export const accountRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
     entity_id: entityId,
     entity,
   });
-  /** Tombstones, written together; resolves once this process has applied them. */
-  const remove = async (ids: readonly string[]) => {
-    await withDeadline(ctx.clients.producer.send(topics.config, ids.map((key) => ({ key, value: null }))), WRITE_DEADLINE_MS);
-    await Promise.all(ids.map((id) => directory.applied(id, null, WRITE_DEADLINE_MS)));
+  /** Writes the changes together; resolves once this process has applied them. */
+  const write = async (changes: readonly ConfigChange[]) => {
+    await withDeadline(ctx.clients.producer.send(topics.config, [...changes]), WRITE_DEADLINE_MS);
+    await Promise.all(changes.map((c) => directory.applied(c.key, c.value?.event_id ?? null, WRITE_DEADLINE_MS)));
   };
-  const underProject = (projectId: string) => [
-    ...[...directory.keysOf(directory.projects.get(projectId)?.account_id ?? '')].filter((k) => k.project_id === projectId).map((k) => k.id),
-    ...directory.webhooksOf(projectId).map((w) => w.id),
-    ...directory.poolsOf(projectId).map((p) => p.id),
-  ];
+  /** Changes of an account's projects (and its deletion) run one at a time, across API processes, on the latest directory. */
+  const changeProjects = <T>(request: FastifyRequest, change: () => Promise<T>) => changeConfigAlone(ctx, { kind: 'projects', id: request.auth.accountId }, change);
+  const ownProject = (request: FastifyRequest, id: string) => {
+    const project = directory.projects.get(id);
+    if (project === undefined || project.account_id !== request.auth.accountId) throw gatewayError('not_found');
+    return project;
+  };
 
   app.get('/users', { config, schema: { tags: ['account'], summary: 'People of the account', response: { 200: Type.Object({ data: Type.Array(UserOut) }) } } }, async (request) => {
     requireAdmin(request);
@@ -81,7 +87,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
   app.delete('/users/:id', { config, schema: { tags: ['account'], summary: 'Remove a person', params: Params, response: { 204: Type.Null() } } }, async (request, reply) => {
     requireAdmin(request);
     if (directory.users.get(request.params.id)?.account_id !== request.auth.accountId) throw gatewayError('not_found');
-    await remove([request.params.id]);
+    await write([{ key: request.params.id, value: null }]);
     return reply.code(204).send(null);
   });
 
@@ -104,20 +110,69 @@ export const accountRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
     async (request, reply) => {
       requireAdmin(request);
       const id = newId('prj');
-      await writeConfig(ctx, id, record(request, id, { kind: 'project', name: request.body.name, is_default: false }, id));
+      await changeProjects(request, async () => {
+        if (!directory.accounts.has(request.auth.accountId)) throw gatewayError('unauthorized');
+        await write([{ key: id, value: record(request, id, { kind: 'project', name: request.body.name, is_default: false }, id) }]);
+      });
       return reply.code(201).send({ id, name: request.body.name, is_default: false });
+    },
+  );
+
+  app.patch(
+    '/projects/:id',
+    {
+      config,
+      schema: {
+        tags: ['account'],
+        summary: "Rename a project, or make it the account's default project: the one new partner connections link",
+        params: Params,
+        body: Type.Object(
+          { name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })), is_default: Type.Optional(Type.Literal(true)) },
+          { additionalProperties: false, minProperties: 1, examples: [{ is_default: true }] },
+        ),
+        response: { 200: ProjectOut },
+      },
+    },
+    async (request) => {
+      requireAdmin(request);
+      return changeProjects(request, async () => {
+        const project = ownProject(request, request.params.id);
+        const changed = { kind: 'project' as const, name: request.body.name ?? project.name, is_default: request.body.is_default ?? project.is_default };
+        const formerDefaults = changed.is_default
+          ? [...directory.projects.values()].filter((p) => p.account_id === project.account_id && p.is_default && p.id !== project.id)
+          : [];
+        // The new default first: a failure between the two writes leaves two defaults (the next change mends it), never none.
+        await write([{ key: project.id, value: record(request, project.id, changed, project.id) }]);
+        if (formerDefaults.length > 0) {
+          await write(formerDefaults.map((p) => ({ key: p.id, value: record(request, p.id, { kind: 'project', name: p.name, is_default: false }, p.id) })));
+        }
+        return { id: project.id, name: changed.name, is_default: changed.is_default };
+      });
     },
   );
 
   app.delete(
     '/projects/:id',
-    { config, schema: { tags: ['account'], summary: 'Delete a project with its keys, webhooks and pools (not the default project)', params: Params, response: { 204: Type.Null() } } },
+    {
+      config,
+      schema: {
+        tags: ['account'],
+        summary: 'Delete a project with its keys, webhooks, pools and numbers (not the default project); its partner connections are revoked',
+        params: Params,
+        response: { 204: Type.Null() },
+      },
+    },
     async (request, reply) => {
       requireAdmin(request);
-      const project = directory.projects.get(request.params.id);
-      if (project === undefined || project.account_id !== request.auth.accountId) throw gatewayError('not_found');
-      if (project.is_default) throw gatewayError('invalid_request', { detail: 'the default project goes only with the account (DELETE /account)' });
-      await remove([...underProject(project.id), project.id]);
+      const project = await changeProjects(request, async () => {
+        const project = ownProject(request, request.params.id);
+        const defaultProject = directory.defaultProjectOf(project.account_id);
+        if (project.is_default || defaultProject === undefined) {
+          throw gatewayError('invalid_request', { detail: 'the default project cannot be deleted: make another project the default first (PATCH /projects/{id} {"is_default": true}), or delete the account' });
+        }
+        await write(projectRemoval(directory, project, defaultProject.id, ctx.clock()));
+        return project;
+      });
       await deleteInstances(ctx.clients.producer, await projectInstances(ctx.clients.pool, project.id));
       return reply.code(204).send(null);
     },
@@ -125,19 +180,15 @@ export const accountRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
 
   app.delete(
     '/account',
-    { config, schema: { tags: ['account'], summary: 'Delete the account with its projects, people, keys, webhooks and pools (owner keys only)', response: { 204: Type.Null() } } },
+    { config, schema: { tags: ['account'], summary: 'Delete the account with its projects, people, keys, webhooks, pools and numbers (owner keys only)', response: { 204: Type.Null() } } },
     async (request, reply) => {
       if (request.auth.role !== 'owner') throw gatewayError('forbidden');
       const { accountId } = request.auth;
-      const projects = [...directory.projects.values()].filter((p) => p.account_id === accountId);
-      const ids = [
-        ...projects.flatMap((p) => underProject(p.id)),
-        ...directory.keysOf(accountId).map((k) => k.id),
-        ...directory.usersOf(accountId).map((u) => u.id),
-        ...projects.map((p) => p.id),
-        accountId,
-      ];
-      await remove([...new Set(ids)]);
+      const projects = await changeProjects(request, async () => {
+        const projects = [...directory.projects.values()].filter((p) => p.account_id === accountId);
+        await write(accountRemoval(directory, accountId, ctx.clock()));
+        return projects;
+      });
       for (const project of projects) await deleteInstances(ctx.clients.producer, await projectInstances(ctx.clients.pool, project.id));
       return reply.code(204).send(null);
     },

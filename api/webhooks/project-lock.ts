@@ -1,47 +1,11 @@
-import { KeyedSerial } from '../../shared/serial.js';
-import { endOffsets, topicName, topics } from '../../topics/index.js';
 import type { ApiContext } from '../context.js';
-import { withDeadline } from '../../shared/deadline.js';
-import { gatewayError } from '../errors.js';
-
-/** Longest wait for another process's change of the same project's webhooks. */
-const LOCK_WAIT_MS = 20_000;
-const LOG_DEADLINE_MS = 5_000;
-
-/** Changes of one project wait their turn in the process first, so each waits on the lock with one pooled connection at most. */
-const turns = new WeakMap<ApiContext['directory'], KeyedSerial>();
+import { changeConfigAlone } from '../config-lock.js';
 
 /**
- * Runs a change of a project's webhooks alone, across every API process: under a Postgres
- * advisory transaction lock per project, and only once this process's directory has applied all
- * that `gw.config` held when the lock was taken. A check made inside (one webhook per event,
- * spec 6.2) therefore sees every webhook written before, wherever it was written; `change`
- * must write and wait for its own write before returning, so the next holder sees it too.
+ * Runs a change of a project's webhooks alone, across every API process (one lock per project):
+ * a check made inside (one webhook per event, spec 6.2) sees every webhook written before,
+ * wherever it was written; `change` must write and wait for its own write before returning.
  */
 export function changeProjectWebhooks<T>(ctx: Pick<ApiContext, 'clients' | 'directory'>, projectId: string, change: () => Promise<T>): Promise<T> {
-  let serial = turns.get(ctx.directory);
-  if (serial === undefined) turns.set(ctx.directory, (serial = new KeyedSerial()));
-  return serial.run(projectId, () => locked(ctx, projectId, change));
-}
-
-async function locked<T>(ctx: Pick<ApiContext, 'clients' | 'directory'>, projectId: string, change: () => Promise<T>): Promise<T> {
-  const { pool, kafka, serdes } = ctx.clients;
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
-    await client.query(`SET LOCAL lock_timeout = ${LOCK_WAIT_MS}`);
-    await client.query('SELECT pg_advisory_xact_lock(hashtext($1), hashtext($2))', ['webhooks', projectId]);
-    const ends = await withDeadline(endOffsets(kafka, topicName(topics.config, serdes.prefix)), LOG_DEADLINE_MS);
-    await ctx.directory.reached(ends);
-    const result = await change();
-    await client.query('COMMIT');
-    return result;
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    // 55P03: lock_not_available, another change of the project held it all along.
-    if ((error as { code?: unknown }).code === '55P03') throw gatewayError('service_unavailable', {}, { cause: error });
-    throw error;
-  } finally {
-    client.release();
-  }
+  return changeConfigAlone(ctx, { kind: 'webhooks', id: projectId }, change);
 }

@@ -29,9 +29,8 @@ interface Answer<T = Record<string, unknown>> {
 /**
  * The partner API (spec 4.4), the connection lifecycle (3.1) and partner-issued keys (5) over HTTP
  * on the real stack: every role runs in-process, the API on a clock the test moves. Connections
- * are linked and completed through /connect with codes read from the SMTP server; only a
- * connection on a project other than the account's default (which the component never makes) is
- * linked through the connection writer, to see `project_deleted`.
+ * are linked and completed through /connect with codes read from the SMTP server, and projects
+ * and accounts are deleted through the API, so every `revoked_by` is reached as a customer would.
  */
 describe('partner API and connection lifecycle', () => {
   let env: TestEnv;
@@ -60,8 +59,8 @@ describe('partner API and connection lifecycle', () => {
     return { status: response.statusCode, body: (text === '' ? {} : JSON.parse(text)) as T };
   }
   const partner = (method: string, path: string, body?: unknown) => call(method, path, { auth: secrets.partner, body });
-  const session = (externalId: string, customer: Record<string, unknown> = {}) =>
-    partner('POST', '/partner/connect-sessions', { external_id: externalId, customer: { name: 'Ana', email: 'ana@shop.test', ...customer } });
+  const session = (externalId: string, customer: Record<string, unknown> = {}, secret = secrets.partner) =>
+    call('POST', '/partner/connect-sessions', { auth: secret, body: { external_id: externalId, customer: { name: 'Ana', email: 'ana@shop.test', ...customer } } });
 
   async function writeConfig(...records: ConfigRecord[]): Promise<void> {
     await clients.producer.send(topics.config, records.map((value) => ({ key: value.entity_id, value })));
@@ -92,9 +91,9 @@ describe('partner API and connection lifecycle', () => {
    * the account (a code per e-mail and hour is limited), its e-mail on the session, the code read
    * from the SMTP server.
    */
-  async function linkedConnection(externalId: string): Promise<{ id: ConnectionId; c: ReturnType<typeof component> }> {
+  async function linkedConnection(externalId: string, secret = secrets.partner): Promise<{ id: ConnectionId; c: ReturnType<typeof component> }> {
     const email = await newAdmin();
-    const opened = await session(externalId, { email });
+    const opened = await session(externalId, { email }, secret);
     expect(opened.status, JSON.stringify(opened.body)).toBe(201);
     const c = component(opened.body.session_token as string);
     await linkByCode(c, email);
@@ -108,8 +107,9 @@ describe('partner API and connection lifecycle', () => {
   }
 
   async function linkByCode(c: ReturnType<typeof component>, email: string): Promise<void> {
+    const earlier = (await readMailbox(email)).length;
     expect(await c('POST', '/connect/account')).toMatchObject({ status: 200, body: { step: 'verify_email' } });
-    const mail = await waitFor(`the code for ${email}`, async () => (await readMailbox(email))[0], { timeoutMs: 20_000 });
+    const mail = await waitFor(`the code for ${email}`, async () => (await readMailbox(email))[earlier], { timeoutMs: 20_000 });
     const code = /\b(\d{6})\b/.exec(mail.text)![1]!;
     expect(await c('POST', '/connect/account/verify', { code })).toMatchObject({ status: 200, body: { status: 'pending_number' } });
   }
@@ -122,12 +122,44 @@ describe('partner API and connection lifecycle', () => {
   }
 
   /** A connection taken through the component to `active`, and its key from the partner's exchange. */
-  async function activeConnection(externalId: string): Promise<{ id: ConnectionId; key: string; c: ReturnType<typeof component> }> {
-    const { id, c } = await linkedConnection(externalId);
-    const exchanged = await partner('POST', '/partner/connect/exchange', { code: await completionCode(c) });
+  async function activeConnection(externalId: string, secret = secrets.partner): Promise<{ id: ConnectionId; key: string; c: ReturnType<typeof component> }> {
+    const { id, c } = await linkedConnection(externalId, secret);
+    const exchanged = await call('POST', '/partner/connect/exchange', { auth: secret, body: { code: await completionCode(c) } });
     expect(exchanged.status, JSON.stringify(exchanged.body)).toBe(200);
     return { id, key: exchanged.body.api_key as string, c };
   }
+
+  /**
+   * A shop of its own (Pro, one sandbox number paired) that its owner links to the partner through
+   * the component, completed and exchanged: a connection to delete the shop's projects or the shop under.
+   */
+  async function shopWithConnection(tag: string): Promise<{ shop: CreatedAccount; email: string; id: ConnectionId; key: string }> {
+    const email = `owner-${tag}-${env.id}@shop.test`;
+    const shop = await createAccount(clients.producer, { name: `Shop ${tag}`, email, plan: 'pro', sandboxNumbers: 1 }, connectSandboxNumbers(clients.producer));
+    await api.directory.until(() => api.directory.accounts.has(shop.account_id) && api.directory.keysOf(shop.account_id).length > 0, 15_000);
+    const opened = await session(`cus-${tag}`, { email });
+    expect(opened.status, JSON.stringify(opened.body)).toBe(201);
+    const c = component(opened.body.session_token as string);
+    await linkByCode(c, email);
+    const code = await waitFor(
+      'the completion, once the number is paired',
+      async () => {
+        const completed = await c('POST', '/connect/complete');
+        return completed.status === 200 ? (completed.body.code as string) : undefined;
+      },
+      { timeoutMs: 20_000 },
+    );
+    const exchanged = await partner('POST', '/partner/connect/exchange', { code });
+    expect(exchanged.status, JSON.stringify(exchanged.body)).toBe(200);
+    return { shop, email, id: (opened.body.connection as { id: ConnectionId }).id, key: exchanged.body.api_key as string };
+  }
+
+  /** The payload of the connect.revoked the partner's webhook received for a connection. */
+  const revokedPayload = async (id: string) => {
+    const event = await waitFor(`connect.revoked of ${id}`, async () => eventsFor('connect.revoked', id)[0], { timeoutMs: 30_000 });
+    expect(verify(secrets.webhook, event.raw, event.signature)).toBe(true);
+    return (JSON.parse(event.raw.toString()) as { payload: unknown }).payload;
+  };
 
   beforeAll(async () => {
     env = await createTestEnv({ PORT: '0', HOST: '127.0.0.1', OUTBOUND_ALLOW_CIDRS: '127.0.0.0/8', SWEEP_INTERVAL_MS: '3600000' });
@@ -313,31 +345,93 @@ describe('partner API and connection lifecycle', () => {
     expect(reopened.body.connection).toEqual({ id: byCustomer.id, external_id: 'cus-revoke-customer', status: 'pending_account' });
   });
 
-  it('revokes when the project or the account is deleted', async () => {
-    const other = await createAccount(clients.producer, { name: 'Other', email: 'other@shop.test', plan: 'pro', sandboxNumbers: 1 }, async () => undefined);
-    await api.directory.until(() => api.directory.accounts.has(other.account_id) && api.directory.keysOf(other.account_id).length > 0, 15_000);
-    const project = await call('POST', '/projects', { auth: other.api_key, body: { name: 'Second' } });
-    expect(project.status, JSON.stringify(project.body)).toBe(201);
-    const numbersOf = async (projectId: string) => (await clients.pool.query('SELECT instance_id FROM instances.numbers WHERE project_id = $1', [projectId])).rowCount;
-    await waitFor("the default project's number", async () => ((await numbersOf(other.project_id)) === other.instance_ids.length || undefined), { timeoutMs: 20_000 });
-    expect(other.instance_ids.length).toBeGreaterThan(0);
-    const inProject = await session('cus-project-deleted', { email: 'other@shop.test' });
-    const projectConnection = (inProject.body.connection as { id: ConnectionId }).id;
-    await api.connectionWriter.linkAccount(projectConnection, { accountId: other.account_id as never, projectId: project.body.id as never });
-    expect(await call('DELETE', `/projects/${other.project_id}`, { auth: other.api_key })).toMatchObject({ status: 400, body: { code: 'invalid_request' } });
-    expect(await call('DELETE', `/projects/${project.body.id as string}`, { auth: other.api_key })).toMatchObject({ status: 204 });
-    await untilStatus(projectConnection, 'revoked');
-    expect(api.connections.get(projectConnection)?.revoked_by).toBe('project_deleted');
+  it('answers GET /me to any valid key: its account, project and key, and a partner-issued key its connection', async () => {
+    expect(await call('GET', '/me')).toMatchObject({ status: 401, body: { code: 'unauthorized' } });
+    expect(await call('GET', '/me', { auth: secretToken('svc_live_') })).toMatchObject({ status: 401, body: { code: 'unauthorized' } });
+    expect(await call('GET', '/me', { auth: account.api_key })).toMatchObject({
+      status: 200,
+      body: {
+        account: { id: account.account_id, name: 'Shop', plan: 'pro', locale: 'en' },
+        project: { id: account.project_id, name: 'Shop', is_default: true },
+        key: { role: 'owner', scopes: ['*'], prefix: account.api_key.slice(0, 13), expires_at: null },
+        connection: null,
+      },
+    });
+    // An agent key with one scope reads it too: it needs none.
+    const agent = await call('POST', '/keys', { auth: account.api_key, body: { role: 'agent', scopes: ['messages:send'] } });
+    expect(agent.status).toBe(201);
+    expect(await call('GET', '/me', { auth: agent.body.api_key as string })).toMatchObject({
+      status: 200,
+      body: { key: { id: agent.body.id, role: 'agent', scopes: ['messages:send'] }, connection: null },
+    });
 
-    const inAccount = await session('cus-account-deleted', { email: 'other@shop.test' });
-    const accountConnection = (inAccount.body.connection as { id: ConnectionId }).id;
-    await api.connectionWriter.linkAccount(accountConnection, { accountId: other.account_id as never, projectId: other.project_id as never });
-    expect(await call('DELETE', '/account', { auth: other.api_key })).toMatchObject({ status: 204 });
-    await untilStatus(accountConnection, 'revoked');
-    expect(api.connections.get(accountConnection)?.revoked_by).toBe('account_deleted');
-    expect(await call('GET', '/instances', { auth: other.api_key })).toMatchObject({ status: 401 });
+    const { id, key } = await activeConnection('cus-me');
+    const mine = await call('GET', '/me', { auth: key });
+    expect(mine).toMatchObject({
+      status: 200,
+      body: {
+        account: { id: account.account_id, plan: 'pro' },
+        project: { id: account.project_id, is_default: true },
+        key: { role: 'agent', scopes: ['instances:read', 'messages:send'], prefix: key.slice(0, 13) },
+        connection: { id, external_id: 'cus-me', status: 'active', partner: { id: partnerId, name: `Partner ${partnerId}` } },
+      },
+    });
+    expect(JSON.stringify(mine.body)).not.toContain(key);
+    expect(JSON.stringify(mine.body)).not.toContain('hash');
+
+    const doc = (await api.app.inject({ method: 'GET', url: '/openapi.json' })).json<{ paths: Record<string, { get?: { responses: Record<string, { content: Record<string, { schema: { properties: object } }> }> } }> }>();
+    expect(Object.keys(doc.paths['/me']?.get?.responses['200']?.content['application/json']?.schema.properties ?? {})).toEqual(['account', 'project', 'key', 'connection']);
+  });
+
+  it('revokes the connection of a deleted project once another project is the default: project_deleted, on the webhook, and the key answers connect_revoked', async () => {
+    const { shop, email, id, key } = await shopWithConnection('project-deleted');
+    expect((await partner('GET', `/partner/connections/${id}`)).body).toMatchObject({ status: 'active', project_id: shop.project_id });
+    const owner = shop.api_key;
+    expect(await call('DELETE', `/projects/${shop.project_id}`, { auth: owner })).toMatchObject({ status: 400, body: { code: 'invalid_request' } });
+
+    const second = await call('POST', '/projects', { auth: owner, body: { name: 'Second store' } });
+    expect(second.status, JSON.stringify(second.body)).toBe(201);
+    const secondId = second.body.id as string;
+    expect(await call('PATCH', `/projects/${secondId}`, { auth: key, body: { is_default: true } })).toMatchObject({ status: 403, body: { code: 'forbidden' } });
+    for (const body of [{}, { is_default: false }, { name: '' }, { is_default: true, owner: true }]) {
+      expect(await call('PATCH', `/projects/${secondId}`, { auth: owner, body }), JSON.stringify(body)).toMatchObject({ status: 400, body: { code: 'invalid_request' } });
+    }
+    expect(await call('PATCH', `/projects/${account.project_id}`, { auth: owner, body: { is_default: true } })).toMatchObject({ status: 404, body: { code: 'not_found' } });
+    expect(await call('PATCH', `/projects/${secondId}`, { auth: owner, body: { is_default: true } })).toMatchObject({ status: 200, body: { id: secondId, name: 'Second store', is_default: true } });
+    const projects = await call<{ data: { id: string; is_default: boolean }[] }>('GET', '/projects', { auth: owner });
+    expect(projects.body.data.filter((p) => p.is_default).map((p) => p.id)).toEqual([secondId]);
+    // The connection stays on the project it linked, and works on.
+    expect(await call('GET', '/instances', { auth: key })).toMatchObject({ status: 200 });
+
+    expect(await call('DELETE', `/projects/${shop.project_id}`, { auth: owner })).toMatchObject({ status: 204 });
+    expect(await call('GET', '/instances', { auth: key })).toMatchObject({ status: 401, body: { code: 'connect_revoked' } });
+    await untilStatus(id, 'revoked');
+    expect((await partner('GET', `/partner/connections/${id}`)).body).toMatchObject({ status: 'revoked', revoked_by: 'project_deleted' });
+    expect(await revokedPayload(id)).toEqual({ status: 'revoked', revoked_by: 'project_deleted' });
+    expect(await call('GET', '/instances', { auth: key })).toMatchObject({ status: 401, body: { code: 'connect_revoked' } });
+
+    // The owner key went over to the default project; the default stays, and the next connection links it.
+    expect(await call('GET', '/me', { auth: owner })).toMatchObject({ status: 200, body: { project: { id: secondId, is_default: true }, key: { role: 'owner' } } });
+    expect(await call('DELETE', `/projects/${secondId}`, { auth: owner })).toMatchObject({ status: 400, body: { code: 'invalid_request' } });
+    const again = await session('cus-project-deleted', { email });
+    await linkByCode(component(again.body.session_token as string), email);
+    expect((await partner('GET', `/partner/connections/${id}`)).body).toMatchObject({ status: 'pending_number', project_id: secondId });
+  });
+
+  it('revokes the connection of a deleted account: account_deleted, on the webhook, and the key answers connect_revoked', async () => {
+    const { shop, id, key } = await shopWithConnection('account-deleted');
+    const numbersOf = async (projectId: string) => (await clients.pool.query('SELECT instance_id FROM instances.numbers WHERE project_id = $1', [projectId])).rowCount;
+    expect(await call('DELETE', '/account', { auth: key })).toMatchObject({ status: 403, body: { code: 'forbidden' } });
+    expect(await call('DELETE', '/account', { auth: shop.api_key })).toMatchObject({ status: 204 });
+    // Revoked by the sweeper, which follows the deletion; the key still says why it stopped.
+    await untilStatus(id, 'revoked');
+    expect(await call('GET', '/instances', { auth: key })).toMatchObject({ status: 401, body: { code: 'connect_revoked' } });
+    expect(await call('GET', '/me', { auth: key })).toMatchObject({ status: 401, body: { code: 'connect_revoked' } });
+    expect((await partner('GET', `/partner/connections/${id}`)).body).toMatchObject({ status: 'revoked', revoked_by: 'account_deleted' });
+    expect(await revokedPayload(id)).toEqual({ status: 'revoked', revoked_by: 'account_deleted' });
+    expect(await call('GET', '/instances', { auth: shop.api_key })).toMatchObject({ status: 401, body: { code: 'unauthorized' } });
     // The account's numbers go with it: their sessions close and the projection drops them.
-    await waitFor('the numbers removed', async () => ((await numbersOf(other.project_id)) === 0 || undefined), { timeoutMs: 20_000 });
+    await waitFor('the numbers removed', async () => ((await numbersOf(shop.project_id)) === 0 || undefined), { timeoutMs: 20_000 });
   });
 
   it('keeps the people of an account: admins add members, agents and partner keys may not', async () => {
@@ -351,10 +445,13 @@ describe('partner API and connection lifecycle', () => {
   });
 
   it('stops a deactivated partner: sessions 403 partner_inactive, its keys 401 connect_revoked; a rotated secret dies at once', async () => {
+    const { key } = await activeConnection('cus-other-partner', secrets.other);
+    expect(await call('GET', '/me', { auth: key })).toMatchObject({ status: 200, body: { connection: { external_id: 'cus-other-partner', partner: { id: otherId } } } });
     const current = api.directory.partners.get(otherId)!;
     const otherPartner = (active: boolean, secret: string) =>
       partnerRecord(otherId, { ...current, secret_hash: hashSecret(secret), active });
     await writeConfig(otherPartner(false, secrets.other));
+    expect(await call('GET', '/me', { auth: key })).toMatchObject({ status: 401, body: { code: 'connect_revoked' } });
     expect(await call('POST', '/partner/connect-sessions', { auth: secrets.other, body: { external_id: 'x', customer: { name: 'A', email: 'a@b.test' } } })).toMatchObject({
       status: 403,
       body: { code: 'partner_inactive' },
