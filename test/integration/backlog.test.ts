@@ -3,12 +3,11 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDispatcher, type RunningDispatcher } from '../../connectors/webhooks/index.js';
 import { newSigningSecret } from '../../events/signature.js';
-import { eventsProjection } from '../../processors/events/index.js';
-import { runProjection, type RunningProjection } from '../../processors/index.js';
 import { asAccountId, asEventId, asInstanceId, asMessageId, asProjectId, type ProjectId } from '../../schemas/ids.js';
 import type { ConfigRecord, InboundMessage, PublicEvent } from '../../schemas/records.js';
 import { createCipher } from '../../shared/cipher.js';
 import type { Clients } from '../../stack/clients.js';
+import { startRoles, type RunningRoles } from '../../stack/roles.js';
 import { deadLetterTopic, endOffsets, topicName, topics, type Kafka, type OutgoingRecord, type TopicSpec } from '../../topics/index.js';
 import { testClients } from '../support/clients.js';
 import { createTestEnv, waitFor, type TestEnv } from '../support/env.js';
@@ -129,54 +128,67 @@ describe('roles restarted behind a backlog with large records', () => {
     }
   });
 
-  it('the events processor publishes each event of the backlog once, and dead-letters nothing', async () => {
+  it('the processor role publishes each event of the backlog once, and dead-letters nothing', async () => {
     const account = asAccountId(`acc_${env.id}`);
-    const inbound = (n: number): InboundMessage => ({
-      account_id: account,
-      project_id: asProjectId(`prj_${env.id}_in${n % PROJECTS}`),
-      instance_id: asInstanceId(`inst_${env.id}_${n % (PROJECTS * 3)}`),
-      event_id: asEventId(`evt_in_${env.id}_${n}`),
-      occurred_at: Date.now(),
-      origin: 'customer',
-      message_id: asMessageId(`msg_${env.id}_${n}`),
-      wa_message_id: `WA${n}`,
-      chat_jid: '5511988887777@s.whatsapp.net',
-      sender: { jid: '5511988887777@s.whatsapp.net', lid: null, name: 'Ana', phone: '+5511988887777' },
-      from: '5511988887777@s.whatsapp.net',
-      to: null,
-      quoted_id: null,
-      quoted_participant: null,
-      group: null,
-      mentions: [],
-      content: { kind: 'text', body: text(n) },
-    });
+    /** Every seventh customer writes STOP: the contacts projection publishes its opt-out beside the events projection. */
+    const optingOut = (n: number) => n % 7 === 3;
+    const inbound = (n: number): InboundMessage => {
+      const phone = `+55119${String(10_000_000 + n).padStart(8, '0')}`;
+      const jid = `${phone.slice(1)}@s.whatsapp.net`;
+      return {
+        account_id: account,
+        // Sixty numbers of twenty projects: a batch of one partition's facts has events for several partitions of gw.events.
+        project_id: asProjectId(`prj_${env.id}_in${(n % 60) % 20}`),
+        instance_id: asInstanceId(`inst_${env.id}_${n % 60}`),
+        event_id: asEventId(`evt_in_${env.id}_${n}`),
+        occurred_at: Date.now(),
+        origin: 'customer',
+        message_id: asMessageId(`msg_${env.id}_${n}`),
+        wa_message_id: `WA${n}`,
+        chat_jid: jid,
+        sender: { jid, lid: null, name: 'Ana', phone },
+        from: jid,
+        to: null,
+        quoted_id: null,
+        quoted_participant: null,
+        group: null,
+        mentions: [],
+        content: { kind: 'text', body: optingOut(n) ? 'STOP' : text(n) },
+      };
+    };
     const facts = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => inbound(from + i)).map((value) => ({ key: value.instance_id, value }));
     const published = await collectTopic(clients, topics.events, `${env.id}.test.events`);
-    const ours = () => published.values.filter((e) => e.event_id.startsWith(`evt_in_${env.id}_`));
+    const received = () => published.values.filter((e) => e.event_id.startsWith(`evt_in_${env.id}_`));
+    const optOuts = () => published.values.filter((e) => e.event_type === 'contact.opted_out');
+    const total = 20 + BACKLOG;
+    const expectedOptOuts = Array.from({ length: total }, (_, n) => n).filter(optingOut).length;
 
-    let projection: RunningProjection | undefined = await runProjection(clients, eventsProjection(clients));
+    let processor: RunningRoles | undefined = await startRoles(['processor'], clients);
     try {
       await produceAll(clients, topics.inboundMessages, facts(0, 20));
-      await waitFor('the first events', () => ours().length >= 20);
-      await projection.stop();
-      projection = undefined;
+      await waitFor('the first events', () => received().length >= 20);
+      await processor.stop();
+      processor = undefined;
 
-      await produceAll(clients, topics.inboundMessages, facts(20, 20 + BACKLOG));
+      await produceAll(clients, topics.inboundMessages, facts(20, total));
       const started = Date.now();
-      projection = await runProjection(clients, eventsProjection(clients));
-      await waitFor('an event for each fact of the backlog', () => new Set(ours().map((e) => e.event_id)).size >= 20 + BACKLOG, { timeoutMs: 240_000, intervalMs: 250 });
-      console.log(`[backlog] events processor: ${BACKLOG} facts published in ${Date.now() - started} ms`);
-      await waitFor('the processor caught up', () =>
-        committedToEnd(clients.kafka, `${env.config.kafka.topicPrefix}processor.events`, topicName(topics.inboundMessages, env.config.kafka.topicPrefix)),
-      );
-      const ids = ours().map((e) => e.event_id);
+      processor = await startRoles(['processor'], clients);
+      await waitFor('an event for each fact of the backlog', () => new Set(received().map((e) => e.event_id)).size >= total, { timeoutMs: 240_000, intervalMs: 250 });
+      await waitFor('an opt-out for each STOP', () => optOuts().length >= expectedOptOuts, { timeoutMs: 60_000, intervalMs: 250 });
+      console.log(`[backlog] processor role: ${BACKLOG} facts published in ${Date.now() - started} ms`);
+      const prefix = env.config.kafka.topicPrefix;
+      for (const projection of ['events', 'contacts']) {
+        await waitFor(`the ${projection} projection caught up`, () => committedToEnd(clients.kafka, `${prefix}processor.${projection}`, topicName(topics.inboundMessages, prefix)));
+      }
+      const ids = received().map((e) => e.event_id);
       expect(ids.length - new Set(ids).size, 'events published twice').toBe(0);
-      const dead = await endOffsets(clients.kafka, topicName(deadLetterTopic, env.config.kafka.topicPrefix));
+      expect(new Set(optOuts().map((e) => e.event_id)).size).toBe(expectedOptOuts);
+      const dead = await endOffsets(clients.kafka, topicName(deadLetterTopic, prefix));
       expect([...dead.values()].reduce((sum, end) => sum + end, 0), 'records dead-lettered').toBe(0);
-      const large = ours().filter((e) => e.payload_json.length > LARGE_BYTES);
-      expect(large.length).toBe(Math.ceil((20 + BACKLOG) / LARGE_EVERY));
+      const large = received().filter((e) => e.payload_json.length > LARGE_BYTES);
+      expect(large.length).toBe(Array.from({ length: total }, (_, n) => n).filter((n) => n % LARGE_EVERY === 0 && !optingOut(n)).length);
     } finally {
-      await projection?.stop();
+      await processor?.stop();
       await published.consumer.stop();
     }
   });
