@@ -37,8 +37,8 @@ describe('sandbox payments: renewals and the test clock', () => {
   let api: RunningApi;
   let base: string;
   let payments: { values: PaymentRecord[]; consumer: TopicConsumer };
-  // The API's clock stands still, so periods can be computed exactly; the test clock moves them.
-  const now = Date.now();
+  // The API's clock stands still between payments, so periods can be computed exactly; the test clock moves them.
+  let now = Date.now();
   const receiver = new Receiver(() => 200);
   const partnerSecret = secretToken('svc_partner_');
   const webhookSecret = newSigningSecret();
@@ -77,8 +77,10 @@ describe('sandbox payments: renewals and the test clock', () => {
     return { c: component(token), token, connectionId: (opened.body.connection as { id: string }).id };
   }
 
-  /** Checkout by card in the component, confirmed paid by the sandbox form's route. */
+  /** Checkout by card in the component, a second later, confirmed paid by the sandbox form's route. */
   async function pay(c: Caller): Promise<void> {
+    // A later checkout is a later attempt (the latest is the one the component shows).
+    now += 1_000;
     const checkout = await c('POST', '/connect/checkout', { method: 'card' });
     expect(checkout.status, JSON.stringify(checkout.body)).toBe(200);
     expect(await call('POST', '/sandbox/payments/confirm', { body: { client_secret: checkout.body.client_secret, outcome: 'paid' } })).toMatchObject({
