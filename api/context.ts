@@ -15,6 +15,8 @@ export interface ApiClients {
   readonly pool: Pool;
   readonly clickhouse: ClickHouse;
   readonly config: {
+    /** `development` serves the sandbox's controls and lets numbers be created on it; `production` does neither. */
+    readonly mode: 'development' | 'production';
     /** How long a rotated API key keeps working. */
     readonly keyRotationGraceMs: number;
     readonly webhooks: { readonly retryDelaysMs: readonly number[] };

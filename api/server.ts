@@ -133,8 +133,12 @@ export async function buildServer(deps: ApiDeps) {
     await api.register(contactRoutes, { ctx, ...deps.contacts });
     await api.register(usageRoutes, { ctx });
     await api.register(mediaRoutes, deps.media);
-    await api.register(sandboxRoutes, { ctx });
-    await api.register(sandboxPhoneRoutes, { ctx, hub: deps.streams.hub });
+    // The sandbox's controls (its network, its phone, its payment form) exist in development mode only.
+    const sandbox = ctx.clients.config.mode === 'development';
+    if (sandbox) {
+      await api.register(sandboxRoutes, { ctx });
+      await api.register(sandboxPhoneRoutes, { ctx, hub: deps.streams.hub });
+    }
     await api.register(streamRoutes, { ctx, ...deps.streams });
     await api.register(webhookRoutes, { ctx, cipher: deps.messages.cipher });
     await api.register(partnerRoutes, { ctx, takeToken });
@@ -142,8 +146,8 @@ export async function buildServer(deps: ApiDeps) {
     await api.register(myConnectionRoutes, { ctx });
     await api.register(connectRoutes, { ctx, takeToken, hub: deps.streams.hub, heartbeatMs: deps.streams.heartbeatMs, ...deps.connect });
     const { payments, mailer } = deps.connect;
-    if (payments.name === 'sandbox') await api.register(sandboxPaymentRoutes, { ctx, payments, mailer });
-    else await api.register(stripeWebhookRoutes, { ctx, payments, mailer });
+    if (payments.name === 'stripe') await api.register(stripeWebhookRoutes, { ctx, payments, mailer });
+    else if (sandbox) await api.register(sandboxPaymentRoutes, { ctx, payments, mailer });
     await api.register(platformRoutes, { ctx, takeToken, cipher: deps.messages.cipher, publicBaseUrl: deps.publicBaseUrl, panel });
     await api.register(panelRoutes, { ctx, gate: panel, sessions: panelSessions, mailer: deps.connect.mailer, codeKey: deps.connect.codeKey, dir: deps.panel.dir });
     await api.register(logoRoutes, { ctx });

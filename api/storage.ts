@@ -4,6 +4,7 @@ import { sessionsDdl } from './connect/sessions.js';
 import { emailCodesDdl } from './email-codes.js';
 import { panelSessionsDdl } from './panel/sessions.js';
 import { paymentsDdl } from '../connectors/payments/attempts.js';
+import { testClocksDdl } from '../connectors/payments/test-clocks.js';
 import { logosDdl } from './platform/logo.js';
 import { connectCodesDdl } from './partner/connect-codes.js';
 
@@ -35,6 +36,7 @@ const ddl = [
   ...connectCodesDdl,
   ...emailCodesDdl,
   ...paymentsDdl,
+  ...testClocksDdl,
   ...panelSessionsDdl,
   ...logosDdl,
 ];

@@ -138,6 +138,7 @@ async function main(): Promise<void> {
   await producer.send(topics.config, [{ key: WEBHOOK, value: webhook }]);
 
   const dispatcherEnv = {
+    GATEWAY_MODE: 'development', // the local sandbox's defaults (PAYMENT_PROVIDER, CONNECTOR)
     KAFKA_TOPIC_PREFIX: prefix,
     SECRETS_KEY: secretsKey,
     ALLOW_PRIVATE_NETWORK: 'true',

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
 import { buildClients } from './clients.js';
-import { loadConfig, redactConfig, type Config } from './config.js';
+import { loadConfig, redactConfig, refuseSandboxInProduction, type Config } from './config.js';
 import { createLogger } from './logger.js';
 import { parseRoles, roleNames, startRoles } from './roles.js';
 import { stackDown, stackStatus, stackUp, type StackStatus } from './local/index.js';
@@ -61,9 +61,11 @@ async function main(argv: string[]): Promise<number> {
     },
   });
   const [command, arg] = positionals;
-  const config = loadConfig();
+  // The README's run command is a development machine's: the sandbox providers are its defaults.
+  const config = loadConfig(process.env, { defaultMode: command === 'start' ? 'development' : 'production' });
   switch (command) {
     case 'start':
+      refuseSandboxInProduction(config); // before the stack comes up, when GATEWAY_MODE=production was set
       printStatus(await stackUp({ root: config.stackRoot, log: (line) => console.log(line) }));
       return runRoles(config, 'all', { firstAccount: true });
     case 'accounts':
@@ -114,6 +116,7 @@ async function main(argv: string[]): Promise<number> {
 
 async function runRoles(config: Config, arg: string, options: { firstAccount?: boolean } = {}): Promise<number> {
   const roles = parseRoles(arg);
+  refuseSandboxInProduction(config);
   const logger = createLogger(config.logLevel, config.logFormat);
   logger.info({ roles, config: redactConfig(config) }, 'starting');
   const clients = await buildClients(config, logger);

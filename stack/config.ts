@@ -7,7 +7,15 @@ import type { ClickHouseOptions } from '../shared/clickhouse.js';
 import { repoRoot } from '../shared/repo-root.js';
 import { ConnectorKindValues, type ConnectorKind } from '../schemas/records.js';
 
+/**
+ * `development` lets the sandbox providers run (the payment form that confirms from a public route,
+ * the simulated network and its controls); `production`, the default of every command but
+ * `gateway start`, refuses them at start (`refuseSandboxInProduction`).
+ */
+export type GatewayMode = 'development' | 'production';
+
 export interface Config {
+  readonly mode: GatewayMode;
   readonly host: string;
   readonly port: number;
   /** Port of `/metrics` for a process that runs no API (the API serves it on its own port); 0: not served. */
@@ -125,13 +133,17 @@ function retryDelays(env: Env, name: string, fallback: string): readonly number[
   );
 }
 
-/** Reads the environment once. Every variable has a default that points at the local stack. */
-export function loadConfig(env: Env = process.env): Config {
+/**
+ * Reads the environment once. Every variable has a default that points at the local stack;
+ * `defaultMode` is the mode when GATEWAY_MODE is unset (`gateway start` passes development).
+ */
+export function loadConfig(env: Env = process.env, { defaultMode = 'production' }: { defaultMode?: GatewayMode } = {}): Config {
   const stackRoot = text(env, 'GATEWAY_STACK_DIR', path.join(repoRoot, '.stack'));
   const clickhouseUrl = env.CLICKHOUSE_URL?.trim();
   const secretsKey = text(env, 'SECRETS_KEY', 'local-development-secrets-key');
   const port = integer(env, 'PORT', 3000);
   return Object.freeze({
+    mode: gatewayMode(text(env, 'GATEWAY_MODE', defaultMode)),
     host: text(env, 'HOST', '0.0.0.0'),
     port,
     metricsPort: integer(env, 'METRICS_PORT', 0),
@@ -198,6 +210,29 @@ export function loadConfig(env: Env = process.env): Config {
     }),
     stackRoot,
   });
+}
+
+function gatewayMode(value: string): GatewayMode {
+  if (value !== 'development' && value !== 'production') throw new Error(`GATEWAY_MODE must be development or production, not ${value}`);
+  return value;
+}
+
+/**
+ * Production refuses the sandbox providers: the sandbox payment form confirms from a public route
+ * (a deployment that forgot Stripe would give Pro away), and numbers on the simulated network reach
+ * nobody. Role commands call this before they start; the message names what to set.
+ */
+export function refuseSandboxInProduction(config: Config): void {
+  if (config.mode === 'development') return;
+  const sandboxes = [
+    ...(config.payments.provider === 'sandbox' ? ['PAYMENT_PROVIDER is sandbox (set PAYMENT_PROVIDER=stripe with its STRIPE_* variables)'] : []),
+    ...(config.defaultConnector === 'sandbox' ? ['CONNECTOR is sandbox (set CONNECTOR=baileys)'] : []),
+  ];
+  if (sandboxes.length === 0) return;
+  throw new Error(
+    `GATEWAY_MODE is production (the default of every command but \`gateway start\`), which refuses the sandbox providers: ${sandboxes.join('; ')}. ` +
+      'To run the sandbox on a development machine, set GATEWAY_MODE=development (as `gateway start`, and so `npm start`, does).',
+  );
 }
 
 function connectorKind(value: string): ConnectorKind {

@@ -85,6 +85,10 @@ export const instanceRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (ap
       },
     },
     async (request, reply) => {
+      const connector = request.body.connector ?? ctx.clients.config.defaultConnector;
+      if (connector === 'sandbox' && ctx.clients.config.mode !== 'development') {
+        throw gatewayError('invalid_request', { detail: 'connector: the sandbox network runs in development mode only (GATEWAY_MODE=development)' });
+      }
       const allowed = planNamed(request.auth.plan).numbers;
       if ((await projectInstances(pool, request.auth.projectId)).length >= allowed) throw gatewayError('quota_exceeded');
       const state = await withDeadline(
@@ -92,7 +96,7 @@ export const instanceRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (ap
           accountId: request.auth.accountId,
           projectId: request.auth.projectId,
           nickname: request.body.nickname ?? null,
-          connector: request.body.connector ?? ctx.clients.config.defaultConnector,
+          connector,
         }),
         WRITE_DEADLINE_MS,
       );

@@ -1,15 +1,30 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Mailer } from '../../connectors/email/smtp.js';
-import type { SandboxPayments } from '../../connectors/payments/sandbox.js';
+import { MAX_ADVANCE_DAYS, type SandboxPayments, type SandboxSubscription } from '../../connectors/payments/sandbox.js';
 import type { RouteOptions } from '../context.js';
 import { gatewayError } from '../errors.js';
 import { applyPaymentOutcome } from './effects.js';
 
+const RenewalOutcome = Type.Union([Type.Literal('paid'), Type.Literal('failed')], {
+  description: 'What the saved payment method does at a renewal: paid (the period moves on 30 days) or failed (the subscription lapses)',
+});
+
+const SubscriptionOut = Type.Object({
+  attempt_id: Type.String({ description: 'The paid attempt that is the subscription' }),
+  status: Type.String({ description: 'paid, or lapsed' }),
+  period_end: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  clock: Type.String({ format: 'date-time', description: "The account's time on its test clock (real time until the clock is advanced)" }),
+  renewals: Type.Array(Type.String(), { description: 'What each renewal did, in order: paid or lapsed' }),
+});
+
 /**
- * What the sandbox payment form posts, as Stripe.js confirms a payment with its client secret:
- * the secret is the credential, so any origin may post it (CORS `*`). A paid attempt makes the
- * account Pro, and its connections move at once (resumed, or on to the number step).
+ * The sandbox's payment routes. `confirm` is what the sandbox payment form posts, as Stripe.js
+ * confirms a payment with its client secret: the secret is the credential, so any origin may post
+ * it (CORS `*`). A paid attempt makes the account Pro, and its connections move at once (resumed,
+ * or on to the number step). `renew` and `advance` are the processor's test mode, run by the
+ * account itself (a key with `sandbox:write`): a renewal now, or its test clock moved on; a lapse
+ * makes it Free and suspends its connections, through the same effects as Stripe's events.
  */
 export const sandboxPaymentRoutes: FastifyPluginAsyncTypebox<RouteOptions & { payments: SandboxPayments; mailer: Pick<Mailer, 'send'> }> = async (
   app,
@@ -40,6 +55,60 @@ export const sandboxPaymentRoutes: FastifyPluginAsyncTypebox<RouteOptions & { pa
       return { attempt_id: outcome.attempt.attemptId, status: outcome.attempt.status };
     },
   );
+
+  app.post(
+    '/sandbox/payments/renew',
+    {
+      config: { scope: 'sandbox:write' },
+      schema: {
+        tags: ['sandbox'],
+        summary: "Renew the account's paid subscription now: paid moves its period on 30 days, failed lapses it (Free, connections suspended)",
+        body: Type.Optional(Type.Object({ outcome: Type.Optional(RenewalOutcome) }, { additionalProperties: false, examples: [{ outcome: 'failed' }] })),
+        response: { 200: SubscriptionOut },
+      },
+    },
+    async (request) => {
+      const subscription = await payments.renew(request.auth.accountId, request.body?.outcome ?? 'paid', ctx.clock());
+      return applied(subscription);
+    },
+  );
+
+  app.post(
+    '/sandbox/payments/advance',
+    {
+      config: { scope: 'sandbox:write' },
+      schema: {
+        tags: ['sandbox'],
+        summary: "Move the account's test clock forward: each period end it passes is a renewal that does `outcome` (paid by default)",
+        body: Type.Object(
+          {
+            days: Type.Integer({ minimum: 1, maximum: MAX_ADVANCE_DAYS, description: `Days to move the clock; at most ${MAX_ADVANCE_DAYS} (two periods), as with Stripe's test clocks` }),
+            outcome: Type.Optional(RenewalOutcome),
+          },
+          { additionalProperties: false, examples: [{ days: 31, outcome: 'failed' }] },
+        ),
+        response: { 200: SubscriptionOut },
+      },
+    },
+    async (request) => {
+      const subscription = await payments.advance(request.auth.accountId, request.body.days, request.body.outcome ?? 'paid', ctx.clock());
+      return applied(subscription);
+    },
+  );
+
+  /** Each renewal's effect, in order (402 `payment_required` without a paid subscription), and the answer. */
+  async function applied(subscription: SandboxSubscription | undefined) {
+    if (subscription === undefined) throw gatewayError('payment_required', { detail: 'the account has no paid subscription to renew: pay Pro through the component first' });
+    for (const renewal of subscription.renewals) await applyPaymentOutcome(ctx, mailer, renewal);
+    const { attempt } = subscription;
+    return {
+      attempt_id: attempt.attemptId,
+      status: attempt.status,
+      period_end: attempt.periodEnd === null ? null : new Date(attempt.periodEnd).toISOString(),
+      clock: new Date(subscription.clock).toISOString(),
+      renewals: subscription.renewals.map((renewal) => renewal.kind),
+    };
+  }
 
   // The component posts from the partner's page, as Stripe.js posts to Stripe: any origin may.
   app.options('/sandbox/payments/confirm', { config: { public: true }, schema: { hide: true } }, async (_request, reply) =>

@@ -23,11 +23,12 @@ describe('the README run command (gateway start)', () => {
     await env?.dispose();
   });
 
-  it('brings up the stack and the gateway, reports ready, stops on SIGINT, and starts again', async () => {
+  it('brings up the stack and the gateway in development mode, reports ready, stops on SIGINT, and starts again', async () => {
     const port = await freePort();
     const keys: string[] = [];
     for (const round of [1, 2]) {
-      const gateway = spawnGateway(['start'], { ...env.env, PORT: String(port), LOG_LEVEL: 'info' });
+      // GATEWAY_MODE unset (empty is unset): `gateway start` runs in development mode of its own.
+      const gateway = spawnGateway(['start'], { ...env.env, GATEWAY_MODE: '', PORT: String(port), LOG_LEVEL: 'info' });
       try {
         const ready = await waitFor(`round ${round}: /ready`, async () => {
           const response = await request(`http://127.0.0.1:${port}/ready`);
@@ -45,6 +46,10 @@ describe('the README run command (gateway start)', () => {
           return body.data.length === 1 && body.data[0]!.status === 'connected' ? body.data : undefined;
         }, { timeoutMs: 60_000, intervalMs: 200 });
         expect(numbers).toHaveLength(1);
+        // The sandbox's controls are served (a body the route refuses, where production answers 404).
+        const scan = await request(`http://127.0.0.1:${port}/sandbox/phone/scan`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+        expect(await scan.body.json()).toMatchObject({ code: 'invalid_request' });
+        expect(gateway.output()).toContain('"mode":"development"');
       } finally {
         gateway.kill('SIGINT');
       }

@@ -8,7 +8,8 @@ import { createKafka, removePrefixed } from '../../topics/index.js';
 
 /**
  * A test's own slice of the shared stack: a fresh Postgres database and a topic prefix, so tests
- * run side by side without seeing each other's records or rows.
+ * run side by side without seeing each other's records or rows. In development mode (the sandbox
+ * providers), for the test's own clients and for the CLI processes it spawns with `env`.
  */
 export interface TestEnv {
   readonly id: string;
@@ -35,6 +36,8 @@ export async function createTestEnv(overrides: Record<string, string> = {}): Pro
   await admin.query(`CREATE DATABASE ${database}`);
   await admin.end();
   const env = {
+    // Tests drive the sandbox providers, which run in development mode only.
+    GATEWAY_MODE: 'development',
     DATABASE_URL: databaseUrl.toString(),
     KAFKA_TOPIC_PREFIX: `${id}.`,
     KAFKA_CLIENT_ID: `gateway-${id}`,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig, redactConfig } from '../../stack/config.js';
+import { loadConfig, redactConfig, refuseSandboxInProduction } from '../../stack/config.js';
 
 describe('configuration', () => {
   it('works with no variable set, pointing at the local stack', () => {
@@ -42,6 +42,20 @@ describe('configuration', () => {
     expect(refused('10s,-1s')).toThrow(/entry "-1s" is not a duration/);
     expect(refused('10s,1d')).toThrow(/entry "1d" is not a duration/);
     expect(refused('1s,1s,1s,1s,1s,1s')).toThrow(/has 6 delays: a webhook is retried at most 5 times/);
+  });
+
+  it('runs in production unless told otherwise, where the sandbox providers are refused with what to set', () => {
+    expect(loadConfig({}).mode).toBe('production');
+    expect(loadConfig({}, { defaultMode: 'development' }).mode).toBe('development');
+    expect(loadConfig({ GATEWAY_MODE: 'production' }, { defaultMode: 'development' }).mode).toBe('production');
+    expect(loadConfig({ GATEWAY_MODE: ' ' }, { defaultMode: 'development' }).mode).toBe('development');
+    expect(() => loadConfig({ GATEWAY_MODE: 'dev' })).toThrow(/GATEWAY_MODE must be development or production, not dev/);
+
+    expect(() => refuseSandboxInProduction(loadConfig({}))).toThrow(/PAYMENT_PROVIDER is sandbox .*; CONNECTOR is sandbox .*set GATEWAY_MODE=development/);
+    expect(() => refuseSandboxInProduction(loadConfig({ CONNECTOR: 'baileys' }))).toThrow(/^(?!.*CONNECTOR is).*PAYMENT_PROVIDER is sandbox/);
+    const stripe = { PAYMENT_PROVIDER: 'stripe', STRIPE_SECRET_KEY: 'sk', STRIPE_PUBLISHABLE_KEY: 'pk', STRIPE_WEBHOOK_SECRET: 'whsec', STRIPE_PRODUCT: 'prod' };
+    expect(() => refuseSandboxInProduction(loadConfig({ ...stripe, CONNECTOR: 'baileys' }))).not.toThrow();
+    expect(() => refuseSandboxInProduction(loadConfig({ GATEWAY_MODE: 'development' }))).not.toThrow();
   });
 
   it('masks credentials before the config is logged', () => {
