@@ -460,6 +460,18 @@ export const ERRORS = {
       fr: 'La requête est invalide[ : {detail}]. Corrigez-la et renvoyez-la.',
     },
   },
+  // GET /metrics without the metrics token, or from outside the host while none is set (docs/metrics.md).
+  metrics_unauthorized: {
+    status: 401,
+    message: {
+      pt: 'As métricas exigem o token de métricas (METRICS_TOKEN) no cabeçalho Authorization: Bearer; sem token configurado, só o próprio host do gateway pode lê-las.',
+      en: 'Metrics need the metrics token (METRICS_TOKEN) in the Authorization: Bearer header; while none is set, only the gateway’s own host may read them.',
+      es: 'Las métricas requieren el token de métricas (METRICS_TOKEN) en la cabecera Authorization: Bearer; sin token configurado, solo el propio host del gateway puede leerlas.',
+      it: 'Le metriche richiedono il token delle metriche (METRICS_TOKEN) nell’intestazione Authorization: Bearer; senza un token configurato, solo l’host del gateway può leggerle.',
+      de: 'Die Metriken erfordern das Metrik-Token (METRICS_TOKEN) im Header Authorization: Bearer; solange keines gesetzt ist, kann nur der Host des Gateways sie lesen.',
+      fr: 'Les métriques exigent le jeton de métriques (METRICS_TOKEN) dans l’en-tête Authorization: Bearer ; tant qu’aucun n’est défini, seul l’hôte de la passerelle peut les lire.',
+    },
+  },
   // Also for resources of another project, so their existence does not leak.
   not_found: {
     status: 404,

@@ -15,6 +15,7 @@ import { answerClientError, answerFrameworkError, errorsPlugin, MAX_PARAM_LENGTH
 import { strictInputPlugin } from './plugins/strict-input.js';
 import { httpMetricsPlugin, type HttpMetrics } from './plugins/http-metrics.js';
 import { metricsRoutes } from './metrics/routes.js';
+import { securityOf, securitySchemes } from './openapi-security.js';
 import type { Registry } from 'prom-client';
 import { DEFAULT_BODY_LIMIT } from './body-limits.js';
 import { createRateLimiter, type RateLimit } from './plugins/rate-limit.js';
@@ -62,14 +63,18 @@ export interface ApiDeps extends HealthOptions {
   readonly streams: Omit<StreamRouteOptions, 'ctx'>;
   /** The component's API: e-mail, payments, the stream hub (it is `streams.hub`) and the key of e-mail codes. */
   readonly connect: Pick<ConnectRouteOptions, 'mailer' | 'codeKey'> & { readonly payments: SandboxPayments | StripePayments };
-  /** The process's registry, served at `/metrics`, and the HTTP series recorded in it. */
-  readonly metrics: { readonly registry: Registry; readonly http: HttpMetrics };
+  /**
+   * The process's registry and the HTTP series recorded in it; `/metrics` is served on the API's
+   * port unless it has a port of its own, and needs `token` when one is set (api/metrics/access.ts).
+   */
+  readonly metrics: { readonly registry: Registry; readonly http: HttpMetrics; readonly onApiPort: boolean; readonly token: string | undefined };
 }
 
 /**
  * The HTTP API. Every route declares its schemas; OpenAPI is generated from them and served at
- * `/openapi.json`, with a browsable copy at `/docs`. Health and docs need no key; everything
- * else sits behind the auth plugin (key, rate limit, scope).
+ * `/openapi.json`, with a browsable copy at `/docs`, each operation with the credential it asks
+ * for. Health and docs need no key; everything else sits behind the auth plugin (key, rate limit,
+ * scope) or the authentication of its surface.
  */
 export async function buildServer(deps: ApiDeps) {
   const app = Fastify({
@@ -92,16 +97,10 @@ export async function buildServer(deps: ApiDeps) {
         version: '0.1.0',
         description: 'Send and receive messages through phone numbers, with signed webhooks and event streams.',
       },
-      components: {
-        securitySchemes: {
-          apiKey: { type: 'http', scheme: 'bearer', description: 'API key `svc_live_...`' },
-          partnerSecret: { type: 'http', scheme: 'bearer', description: 'Partner secret `svc_partner_...` (header only)' },
-          platformAdmin: { type: 'http', scheme: 'bearer', description: 'Platform administrator credential `svc_platform_...`' },
-          connectSession: { type: 'apiKey', in: 'header', name: 'X-Connect-Session', description: 'Component session token `cs_...` (30 minutes)' },
-        },
-      },
-      security: [{ apiKey: [] }],
+      components: { securitySchemes },
     },
+    // Each operation names the credential its route asks for (openapi-security.ts), `[]` when none.
+    transform: ({ schema, url, route }) => ({ schema: { ...schema, security: securityOf(route.config, schema) }, url }),
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
   await app.register(httpMetricsPlugin, { metrics: deps.metrics.http });
@@ -123,7 +122,8 @@ export async function buildServer(deps: ApiDeps) {
       rateLimitFor: deps.rateLimitFor,
     });
     await api.register(healthRoutes, { checkDependencies: deps.checkDependencies });
-    await api.register(metricsRoutes, { registry: deps.metrics.registry });
+    const { registry, onApiPort, token } = deps.metrics;
+    if (onApiPort) await api.register(metricsRoutes, { registry, access: { token, hostOnlyWithoutToken: true } });
     api.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger());
     await api.register(keyRoutes, { ctx });
     await api.register(instanceRoutes, { ctx });

@@ -24,21 +24,26 @@ export interface UnstorableText {
 
 /**
  * The first string (value or object key) in `value` that breaks the rule, depth first. `skip`
- * names fields whose strings the route checks itself (they are not walked).
+ * names fields whose strings the route checks itself (they are not walked). The walk keeps its
+ * own stack, so no depth of nesting can overflow the call stack.
  */
 export function findUnstorableText(value: unknown, field: string, skip: ReadonlySet<string> = new Set()): UnstorableText | undefined {
-  if (skip.has(field)) return undefined;
-  if (typeof value === 'string') {
-    const problem = textProblem(value);
-    return problem === undefined ? undefined : { field, problem };
-  }
-  if (typeof value !== 'object' || value === null) return undefined;
-  const entries: [string, unknown][] = Array.isArray(value) ? value.map((item, index) => [String(index), item]) : Object.entries(value);
-  for (const [key, item] of entries) {
-    const keyProblem = textProblem(key);
-    if (keyProblem !== undefined) return { field, problem: keyProblem };
-    const found = findUnstorableText(item, `${field}/${key}`, skip);
-    if (found !== undefined) return found;
+  // Each entry: the field holding it, its key there (none for the root) and its value.
+  const pending: [parent: string, key: string | undefined, value: unknown][] = [[field, undefined, value]];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const [parent, key, item] = next;
+    const keyProblem = key === undefined ? undefined : textProblem(key);
+    if (keyProblem !== undefined) return { field: parent, problem: keyProblem };
+    const at = key === undefined ? parent : `${parent}/${key}`;
+    if (skip.has(at)) continue;
+    if (typeof item === 'string') {
+      const problem = textProblem(item);
+      if (problem !== undefined) return { field: at, problem };
+    } else if (typeof item === 'object' && item !== null) {
+      const entries: [string, unknown][] = Array.isArray(item) ? item.map((inner, index) => [String(index), inner]) : Object.entries(item);
+      // Pushed last to first, so the first entry is looked at first, as a recursive walk would.
+      for (let i = entries.length - 1; i >= 0; i--) pending.push([at, entries[i]![0], entries[i]![1]]);
+    }
   }
   return undefined;
 }

@@ -84,7 +84,12 @@ export async function startApi(clients: Clients, options: { listen: boolean; clo
           : new SandboxPayments(clients.pool, clients.producer),
       codeKey: createHmac('sha256', clients.config.secretsKey).update('connect-email-codes').digest('hex'),
     },
-    metrics: { registry: clients.metrics.registry, http: clients.metrics.http },
+    metrics: {
+      registry: clients.metrics.registry,
+      http: clients.metrics.http,
+      onApiPort: clients.config.metricsPort === 0,
+      token: clients.config.metricsToken,
+    },
   });
   if (options.listen) await app.listen({ host: clients.config.host, port: clients.config.port });
   return {

@@ -1,9 +1,9 @@
 #!/usr/bin/env node
-import { parseArgs } from 'node:util';
 import { buildClients } from './clients.js';
 import { loadConfig, redactConfig, refuseSandboxInProduction, type Config } from './config.js';
 import { createLogger } from './logger.js';
-import { parseRoles, roleNames, startRoles } from './roles.js';
+import { parseRoles, startRoles } from './roles.js';
+import { readCommandLine, usage } from './command-line.js';
 import { stackDown, stackStatus, stackUp, type StackStatus } from './local/index.js';
 import { projectionsFor, replayable, replayProjection } from '../processors/index.js';
 import { createAccount, type CreatedAccount } from '../api/accounts/create.js';
@@ -17,56 +17,26 @@ import { listenCommand } from '../connectors/relay/index.js';
 import type { Clients } from './clients.js';
 import { listDeadLetters, redrive, redriveAll, type DeadLetter } from '../topics/index.js';
 
-const usage = `Usage: gateway <command>
-
-  start                      bring up the local stack, then run every role (the README's run command)
-  all | <role>[,<role>...]   run roles against the configured services; roles: ${roleNames.join(', ')}
-  replay <projection>        rebuild a projection from offset zero and swap it in; projections: ${replayable.join(', ')}
-  accounts create --name N --email E [--sandbox-numbers K] [--plan free|pro] [--locale pt|en|es|it|de|fr] [--json]
-                             create an account, its default project and an owner API key (printed once)
-  platform-admins create --email E [--json]
-                             create a platform administrator; its credential (svc_platform_...) is printed once
-  advisories publish --account A [--account B...] --title T --impact I --action X --link URL
-                             write advisory.published to every webhook of the accounts named
-  listen --forward-to URL [--events a,b] [--print] [--secret S] [--api-url URL] [--api-key K]
-                             relay the project's events to a local URL, signed like webhooks (gateway listen --help)
-  dead-letters list [--limit N] [--json]
-                             the records consumers gave up on (gw.processors.dead), with who gave up and why
-  dead-letters retry <partition:offset ...> | --all
-                             write dead letters back to their topics (--all: those no earlier --all wrote back)
-  stack up | down | status   manage the local stack (Kafka, schema registry, Postgres databases, S3, SMTP)
-`;
-
 async function main(argv: string[]): Promise<number> {
-  // The relay has options of its own.
-  if (argv[0] === 'listen') return listenCommand(argv.slice(1), process.env, loadConfig().port);
-  const { positionals, values } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    strict: true,
-    options: {
-      name: { type: 'string' },
-      email: { type: 'string' },
-      'sandbox-numbers': { type: 'string' },
-      plan: { type: 'string' },
-      locale: { type: 'string' },
-      json: { type: 'boolean' },
-      account: { type: 'string', multiple: true },
-      title: { type: 'string' },
-      impact: { type: 'string' },
-      action: { type: 'string' },
-      link: { type: 'string' },
-      limit: { type: 'string' },
-      all: { type: 'boolean' },
-    },
-  });
-  const [command, arg] = positionals;
+  const line = readCommandLine(argv);
+  switch (line.kind) {
+    case 'help':
+      console.log(line.text);
+      return 0;
+    case 'mistake':
+      console.error(line.text);
+      return 1;
+    case 'listen':
+      return listenCommand(line.argv, process.env, loadConfig().port);
+  }
+  const { command, positionals, values } = line;
+  const arg = positionals[1];
   // The README's run command is a development machine's: the sandbox providers are its defaults.
   const config = loadConfig(process.env, { defaultMode: command === 'start' ? 'development' : 'production' });
   switch (command) {
     case 'start':
       refuseSandboxInProduction(config); // before the stack comes up, when GATEWAY_MODE=production was set
-      printStatus(await stackUp({ root: config.stackRoot, log: (line) => console.log(line) }));
+      printStatus(await stackUp({ root: config.stackRoot, log: (text) => console.log(text) }));
       return runRoles(config, 'all', { firstAccount: true });
     case 'accounts':
       if (arg !== 'create' || !values.name || !values.email) {
@@ -105,10 +75,6 @@ async function main(argv: string[]): Promise<number> {
       return replay(config, arg);
     case 'dead-letters':
       return deadLettersCommand(config, arg, positionals.slice(2), { limit: values.limit, json: values.json ?? false, all: values.all ?? false });
-    case undefined:
-    case 'help':
-      console.log(usage);
-      return command === undefined ? 1 : 0;
     default:
       return runRoles(config, command);
   }

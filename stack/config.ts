@@ -18,8 +18,10 @@ export interface Config {
   readonly mode: GatewayMode;
   readonly host: string;
   readonly port: number;
-  /** Port of `/metrics` for a process that runs no API (the API serves it on its own port); 0: not served. */
+  /** Port of `/metrics` on a listener of its own, in any process; 0: on the API's port where there is one, else not served. */
   readonly metricsPort: number;
+  /** The bearer token `/metrics` needs wherever it is served; unset: the API's port answers the host itself only. */
+  readonly metricsToken: string | undefined;
   /**
    * Proxies whose X-Forwarded-For names the client (per-IP rate limits read it): false (none, the
    * default: a client could otherwise pick its own address), true (any), or addresses and CIDRs.
@@ -147,6 +149,7 @@ export function loadConfig(env: Env = process.env, { defaultMode = 'production' 
     host: text(env, 'HOST', '0.0.0.0'),
     port,
     metricsPort: integer(env, 'METRICS_PORT', 0),
+    metricsToken: env.METRICS_TOKEN?.trim() || undefined,
     trustProxy: trustProxy(text(env, 'TRUST_PROXY', 'false')),
     logLevel: text(env, 'LOG_LEVEL', 'info'),
     logFormat: text(env, 'LOG_FORMAT', process.stdout.isTTY ? 'pretty' : 'json') === 'pretty' ? 'pretty' : 'json',
@@ -283,6 +286,7 @@ export function redactConfig(config: Config): unknown {
     clickhouse: config.clickhouse.kind === 'server' ? { kind: 'server', url: mask(config.clickhouse.url) } : config.clickhouse,
     s3: { ...config.s3, secretAccessKey: '***' },
     secretsKey: '***',
+    metricsToken: config.metricsToken === undefined ? undefined : '***',
     media: { ...config.media, signingSecret: '***' },
     payments: config.payments.provider === 'stripe' ? { provider: 'stripe', stripe: { ...config.payments.stripe, secretKey: '***', webhookSecret: '***' } } : config.payments,
   };

@@ -1,6 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
+import { DEFAULT_LOCALE, errorBody } from '../api/errors.js';
+import { mayReadMetrics } from '../api/metrics/access.js';
 import { httpMetrics, type HttpMetrics } from '../api/plugins/http-metrics.js';
 import { sendMetrics, type SendMetrics } from '../connectors/network/index.js';
 import { deliveryMetrics, type DeliveryMetrics } from '../connectors/webhooks/index.js';
@@ -37,11 +39,18 @@ export function createMetrics(deps: { kafka: Kafka; groups: RunningGroups; logge
   };
 }
 
-/** `GET /metrics` on its own port, for a process that runs no API. */
-export async function serveMetrics(registry: Registry, host: string, port: number): Promise<{ stop(): Promise<void> }> {
+/**
+ * `GET /metrics` on a port of its own (`METRICS_PORT`), for any process; the API then no longer
+ * serves it on its port. With `token`, only a request that sends it is answered.
+ */
+export async function serveMetrics(registry: Registry, host: string, port: number, token?: string): Promise<{ stop(): Promise<void> }> {
   const server: Server = createServer((request, response) => {
     if (request.method !== 'GET' || request.url?.split('?')[0] !== '/metrics') {
       response.writeHead(404).end();
+      return;
+    }
+    if (!mayReadMetrics(request, { token, hostOnlyWithoutToken: false })) {
+      response.writeHead(401, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify(errorBody('metrics_unauthorized', DEFAULT_LOCALE)));
       return;
     }
     registry.metrics().then(

@@ -45,9 +45,9 @@ export async function startRoles(roles: readonly Role[], clients: Clients): Prom
   if (roles.includes('api')) {
     api = await startApi(clients, { listen: true });
     running.unshift(api);
-  } else if (clients.config.metricsPort > 0) {
-    running.push(await serveMetrics(clients.metrics.registry, clients.config.host, clients.config.metricsPort));
   }
+  const { host, metricsPort, metricsToken } = clients.config;
+  if (metricsPort > 0) running.push(await serveMetrics(clients.metrics.registry, host, metricsPort, metricsToken));
   return {
     api,
     async stop() {

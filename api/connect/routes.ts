@@ -38,7 +38,6 @@ type Step = 'account' | 'verify_email' | 'payment' | 'number' | 'manage' | 'revo
 
 const config = { surface: 'connect' as const };
 const tags = ['connect'];
-const security = [{ connectSession: [] }];
 const NumberParams = Type.Object({ id: Type.String({ maxLength: 100 }) });
 const Ok = Type.Object({ step: Type.String(), status: Type.String(), email_hint: Type.Optional(Type.String()) });
 const STREAMED = new Set(['qr_code', 'pairing_code', 'instance.status']);
@@ -133,7 +132,6 @@ export const connectRoutes: FastifyPluginAsyncTypebox<ConnectRouteOptions> = asy
       config,
       schema: {
         tags,
-        security,
         summary: 'Screen state of the component: partner, customer, step, plan, numbers, the payment provider',
         response: { 200: Type.Object({}, { additionalProperties: true }) },
       },
@@ -164,7 +162,7 @@ export const connectRoutes: FastifyPluginAsyncTypebox<ConnectRouteOptions> = asy
 
   app.post(
     '/connect/account',
-    { config, schema: { tags, security, summary: 'Create the account, or send a code when the e-mail already has one', response: { 200: Ok } } },
+    { config, schema: { tags, summary: 'Create the account, or send a code when the e-mail already has one', response: { 200: Ok } } },
     async (request) => {
       const { connection } = request.connect;
       if (connection.to_status !== 'pending_account') return answer(connection);
@@ -191,7 +189,6 @@ export const connectRoutes: FastifyPluginAsyncTypebox<ConnectRouteOptions> = asy
       config,
       schema: {
         tags,
-        security,
         summary: 'Link an existing account: a code goes to the e-mail (empty: the one the partner sent)',
         body: Type.Object({ email: Type.Optional(Type.String({ maxLength: 254 })) }, { additionalProperties: false, examples: [{ email: 'owner@padaria.example' }, {}] }),
         response: { 200: Ok },
@@ -215,7 +212,6 @@ export const connectRoutes: FastifyPluginAsyncTypebox<ConnectRouteOptions> = asy
       config,
       schema: {
         tags,
-        security,
         summary: 'Confirm the six-digit code: the account is linked',
         body: Type.Object({ code: Type.String({ maxLength: 20 }) }, { additionalProperties: false, examples: [{ code: '482913' }] }),
         response: { 200: Ok },
@@ -233,7 +229,7 @@ export const connectRoutes: FastifyPluginAsyncTypebox<ConnectRouteOptions> = asy
 
   app.post(
     '/connect/account/resend',
-    { config, schema: { tags, security, summary: 'Send the code again to the same e-mail (once a minute)', response: { 200: Ok } } },
+    { config, schema: { tags, summary: 'Send the code again to the same e-mail (once a minute)', response: { 200: Ok } } },
     async (request) => {
       const { connection } = request.connect;
       const pending = await codes.pending(connection.connection_id);
@@ -245,7 +241,7 @@ export const connectRoutes: FastifyPluginAsyncTypebox<ConnectRouteOptions> = asy
 
   app.post(
     '/connect/account/link/cancel',
-    { config, schema: { tags, security, summary: 'Leave the code step (change e-mail, or create a new account)', response: { 200: Ok } } },
+    { config, schema: { tags, summary: 'Leave the code step (change e-mail, or create a new account)', response: { 200: Ok } } },
     async (request) => {
       await codes.cancel(request.connect.connection.connection_id);
       return answer(request.connect.connection);
@@ -258,7 +254,6 @@ export const connectRoutes: FastifyPluginAsyncTypebox<ConnectRouteOptions> = asy
       config,
       schema: {
         tags,
-        security,
         summary: 'Subscribe to Pro by card or Pix; returns the client secret for the payment form',
         body: Type.Object({ method: Type.Union([Type.Literal('card'), Type.Literal('pix')]) }, { additionalProperties: false, examples: [{ method: 'pix' }] }),
         response: { 200: Type.Object({ client_secret: Type.String(), attempt_id: Type.String(), method: Type.String(), status: Type.String() }) },
@@ -290,7 +285,6 @@ export const connectRoutes: FastifyPluginAsyncTypebox<ConnectRouteOptions> = asy
       config,
       schema: {
         tags,
-        security,
         summary: 'Payment confirmation, polled while waiting',
         response: {
           200: Type.Object({
@@ -324,7 +318,7 @@ export const connectRoutes: FastifyPluginAsyncTypebox<ConnectRouteOptions> = asy
 
   app.get(
     '/connect/numbers',
-    { config, schema: { tags, security, summary: "The numbers of the connection's project", response: { 200: Type.Object({ data: Type.Array(NumberOut) }) } } },
+    { config, schema: { tags, summary: "The numbers of the connection's project", response: { 200: Type.Object({ data: Type.Array(NumberOut) }) } } },
     async (request) => {
       const { projectId } = linked(request.connect.connection);
       const rows = await projectInstances(pool, projectId);
@@ -338,7 +332,6 @@ export const connectRoutes: FastifyPluginAsyncTypebox<ConnectRouteOptions> = asy
       config,
       schema: {
         tags,
-        security,
         summary: 'Add a number to pair (402 payment_required before Pro is paid, 402 quota_exceeded past the plan)',
         body: Type.Object({ nickname: Type.Optional(Type.String({ maxLength: 100 })) }, { additionalProperties: false, examples: [{ nickname: 'Loja' }] }),
         response: { 201: NumberOut },
@@ -368,7 +361,6 @@ export const connectRoutes: FastifyPluginAsyncTypebox<ConnectRouteOptions> = asy
       config,
       schema: {
         tags,
-        security,
         summary: 'Generate a QR or a pairing code; it arrives on /connect/stream',
         params: NumberParams,
         querystring: Type.Object({ method: Type.Optional(Type.Union([Type.Literal('qr'), Type.Literal('code')])) }),
@@ -384,7 +376,7 @@ export const connectRoutes: FastifyPluginAsyncTypebox<ConnectRouteOptions> = asy
 
   app.post(
     '/connect/numbers/:id/disconnect',
-    { config, schema: { tags, security, summary: 'Disconnect a number', params: NumberParams, response: { 202: Type.Object({ accepted: Type.Literal(true) }) } } },
+    { config, schema: { tags, summary: 'Disconnect a number', params: NumberParams, response: { 202: Type.Object({ accepted: Type.Literal(true) }) } } },
     async (request, reply) => {
       await numberRequest(request, request.params.id, { kind: 'unlink', reason: 'disconnected from the component' });
       return reply.code(202).send({ accepted: true as const });
@@ -397,7 +389,6 @@ export const connectRoutes: FastifyPluginAsyncTypebox<ConnectRouteOptions> = asy
       config: { ...config, sessionInQuery: true },
       schema: {
         tags,
-        security,
         summary: 'Server-sent events of the project: qr_code, pairing_code, instance.status',
         querystring: Type.Object({
           session: Type.Optional(Type.String({ maxLength: 200 })),
@@ -428,7 +419,6 @@ export const connectRoutes: FastifyPluginAsyncTypebox<ConnectRouteOptions> = asy
       config,
       schema: {
         tags,
-        security,
         summary: 'Complete the connection: the one-time code for the partner',
         response: { 200: Type.Object({ code: Type.String({ description: 'cc_…, one use, 10 minutes' }), connection_id: Type.String(), external_id: Type.String(), status: Type.String() }) },
       },

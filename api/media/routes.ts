@@ -4,6 +4,7 @@ import { Type } from '@sinclair/typebox';
 import type { MediaLinks } from '../../shared/media-links.js';
 import { mediaKey, type MediaStore } from '../../connectors/media/store.js';
 import { gatewayError } from '../errors.js';
+import { securedBy } from '../openapi-security.js';
 
 export interface MediaRoutesOptions {
   readonly store: MediaStore;
@@ -22,6 +23,7 @@ export const mediaRoutes: FastifyPluginAsyncTypebox<MediaRoutesOptions> = async 
       schema: {
         tags: ['media'],
         summary: 'Stored media through a signed link',
+        security: securedBy('mediaSignature'),
         description:
           'Redirects (302) to a freshly pre-signed URL of the object, or streams it when the gateway keeps media in a local folder. ' +
           'Links come in `media.url`; a link that is expired or altered answers 403.',

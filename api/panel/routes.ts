@@ -8,6 +8,7 @@ import type { RouteOptions } from '../context.js';
 import { EmailCodes } from '../email-codes.js';
 import { serveBuiltFiles } from '../static-files.js';
 import { gatewayError, toLocale } from '../errors.js';
+import { securedBy } from '../openapi-security.js';
 import type { PanelGate } from './gate.js';
 import { PANEL_COOKIE, PANEL_SESSION_TTL_MS, type PanelSession, type PanelSessions } from './sessions.js';
 
@@ -94,7 +95,7 @@ export const panelRoutes: FastifyPluginAsyncTypebox<PanelRouteOptions> = async (
     },
   );
 
-  app.get('/panel/me', { config, schema: { tags, summary: 'Who is signed in, their accounts and the CSRF token', response: { 200: Me } } }, async (request) => {
+  app.get('/panel/me', { config, schema: { tags, summary: 'Who is signed in, their accounts and the CSRF token', security: securedBy('panelSession'), response: { 200: Me } } }, async (request) => {
     const session = await gate.signedIn(request);
     if (session === undefined) throw gatewayError('unauthorized');
     return me(session);

@@ -67,7 +67,6 @@ const KeyedConnectionOut = Type.Object({
 const IdParams = Type.Object({ id: Type.String({ maxLength: 100 }) });
 const config = { surface: 'partner' as const };
 const tags = ['partner'];
-const security = [{ partnerSecret: [] }];
 
 /** The partner's backend (spec 4.4): its registration, sessions for its customers, the code exchange and its connections. */
 export const partnerRoutes: FastifyPluginAsyncTypebox<RouteOptions & { takeToken: RateLimiter }> = async (app, { ctx, takeToken }) => {
@@ -81,7 +80,7 @@ export const partnerRoutes: FastifyPluginAsyncTypebox<RouteOptions & { takeToken
     return connection;
   };
 
-  app.get('/partner/me', { config, schema: { tags, security, summary: 'The partner registration (spec 2.7)', response: { 200: PartnerOut } } }, async (request) => {
+  app.get('/partner/me', { config, schema: { tags, summary: 'The partner registration (spec 2.7)', response: { 200: PartnerOut } } }, async (request) => {
     const { id, slug, name, logo_url, allowed_origins, webhook_url, key_scopes } = request.partner;
     return { id, slug, name, logo_url, allowed_origins: [...allowed_origins], webhook_url, key_scopes: [...key_scopes] };
   });
@@ -92,7 +91,6 @@ export const partnerRoutes: FastifyPluginAsyncTypebox<RouteOptions & { takeToken
       config,
       schema: {
         tags,
-        security,
         summary: 'Open a component session for one of your customers; idempotent on external_id',
         body: SessionIn,
         response: { 201: SessionOut },
@@ -130,7 +128,6 @@ export const partnerRoutes: FastifyPluginAsyncTypebox<RouteOptions & { takeToken
       config,
       schema: {
         tags,
-        security,
         summary: 'Exchange the one-time code the component returned for the customer key (shown once)',
         body: Type.Object({ code: Type.Optional(Type.String({ maxLength: 200 })) }, { additionalProperties: false, examples: [{ code: 'cc_8Hq2…' }] }),
         response: { 200: KeyedConnectionOut },
@@ -152,7 +149,6 @@ export const partnerRoutes: FastifyPluginAsyncTypebox<RouteOptions & { takeToken
       config,
       schema: {
         tags,
-        security,
         summary: 'Your connections, newest first',
         querystring: Type.Object({ external_id: Type.Optional(Type.String({ maxLength: MAX_EXTERNAL_ID })), status: Type.Optional(Type.String({ maxLength: 40 })) }),
         response: { 200: Type.Object({ data: Type.Array(ConnectionOut) }) },
@@ -170,7 +166,7 @@ export const partnerRoutes: FastifyPluginAsyncTypebox<RouteOptions & { takeToken
 
   app.get(
     '/partner/connections/:id',
-    { config, schema: { tags, security, summary: 'One of your connections with its current numbers', params: IdParams, response: { 200: ConnectionOut } } },
+    { config, schema: { tags, summary: 'One of your connections with its current numbers', params: IdParams, response: { 200: ConnectionOut } } },
     async (request) => connectionOut(pool, own(request.partner.id, request.params.id)),
   );
 
@@ -178,7 +174,7 @@ export const partnerRoutes: FastifyPluginAsyncTypebox<RouteOptions & { takeToken
     '/partner/connections/:id/rotate-key',
     {
       config,
-      schema: { tags, security, summary: 'A new key for an active connection; the previous one stops at once', params: IdParams, response: { 200: KeyedConnectionOut } },
+      schema: { tags, summary: 'A new key for an active connection; the previous one stops at once', params: IdParams, response: { 200: KeyedConnectionOut } },
     },
     async (request) => {
       const connection = own(request.partner.id, request.params.id);
@@ -189,7 +185,7 @@ export const partnerRoutes: FastifyPluginAsyncTypebox<RouteOptions & { takeToken
 
   app.delete(
     '/partner/connections/:id',
-    { config, schema: { tags, security, summary: 'Revoke a connection: its key stops, connect.revoked (revoked_by partner)', params: IdParams, response: { 204: Type.Null() } } },
+    { config, schema: { tags, summary: 'Revoke a connection: its key stops, connect.revoked (revoked_by partner)', params: IdParams, response: { 204: Type.Null() } } },
     async (request, reply) => {
       const connection = own(request.partner.id, request.params.id);
       await ctx.connectionWriter.revoke(connection.connection_id, 'partner');

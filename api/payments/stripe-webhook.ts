@@ -4,6 +4,7 @@ import type { Mailer } from '../../connectors/email/smtp.js';
 import type { StripePayments } from '../../connectors/payments/stripe.js';
 import type { RouteOptions } from '../context.js';
 import { gatewayError } from '../errors.js';
+import { securedBy } from '../openapi-security.js';
 import { applyPaymentOutcome } from './effects.js';
 
 /** Stripe's events are small; a body over this is not Stripe's. */
@@ -31,6 +32,7 @@ export const stripeWebhookRoutes: FastifyPluginAsyncTypebox<RouteOptions & { pay
       schema: {
         tags: ['payments'],
         summary: "Stripe's webhook: signed events about subscriptions, invoices and payments",
+        security: securedBy('stripeSignature'),
         description:
           'Posted by Stripe, never by clients. The body is a Stripe event, verified against `Stripe-Signature`, e.g. ' +
           '`{"id":"evt_…","object":"event","type":"invoice.paid","data":{"object":{"object":"invoice","parent":{"subscription_details":{"subscription":"sub_…"}},…}}}`. ' +

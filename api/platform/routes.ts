@@ -22,7 +22,6 @@ import type { PanelGate } from '../panel/gate.js';
 const SLUG = '^[a-z0-9][a-z0-9-]{1,62}$';
 const config = { surface: 'platform' as const };
 const tags = ['platform'];
-const security = [{ platformAdmin: [] }];
 const Params = Type.Object({ id: Type.String({ maxLength: 100 }) });
 
 const PartnerFields = {
@@ -107,7 +106,6 @@ export const platformRoutes: FastifyPluginAsyncTypebox<
       config,
       schema: {
         tags,
-        security,
         summary: 'Register a partner; its secret and webhook secret are shown once',
         body: Type.Object(
           { ...PartnerFields, slug: Type.String({ pattern: SLUG }), webhook_url: Type.Optional(PartnerFields.webhook_url), key_scopes: Type.Optional(PartnerFields.key_scopes) },
@@ -139,11 +137,11 @@ export const platformRoutes: FastifyPluginAsyncTypebox<
     },
   );
 
-  app.get('/platform/partners', { config, schema: { tags, security, summary: 'Every partner', response: { 200: Type.Object({ data: Type.Array(PartnerOut) }) } } }, async () => ({
+  app.get('/platform/partners', { config, schema: { tags, summary: 'Every partner', response: { 200: Type.Object({ data: Type.Array(PartnerOut) }) } } }, async () => ({
     data: [...directory.partners.values()].sort((a, b) => a.created_at - b.created_at).map(partnerOut),
   }));
 
-  app.get('/platform/partners/:id', { config, schema: { tags, security, summary: 'One partner', params: Params, response: { 200: PartnerOut } } }, async (request) =>
+  app.get('/platform/partners/:id', { config, schema: { tags, summary: 'One partner', params: Params, response: { 200: PartnerOut } } }, async (request) =>
     partnerOut(partnerOf(request.params.id)),
   );
 
@@ -153,7 +151,6 @@ export const platformRoutes: FastifyPluginAsyncTypebox<
       config,
       schema: {
         tags,
-        security,
         summary: 'Change a partner: name, origins, webhook URL, scopes',
         params: Params,
         body: Type.Partial(Type.Object(PartnerFields), { additionalProperties: false, minProperties: 1 }),
@@ -177,7 +174,7 @@ export const platformRoutes: FastifyPluginAsyncTypebox<
 
   app.post(
     '/platform/partners/:id/rotate-secret',
-    { config, schema: { tags, security, summary: 'A new partner secret, shown once; the previous one stops at once', params: Params, response: { 200: Type.Object({ partner_secret: Type.String() }) } } },
+    { config, schema: { tags, summary: 'A new partner secret, shown once; the previous one stops at once', params: Params, response: { 200: Type.Object({ partner_secret: Type.String() }) } } },
     async (request) => {
       const current = partnerOf(request.params.id);
       const partnerSecret = secretToken('svc_partner_');
@@ -188,7 +185,7 @@ export const platformRoutes: FastifyPluginAsyncTypebox<
 
   app.post(
     '/platform/partners/:id/rotate-webhook-secret',
-    { config, schema: { tags, security, summary: 'A new partner webhook secret, shown once; the previous one stops at once', params: Params, response: { 200: Type.Object({ webhook_secret: Type.String() }) } } },
+    { config, schema: { tags, summary: 'A new partner webhook secret, shown once; the previous one stops at once', params: Params, response: { 200: Type.Object({ webhook_secret: Type.String() }) } } },
     async (request) => {
       const current = partnerOf(request.params.id);
       const webhookSecret = newSigningSecret();
@@ -204,7 +201,6 @@ export const platformRoutes: FastifyPluginAsyncTypebox<
         config,
         schema: {
           tags,
-          security,
           summary: active ? 'Reactivate a partner' : 'Deactivate a partner: sessions stop opening, its keys answer 401 connect_revoked',
           params: Params,
           response: { 200: PartnerOut },
@@ -220,7 +216,6 @@ export const platformRoutes: FastifyPluginAsyncTypebox<
       config,
       schema: {
         tags,
-        security,
         summary: "The partner's connections (external_id, customer, status, date)",
         params: Params,
         querystring: Type.Object({ status: Type.Optional(Type.String({ maxLength: 40 })), external_id: Type.Optional(Type.String({ maxLength: 200 })) }),
@@ -244,7 +239,6 @@ export const platformRoutes: FastifyPluginAsyncTypebox<
       config,
       schema: {
         tags,
-        security,
         summary: 'Upload the logo: multipart field `file`, PNG, JPEG, WebP or SVG by its bytes, up to 2 MB',
         params: Params,
         consumes: ['multipart/form-data'],

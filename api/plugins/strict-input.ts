@@ -1,8 +1,10 @@
-// What every request must be before a handler sees it, whatever its route: a JSON body in UTF-8
-// and sent as it is (no content-encoding), and text that can be stored everywhere (storable-text.ts).
+// What every request must be before a handler sees it, whatever its route: a JSON body in UTF-8,
+// sent as it is (no content-encoding) and nested no deeper than MAX_JSON_DEPTH, and text that
+// can be stored everywhere (storable-text.ts).
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { gatewayError } from '../errors.js';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '../json-depth.js';
 import { findUnstorableText } from '../storable-text.js';
 
 declare module 'fastify' {
@@ -68,9 +70,27 @@ function refuseUnstorableText(request: FastifyRequest): void {
   if (found !== undefined) throw gatewayError('invalid_request', { detail: `${found.field} ${found.problem}` });
 }
 
+/**
+ * Fastify's own JSON parser (prototype poisoning refused), behind a check of the text's nesting:
+ * a body deeper than MAX_JSON_DEPTH is refused before it is parsed, so nothing walks it.
+ */
+function depthCheckedJsonParser(app: FastifyInstance) {
+  const parse = app.getDefaultJsonParser('error', 'error');
+  return (request: FastifyRequest, body: string, done: (error: Error | null, body?: unknown) => void): void => {
+    if (nestsDeeperThan(body, MAX_JSON_DEPTH)) {
+      done(gatewayError('invalid_request', { detail: `the body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep` }));
+      return;
+    }
+    // It answers through `done`; its declared type allows a promise it never returns.
+    void parse(request, body, done);
+  };
+}
+
 async function strictInput(app: FastifyInstance): Promise<void> {
   // Only JSON bodies are read; Fastify's text/plain parser would hand a string to JSON schemas.
   app.removeContentTypeParser('text/plain');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, depthCheckedJsonParser(app));
   app.addHook('preParsing', async (request) => refuseUnreadableBody(request));
   app.addHook('preValidation', async (request) => refuseUnstorableText(request));
 }

@@ -4,7 +4,7 @@ import { webhookEventTypes, isWebhookEventType } from '../../events/catalogue.js
 import { newSigningSecret } from '../../events/signature.js';
 import { runRelay, type RelayOptions } from './relay.js';
 
-const listenUsage = `Usage: gateway listen (--forward-to URL | --print) [--events a,b] [--print] [--secret S] [--api-url URL] [--api-key K]
+export const listenUsage = `Usage: gateway listen (--forward-to URL | --print) [--events a,b] [--print] [--secret S] [--api-url URL] [--api-key K]
 
   --forward-to URL   post each event of the project to this URL, signed like a production webhook
   --events a,b       only these event types (default: all); one of ${webhookEventTypes.join(', ')}
@@ -16,12 +16,8 @@ const listenUsage = `Usage: gateway listen (--forward-to URL | --print) [--event
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-/** `gateway listen`: the local relay, until Ctrl-C. Resolves with the exit code. */
+/** `gateway listen`: the local relay, until Ctrl-C. Resolves with the exit code (`--help` is read before: stack/command-line.ts). */
 export async function listenCommand(argv: readonly string[], env: Env, port: number): Promise<number> {
-  if (argv.includes('--help') || argv.includes('-h')) {
-    console.log(listenUsage);
-    return 0;
-  }
   const options = relayOptions(argv, env, port);
   if (typeof options === 'string') {
     console.error(`${options}\n\n${listenUsage}`);

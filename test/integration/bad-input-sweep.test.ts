@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount } from '../../api/accounts/create.js';
 import { IMPORT_BODY_LIMIT, TEXT_BODY_LIMIT, DEFAULT_BODY_LIMIT } from '../../api/body-limits.js';
 import { isErrorCode, isLocale } from '../../api/errors.js';
+import { MAX_JSON_DEPTH } from '../../api/json-depth.js';
 import { instancesProjection, runProjection, waitUntilCaughtUp, type RunningProjection } from '../../processors/index.js';
 import { asAccountId, asEventId, asInstanceId, asProjectId, newId } from '../../schemas/ids.js';
 import type { InstanceState } from '../../schemas/records.js';
@@ -20,9 +21,11 @@ import { hashSecret } from '../../shared/secret-token.js';
 
 /**
  * Bad input, for every operation `/openapi.json` lists: wrong types, missing fields, NUL, lone
- * surrogates, strings over their limit, bodies over theirs, `%00`, 10 KB and invalid UTF-8 in
- * paths and queries, refused content types, charsets and encodings. Every answer must be a 4xx
- * carrying exactly the error object, no connection may drop, and nothing may reach the log.
+ * surrogates, strings over their limit, bodies over theirs, bodies nested thousands deep, `%00`,
+ * 10 KB and invalid UTF-8 in paths and queries, refused content types, charsets and encodings.
+ * Every answer must be a 4xx carrying exactly the error object, no connection may drop, and
+ * nothing may reach the log. And each operation, called without any credential, answers as the
+ * security the document declares for it.
  */
 
 interface Schema {
@@ -43,12 +46,16 @@ interface Schema {
   examples?: unknown[];
 }
 
+/** The credentials an operation takes, any one of them (OpenAPI's `security`); `[]`: none. */
+type Security = readonly Readonly<Record<string, readonly string[]>>[];
+
 interface Operation {
   readonly method: string;
   readonly path: string;
   readonly pathParams: readonly string[];
   readonly query: readonly string[];
   readonly body: Schema | undefined;
+  readonly security: Security | undefined;
 }
 
 interface Probe {
@@ -62,6 +69,8 @@ interface Probe {
   readonly raw?: Buffer;
   /** The route checks these rows itself: 200 with every row invalid is a right answer too. */
   readonly rowsChecked?: boolean;
+  /** The one status the answer must have, where any 4xx would not do. */
+  readonly status?: number;
 }
 
 interface Answer {
@@ -75,6 +84,34 @@ const NUL = 'a\u0000b';
 const LONE = 'x\ud800y';
 const TEN_KB = 'a'.repeat(10 * 1024);
 const MEDIA_SENDS = new Set(['/messages/image', '/messages/video', '/messages/document', '/messages/audio', '/messages/sticker']);
+
+/**
+ * Bodies nested far deeper than any schema, within the route's body limit (a deeper one is 413):
+ * refused before anything walks them, never a stack overflow answered 500.
+ */
+function deeplyNested(limit: number | undefined): [label: string, body: string][] {
+  const bodies: [string, string][] = [];
+  for (const depth of [5_000, 100_000]) {
+    bodies.push([`${depth} arrays deep`, '['.repeat(depth) + ']'.repeat(depth)], [`${depth} objects deep`, '{"":'.repeat(depth) + '1' + '}'.repeat(depth)]);
+  }
+  return bodies.filter(([, body]) => limit === undefined || body.length <= limit);
+}
+
+/**
+ * What an operation answers without its credential, by security scheme. Header and cookie
+ * credentials answer 401 with their own code; a signature the request must carry (a media link's
+ * `sig`, Stripe's `Stripe-Signature`) is a required part of it, refused as invalid (400).
+ */
+const refusalWithout: Readonly<Record<string, { status: number; code: string }>> = {
+  apiKey: { status: 401, code: 'unauthorized' },
+  panelSession: { status: 401, code: 'unauthorized' },
+  platformAdmin: { status: 401, code: 'unauthorized' },
+  partnerSecret: { status: 401, code: 'partner_unauthorized' },
+  connectSession: { status: 401, code: 'connect_session_required' },
+  metricsToken: { status: 401, code: 'metrics_unauthorized' },
+  mediaSignature: { status: 400, code: 'invalid_request' },
+  stripeSignature: { status: 400, code: 'invalid_request' },
+};
 
 /** Record counts on the topics a request could write to. */
 const writeTopics = [topics.sendCommands, topics.config, topics.instances, topics.contacts, topics.sandboxCommands, deliveryRetryTier(10_000)];
@@ -274,6 +311,9 @@ describe('a bad-input sweep over every operation of the API', () => {
         { what: 'an extra property', method: op.method, url, ...json({ ...body, unexpected_field: 'x' }) },
       );
       const limit = bodyLimitOf(op.path);
+      for (const [label, nested] of deeplyNested(limit)) {
+        probes.push({ what: `a body ${label}`, method: op.method, url, headers: { 'content-type': 'application/json' }, body: nested, status: 400 });
+      }
       if (limit !== undefined) {
         probes.push({ what: `body over ${limit} bytes`, method: op.method, url, ...json({ ...body, pad: 'x'.repeat(limit) }) });
       }
@@ -341,6 +381,7 @@ describe('a bad-input sweep over every operation of the API', () => {
       return result.created === 0 && result.updated === 0 && result.invalid > 0 ? undefined : `rows written: ${body}`;
     }
     if (status < 400 || status >= 500) return `status ${status}: ${body.slice(0, 200)}`;
+    if (probe.status !== undefined && status !== probe.status) return `status ${status}, not ${probe.status}: ${body.slice(0, 200)}`;
     if (status === 429) return 'rate limited: the sweep tested nothing';
     let parsed: unknown;
     try {
@@ -419,7 +460,8 @@ describe('a bad-input sweep over every operation of the API', () => {
     ids.pool = String(pool.body.id);
 
     const document = (await (await request(`${base}/openapi.json`, { dispatcher: agent })).body.json()) as {
-      paths: Record<string, Record<string, { parameters?: { in: string; name: string }[]; requestBody?: { content?: Record<string, { schema: Schema }> } }>>;
+      paths: Record<string, Record<string, { parameters?: { in: string; name: string }[]; requestBody?: { content?: Record<string, { schema: Schema }> }; security?: Security }>>;
+      security?: Security;
     };
     operations = Object.entries(document.paths).flatMap(([path, methods]) =>
       Object.entries(methods).map(([method, operation]) => ({
@@ -428,6 +470,8 @@ describe('a bad-input sweep over every operation of the API', () => {
         pathParams: (operation.parameters ?? []).filter((p) => p.in === 'path').map((p) => p.name),
         query: (operation.parameters ?? []).filter((p) => p.in === 'query').map((p) => p.name),
         body: operation.requestBody?.content?.['application/json']?.schema,
+        // An operation's own security, else the document's (OpenAPI's rule).
+        security: operation.security ?? document.security,
       })),
     );
   });
@@ -463,6 +507,32 @@ describe('a bad-input sweep over every operation of the API', () => {
     console.log(`bad-input sweep: ${operations.length} operations, ${probes.length} probes in ${took} ms`);
   });
 
+  it('declares for every operation the credential it answers without', async () => {
+    const answers = await Promise.all(
+      operations.map(async (op) => {
+        // No Authorization, X-Connect-Session nor cookie; an address of its own for the per-IP limit.
+        const response = await request(`${base}${urlOf(op)}`, { method: op.method as 'GET', headers: { 'x-forwarded-for': nextAddress() }, dispatcher: agent });
+        const text = await response.body.text();
+        return { op, status: response.statusCode, code: (JSON.parse(text.startsWith('{') ? text : '{}') as { code?: string }).code };
+      }),
+    );
+    const mismatches = answers.flatMap(({ op, status, code }) => {
+      const name = `${op.method} ${op.path}`;
+      if (op.security === undefined) return [`${name}: no security declared`];
+      if (status >= 500 || status === 429) return [`${name}: ${status} ${code}`];
+      if (op.security.length === 0) return status === 401 ? [`${name}: declared public, answers 401 ${code}`] : [];
+      const expected = op.security.flatMap((requirement) => Object.keys(requirement).map((scheme) => refusalWithout[scheme]));
+      const refused = expected.some((refusal) => refusal !== undefined && refusal.status === status && refusal.code === code);
+      return refused ? [] : [`${name}: declares ${JSON.stringify(op.security)}, answers ${status} ${code} without it`];
+    });
+    expect(mismatches).toEqual([]);
+    const declared = (path: string, method = 'get') => operations.find((op) => op.path === path && op.method === method.toUpperCase())?.security;
+    expect(declared('/panel/login', 'post')).toEqual([]);
+    expect(declared('/panel/logout', 'post')).toEqual([]);
+    expect(declared('/metrics')).toEqual([{ metricsToken: [] }]);
+    expect(declared('/instances')).toEqual([{ apiKey: [] }, { panelSession: [] }]);
+  });
+
   it('names the field, and answers the framework errors with the catalogue codes', async () => {
     const text = await send({ what: '', method: 'POST', url: '/messages/text', ...json({ to: '+5511999990001', body: 12345 }) });
     expect(text.status).toBe(400);
@@ -485,6 +555,9 @@ describe('a bad-input sweep over every operation of the API', () => {
     expect(gzip.status).toBe(415);
     const export_ = await send({ what: '', method: 'GET', url: '/contacts/export?q=a%00b' });
     expect(export_.status).toBe(400);
+    const deep = await send({ what: '', method: 'POST', url: '/messages/text', ...json({ to: '+5511999990001', body: 'x', client_reference: JSON.parse('['.repeat(40) + ']'.repeat(40)) as unknown }) });
+    expect(deep.status).toBe(400);
+    expect(errorOf(deep).message).toContain(`more than ${MAX_JSON_DEPTH} levels deep`);
   });
 
   it('takes emoji and other well-formed text where a string is free text', async () => {

@@ -1,4 +1,7 @@
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { repoRoot } from '../../shared/repo-root.js';
 import { startApi, type RunningApi } from '../../stack/api-role.js';
 import type { Clients } from '../../stack/clients.js';
 import { testClients } from '../support/clients.js';
@@ -37,5 +40,37 @@ describe('gateway accounts create', () => {
     const cli = spawnGateway(['accounts', 'create', '--name', 'NoEmail'], env.env);
     expect(await cli.exited).toBe(1);
     expect(cli.output()).toMatch(/accounts create --name N --email E/);
+  });
+});
+
+describe('gateway help', () => {
+  /** The built CLI, with stdout and stderr apart: none of these starts a service. */
+  const gateway = (...args: string[]) => {
+    const run = spawnSync(process.execPath, [path.join(repoRoot, 'dist', 'stack', 'cli.js'), ...args], { encoding: 'utf8', timeout: 30_000 });
+    return { status: run.status, stdout: run.stdout, stderr: run.stderr };
+  };
+
+  // The matrix of forms is test/unit/command-line.test.ts; these check the process: streams and exit codes.
+  it.each([['--help'], ['-h']])('prints the usage on stdout for %s, exit 0', (flag) => {
+    const run = gateway(flag);
+    expect(run).toMatchObject({ status: 0, stderr: '' });
+    expect(run.stdout).toMatch(/^Usage: gateway <command>/);
+    expect(run.stdout).toContain('dead-letters retry');
+  });
+
+  it.each([
+    [['help', 'accounts'], 'gateway accounts create --name N --email E'],
+    [['accounts', 'create', '--help'], 'gateway accounts create --name N --email E'],
+    [['listen', '--help'], 'Usage: gateway listen'],
+  ])('prints one command’s usage for %j, exit 0', (args, synopsis) => {
+    const run = gateway(...args);
+    expect(run).toMatchObject({ status: 0, stderr: '' });
+    expect(run.stdout).toContain(synopsis);
+  });
+
+  it.each([[['--bogus']], [['bogus']]])('refuses %j on stderr with the usage, exit 1', (args) => {
+    const run = gateway(...args);
+    expect(run).toMatchObject({ status: 1, stdout: '' });
+    expect(run.stderr).toContain('Usage: gateway <command>');
   });
 });

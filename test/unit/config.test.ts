@@ -59,8 +59,9 @@ describe('configuration', () => {
   });
 
   it('masks credentials before the config is logged', () => {
-    const shown = JSON.stringify(redactConfig(loadConfig({ DATABASE_URL: 'postgres://u:hunter2@db/gw', S3_SECRET_ACCESS_KEY: 'topsecret' })));
+    const shown = JSON.stringify(redactConfig(loadConfig({ DATABASE_URL: 'postgres://u:hunter2@db/gw', S3_SECRET_ACCESS_KEY: 'topsecret', METRICS_TOKEN: 'scrapetoken' })));
     expect(shown).not.toContain('hunter2');
     expect(shown).not.toContain('topsecret');
+    expect(shown).not.toContain('scrapetoken');
   });
 });

@@ -63,6 +63,7 @@ const SPEC_CODES: ReadonlyArray<readonly [string, number]> = [
 
 const GATEWAY_CODES: ReadonlyArray<readonly [string, number]> = [
   ['invalid_request', 400],
+  ['metrics_unauthorized', 401],
   ['not_found', 404],
   ['contact_opted_out', 422],
   ['internal_error', 500],

@@ -24,6 +24,14 @@ describe('the storable text rule', () => {
     expect(findUnstorableText(undefined, 'body')).toBeUndefined();
   });
 
+  it('walks any depth of nesting without overflowing the stack', () => {
+    let deep: unknown = ['\u0000'];
+    for (let i = 0; i < 100_000; i++) deep = i % 2 === 0 ? [deep] : { a: deep };
+    const found = findUnstorableText(deep, 'body');
+    expect(found?.problem).toBe('contains a NUL character');
+    expect(found?.field.split('/')).toHaveLength(100_002);
+  });
+
   it('makes an import row with unstorable text invalid, with its reason, and creates nothing for it', () => {
     const plan = planImport('acc_1', [
       { phone: '+5511900000001', name: 'Ana\u0000' },
