@@ -353,6 +353,13 @@ export interface GroupEvent {
 export const GroupEventKindValues = ['joined', 'left', 'participant_added', 'participant_removed', 'participant_promoted', 'participant_demoted', 'subject_changed', 'description_changed'] as const;
 export type GroupEventKind = (typeof GroupEventKindValues)[number];
 
+/** Whether phones (E.164) or lids are on the messaging network, asked of the network through the number. */
+export interface CheckPhones {
+  readonly kind: 'check_phones';
+  /** E.164 phones or lid identities, as the caller gave them. */
+  readonly phones: ReadonlyArray<string>;
+}
+
 /** Which connector implementation runs a number. */
 export const ConnectorKindValues = ['sandbox', 'baileys'] as const;
 export type ConnectorKind = (typeof ConnectorKindValues)[number];
@@ -416,6 +423,44 @@ export interface NumberCommand {
   readonly command: PairNumber | DisconnectNumber;
 }
 
+/** A question or an action for the live session of one number (any connector), written by the API and answered by the connector worker that owns instance_id with a NumberReply of the same request_id. Never a public event; kept briefly: an asker waits seconds, not days. */
+export interface NumberQuery {
+  /** Unique id of this record. */
+  readonly event_id: EventId;
+  /** When it was written. */
+  readonly occurred_at: number;
+  /** Account the record belongs to. */
+  readonly account_id: AccountId;
+  /** Project the record belongs to. */
+  readonly project_id: ProjectId;
+  /** Number asked. */
+  readonly instance_id: InstanceId;
+  /** The asker's id of the question, echoed on its answer (gw.numbers.replies). */
+  readonly request_id: string;
+  /** When the asker stops waiting; a query read after it is not carried out. */
+  readonly expires_at: number;
+  /** What is asked; the branch kind names it. */
+  readonly query: CheckPhones;
+}
+
+/** The answer of a number's session to a NumberQuery, by request_id; read by the API process that asked. */
+export interface NumberReply {
+  /** Unique id of this record. */
+  readonly event_id: EventId;
+  /** When it was written. */
+  readonly occurred_at: number;
+  /** Account the record belongs to. */
+  readonly account_id: AccountId;
+  /** Project the record belongs to. */
+  readonly project_id: ProjectId;
+  /** Number asked. */
+  readonly instance_id: InstanceId;
+  /** The request_id of the query answered. */
+  readonly request_id: string;
+  /** The answer; the branch kind names it. */
+  readonly answer: QueryFailed | PhoneChecks;
+}
+
 /** A QR or pairing code to show while a number pairs. Stream only (GET /stream, GET /connect/stream); never a webhook, never forwarded to partners (spec 6.1 rule 2). */
 export interface PairingChallenge {
   /** Unique id of the challenge (also the SSE event id source). */
@@ -447,6 +492,34 @@ export interface PairNumber {
   readonly method: PairingMethod;
   /** E.164 phone of the number; the pairing-code method needs it. */
   readonly phone: null | string;
+}
+
+/** Whether one phone or lid is on the network. */
+export interface PhoneCheck {
+  /** The phone or lid as asked. */
+  readonly phone: string;
+  /** True when the network knows it. */
+  readonly on_network: boolean;
+  /** The jid to message it by, when on the network. */
+  readonly jid: null | string;
+  /** Its lid, when the network gave one. */
+  readonly lid: null | string;
+}
+
+/** The answer to CheckPhones, one result per phone asked, in the order asked. */
+export interface PhoneChecks {
+  readonly kind: 'phone_checks';
+  /** One per phone asked. */
+  readonly results: ReadonlyArray<PhoneCheck>;
+}
+
+/** The session could not answer. */
+export interface QueryFailed {
+  readonly kind: 'failed';
+  /** An error code of the API's catalogue: not_connected, not_supported, invalid_request, service_unavailable. */
+  readonly error_code: string;
+  /** What happened, for people. */
+  readonly error_reason: string;
 }
 
 /** Audio send; no caption (spec 4.2). */

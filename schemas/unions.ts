@@ -65,8 +65,9 @@ function compileUncached(type: avro.Type, kinds: ReadonlyMap<string, string>, se
       Object.fromEntries(Object.entries(v as Record<string, unknown>).map(([k, x]) => [k, convert(x)]));
     return { to: map(values.to), from: map(values.from) };
   }
+  if (type instanceof avro.types.UnwrappedUnionType && type.types.length === 1) return compileSingle(type.types[0]!, kinds, seen);
   if (type instanceof avro.types.UnwrappedUnionType) {
-    // Only ["null", X] unions are unwrapped by avsc here: convert the non-null branch.
+    // Otherwise only ["null", X] unions are unwrapped by avsc here: convert the non-null branch.
     const branches = type.types.map((branch) => compile(branch, kinds, seen));
     const inner = branches.find((b): b is Pair => b !== null);
     if (!inner) return null;
@@ -74,6 +75,27 @@ function compileUncached(type: avro.Type, kinds: ReadonlyMap<string, string>, se
   }
   if (type instanceof avro.types.WrappedUnionType) return compileDiscriminated(type, kinds, seen);
   return null;
+}
+
+/**
+ * A union of one record (the first branch of a union meant to grow), which avsc unwraps: its value
+ * is the record itself, carrying its kind in code and not on the wire.
+ */
+function compileSingle(branch: avro.Type, kinds: ReadonlyMap<string, string>, seen: Map<avro.Type, Pair | null>): Pair | null {
+  const kind = branch.name === undefined ? undefined : kinds.get(branch.name);
+  const inner = compile(branch, kinds, seen);
+  if (kind === undefined) return inner;
+  return {
+    to: (value) => {
+      const { kind: _kind, ...rest } = value as { kind: string };
+      return inner ? inner.to(rest) : rest;
+    },
+    from: (value) => {
+      const converted = (inner ? inner.from(value) : value) as Record<string, unknown>;
+      converted.kind = kind;
+      return converted;
+    },
+  };
 }
 
 function compileDiscriminated(

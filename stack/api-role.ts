@@ -4,7 +4,8 @@ import { repoRoot } from '../shared/repo-root.js';
 import type { AccountId, InstanceId, ProjectId } from '../schemas/ids.js';
 import { SandboxPayments } from '../connectors/payments/sandbox.js';
 import { StripePayments } from '../connectors/payments/stripe.js';
-import { sandboxDirectory } from '../connectors/sandbox/index.js';
+import { NumberAsker } from '../connectors/network/index.js';
+import { NetworkChecks } from '../api/contacts/network-checks.js';
 import { startDirectory, type Directory } from '../processors/directory.js';
 import { startConnectionsView, type ConnectionsView } from '../processors/connections/view.js';
 import { ConnectionWriter } from '../processors/connections/writer.js';
@@ -52,6 +53,7 @@ export async function startApi(clients: Clients, options: { listen: boolean; clo
     clock,
   });
   const streams = await StreamHub.start(clients, { bufferPerPartition: clients.config.streams.bufferPerPartition });
+  const asker = await NumberAsker.start(clients);
   const app = await buildServer({
     logger: clients.logger,
     checkDependencies: () => checkDependencies(clients),
@@ -72,7 +74,7 @@ export async function startApi(clients: Clients, options: { listen: boolean; clo
       optedOut: (accountId, phone) => optedOut(clients.pool, accountId, phone),
       lastInstanceFor: (projectId, jid) => lastInstanceFor(clients.pool, projectId, jid),
     },
-    contacts: { network: sandboxDirectory },
+    contacts: { network: new NetworkChecks({ pool: clients.pool, asker }) },
     conversations: { signMediaUrl: (mediaId) => clients.mediaLinks.mediaUrl(mediaId) },
     media: { store: clients.media, links: clients.mediaLinks },
     streams: { hub: streams, heartbeatMs: clients.config.streams.heartbeatMs },
@@ -101,6 +103,7 @@ export async function startApi(clients: Clients, options: { listen: boolean; clo
     streams,
     async stop() {
       await app.close();
+      await asker.stop();
       await streams.stop();
       await connections.stop();
       await directory.stop();

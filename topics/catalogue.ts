@@ -87,6 +87,14 @@ export const topics = {
     name: 'gw.commands.numbers', key: 'instance id', schema: 'gateway.instances.NumberCommand',
     partitions: 12, cleanup: 'delete', retentionMs: DAY,
   }),
+  numberQueries: topic<R.NumberQuery>({
+    name: 'gw.commands.queries', key: 'instance id', schema: 'gateway.instances.NumberQuery',
+    partitions: 12, cleanup: 'delete', retentionMs: HOUR,
+  }),
+  numberReplies: topic<R.NumberReply>({
+    name: 'gw.numbers.replies', key: 'request id', schema: 'gateway.instances.NumberReply',
+    partitions: 3, cleanup: 'delete', retentionMs: HOUR,
+  }),
   sandboxCommands: topic<R.SandboxCommand>({
     name: 'gw.sandbox.commands', key: 'instance id', schema: 'gateway.sandbox.SandboxCommand',
     partitions: 12, cleanup: 'delete', retentionMs: DAY,

@@ -4,13 +4,14 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { Pool } from 'pg';
 import { contactById, contactsByPhone, listContacts, type ContactFilter, type ContactRow } from '../../processors/contacts/index.js';
 import { normalizePhone } from '../../schemas/phones.js';
+import type { PhoneCheck } from '../../schemas/records.js';
 import { topics } from '../../topics/index.js';
 import type { RouteOptions } from '../context.js';
 import { gatewayError } from '../errors.js';
 import { Cursor, decodeCursor, Limit, NextCursor, paginate, type PageKey } from '../conversations/cursor.js';
 import { CSV_HEADER, csvLine } from './csv.js';
 import { planImport, type ContactValues } from './import.js';
-import type { NetworkDirectory } from '../../connectors/network/index.js';
+import type { PhoneChecker } from './network-checks.js';
 import { contactRecord } from './records.js';
 import { CheckBody, CheckOut, ContactFilters, ContactOut, ImportBody, ImportResult } from './schemas.js';
 import { WRITE_DEADLINE_MS } from '../config-writes.js';
@@ -18,8 +19,8 @@ import { withDeadline } from '../../shared/deadline.js';
 import { IMPORT_BODY_LIMIT } from '../body-limits.js';
 
 export interface ContactRouteOptions extends RouteOptions {
-  /** Answers POST /contacts/check: the directory of the network the numbers are on. */
-  readonly network: NetworkDirectory;
+  /** Answers POST /contacts/check through a number of the project. */
+  readonly network: PhoneChecker;
 }
 
 function contactOut(row: ContactRow): Static<typeof ContactOut> {
@@ -183,9 +184,13 @@ export const contactRoutes: FastifyPluginAsyncTypebox<ContactRouteOptions> = asy
         response: { 200: CheckOut },
       },
     },
-    async (request) => ({ data: await network.check(request.body.phones) }),
+    async (request) => ({ data: (await network.check(request.auth.projectId, request.body.phones)).map(checkOut) }),
   );
 };
+
+function checkOut({ phone, on_network, jid, lid }: PhoneCheck): Static<typeof CheckOut>['data'][number] {
+  return { phone, on_network, jid, ...(lid !== null && { lid }) };
+}
 
 function valuesOf(row: ContactRow): ContactValues {
   return { id: row.contact_id, phone: row.phone, name: row.name, tags: row.tags };

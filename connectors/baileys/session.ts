@@ -13,6 +13,8 @@ import type { Logger } from 'pino';
 import type { InstanceState, InstanceStatus, PairingMethod, SendCommand } from '../../schemas/records.js';
 import { backoffMs } from '../../shared/backoff.js';
 import type { NumberSession, SendResult, SessionEvents, SessionFact } from '../network/connector.js';
+import { QueryRefused, type AnswerOf, type SessionQuery } from '../network/query.js';
+import { checkPhones } from './phone-checks.js';
 import { PostgresAuthStore } from './auth-store.js';
 import { afterClose } from './close-reasons.js';
 import { nextHealth, type HealthFact } from './health.js';
@@ -108,6 +110,15 @@ export class BaileysSession implements NumberSession {
     const turn = this.queue.then(() => this.sendNow(command));
     this.queue = turn.catch(() => undefined);
     return turn;
+  }
+
+  async query<Q extends SessionQuery>(query: Q): Promise<AnswerOf<Q>> {
+    const socket = this.socket;
+    if (socket === undefined || !LIVE.has(this.status)) throw new QueryRefused('not_connected', `the number is ${this.status}`);
+    switch (query.kind) {
+      case 'check_phones':
+        return { kind: 'phone_checks', results: await checkPhones(socket, query.phones) };
+    }
   }
 
   async pair(method: PairingMethod, phone?: string): Promise<void> {

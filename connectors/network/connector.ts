@@ -9,6 +9,7 @@ import type {
   SendStatus,
 } from '../../schemas/records.js';
 import type { TopicSpec } from '../../topics/index.js';
+import type { AnswerOf, SessionQuery } from './query.js';
 
 /**
  * One implementation of the messaging network (a simulated one now, Baileys next). The connector role
@@ -43,19 +44,6 @@ export interface ConnectorCommands<C extends Addressed = Addressed> {
   apply(command: C): Promise<void>;
 }
 
-/** Whether a phone (E.164) or a lid is on the network, and the jid to message it by. */
-export interface NetworkCheck {
-  readonly phone: string;
-  readonly on_network: boolean;
-  readonly jid: string | null;
-  readonly lid?: string;
-}
-
-/** Answers whether phones or lids are on the messaging network; each connector provides its own. */
-export interface NetworkDirectory {
-  check(phones: readonly string[]): Promise<NetworkCheck[]>;
-}
-
 /** The live network session of one number. */
 export interface NumberSession {
   /**
@@ -70,6 +58,11 @@ export interface NumberSession {
   close(): Promise<void>;
   /** Unlinks the number from the network and drops its auth state. */
   logout(): Promise<void>;
+  /**
+   * Answers a question of the API, or carries out an action, on the network (`gw.commands.queries`).
+   * A query the session cannot answer is refused with `QueryRefused` and one of the API's codes.
+   */
+  query<Q extends SessionQuery>(query: Q): Promise<AnswerOf<Q>>;
 }
 
 export type SendResult =

@@ -8,9 +8,7 @@ import { ConnectorRunner } from './runner.js';
 export type {
   Addressed,
   ConnectorCommands,
-  NetworkCheck,
   NetworkConnector,
-  NetworkDirectory,
   NumberSession,
   SendResult,
   SessionEvents,
@@ -23,6 +21,8 @@ export type {
   OtpOpener,
 } from './connector.js';
 export type { MediaOwner, MediaSink } from './media-sink.js';
+export { QueryRefused, type AnswerOf, type SessionQuery, type QueryErrorCode } from './query.js';
+export { NumberAsker, type AskedNumber, type NumberAskerDeps } from './asker.js';
 export { sendMetrics, type SendMetrics } from './metrics.js';
 
 export interface ConnectorRoleOptions {

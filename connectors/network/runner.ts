@@ -1,8 +1,10 @@
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
-import { createPartitionOwner, recordsOf, topicName, topics, type ConsumedBatch, type Kafka, type PartitionOwner, type Producer, type TopicSerdes } from '../../topics/index.js';
+import { createPartitionOwner, recordsOf, topicName, topics, type ConsumedBatch, type Kafka, type PartitionOwner, type Producer, type TopicSerdes, type TopicSpec } from '../../topics/index.js';
 import { CommandBatches } from './commands.js';
-import type { NetworkConnector } from './connector.js';
+import type { ConnectorCommands, NetworkConnector } from './connector.js';
+import { QueryAnswers } from './query-answers.js';
+import type { NumberQuery } from '../../schemas/records.js';
 import { ExecutedSends } from './executed.js';
 import { OwnedPartitions } from './partitions.js';
 import type { SendMetrics } from './metrics.js';
@@ -36,6 +38,8 @@ export class ConnectorRunner {
   private readonly sessions: OwnedSessions;
   private readonly commands: CommandBatches;
   private readonly statesTopic: string;
+  /** The command topics of the connectors and the queries of the API, co-partitioned with the sends. */
+  private readonly controlTopics: readonly TopicSpec<unknown>[];
   private owner?: PartitionOwner;
   private purgeTimer?: NodeJS.Timeout;
 
@@ -47,7 +51,11 @@ export class ConnectorRunner {
     this.executed = new ExecutedSends(deps.pool);
     this.statesTopic = topicName(topics.instances, prefix);
     const sendTopic = topicName(topics.sendCommands, prefix);
-    const controls = deps.connectors.flatMap((c) => (c.commands ? [c.commands] : []));
+    const answers = new QueryAnswers({ producer, logger, sessionOf: (id) => this.sessions.numberOf(id)?.session });
+    // The API's queries are answered by the session of any connector, in order with the number's sends.
+    const queries: ConnectorCommands<NumberQuery> = { topic: topics.numberQueries, apply: (query) => answers.apply(query) };
+    const controls = [...deps.connectors.flatMap((c) => (c.commands ? [c.commands] : [])), queries];
+    this.controlTopics = controls.map((c) => c.topic);
     const sends: Sends = new Sends({ executed: this.executed, writer, producer, logger, metrics: deps.metrics, numberOf: (id) => this.sessions.numberOf(id) });
     this.sessions = new OwnedSessions({
       connectors: deps.connectors,
@@ -92,7 +100,7 @@ export class ConnectorRunner {
     this.purgeTimer = setInterval(purge, PURGE_EVERY_MS).unref();
     this.owner = await createPartitionOwner(this.deps.kafka, this.deps.serdes, {
       groupId: `${this.deps.serdes.prefix}connector`,
-      topics: [topics.instances, topics.sendCommands, ...this.deps.connectors.flatMap((c) => (c.commands ? [c.commands.topic] : []))],
+      topics: [topics.instances, topics.sendCommands, ...this.controlTopics],
       onAssignment: async (partitions) => {
         await this.partitions.assign(partitions);
         this.deps.logger.info({ partitions }, 'connector partitions assigned');

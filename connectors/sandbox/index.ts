@@ -1,4 +1,4 @@
 export { SandboxNetwork } from './network.js';
 export { PendingReceipts } from './receipts.js';
-export { sandboxDirectory } from './directory.js';
+export { sandboxChecks } from './directory.js';
 export type { Delivered, SandboxView, SessionDeps as SandboxDeps } from './session.js';

@@ -12,6 +12,8 @@ import type {
   TextContent,
 } from '../../schemas/records.js';
 import type { NumberSession, OtpOpener, SendResult, SessionEvents, SessionFact } from '../network/connector.js';
+import { QueryRefused, type AnswerOf, type SessionQuery } from '../network/query.js';
+import { sandboxChecks } from './directory.js';
 import { isGroupJid, phoneJid } from '../../schemas/phones.js';
 import type { MediaSink } from '../network/media-sink.js';
 import { buttonsAsText, listAsText, otpBubbles } from '../network/outgoing-text.js';
@@ -122,6 +124,14 @@ export class SandboxSession implements NumberSession {
       await Promise.all(page.map((receipt) => this.owe(receipt)));
       after = page.length === RELOAD_PAGE ? page[page.length - 1] : undefined;
     } while (after);
+  }
+
+  async query<Q extends SessionQuery>(query: Q): Promise<AnswerOf<Q>> {
+    if (!canSend(this.status)) throw new QueryRefused('not_connected', `the number is ${this.status}`);
+    switch (query.kind) {
+      case 'check_phones':
+        return { kind: 'phone_checks', results: sandboxChecks(query.phones) };
+    }
   }
 
   async pair(method: PairingMethod, phone?: string): Promise<void> {

@@ -130,10 +130,11 @@ describe('roles restarted behind a backlog with large records', () => {
 
   it('the processor role publishes each event of the backlog once, and dead-letters nothing', async () => {
     const account = asAccountId(`acc_${env.id}`);
-    /** Every seventh customer writes STOP: the contacts projection publishes its opt-out beside the events projection. */
-    const optingOut = (n: number) => n % 7 === 3;
+    /** Every 47th customer writes STOP: the contacts projection publishes its opt-out beside the events projection. */
+    const optingOut = (n: number) => n % 47 === 3;
     const inbound = (n: number): InboundMessage => {
-      const phone = `+55119${String(10_000_000 + n).padStart(8, '0')}`;
+      // Fifty customers write, and each one who opts out is a customer of their own.
+      const phone = `+55119${String(10_000_000 + (optingOut(n) ? 100 + n : n % 50)).padStart(8, '0')}`;
       const jid = `${phone.slice(1)}@s.whatsapp.net`;
       return {
         account_id: account,
@@ -178,7 +179,10 @@ describe('roles restarted behind a backlog with large records', () => {
       console.log(`[backlog] processor role: ${BACKLOG} facts published in ${Date.now() - started} ms`);
       const prefix = env.config.kafka.topicPrefix;
       for (const projection of ['events', 'contacts']) {
-        await waitFor(`the ${projection} projection caught up`, () => committedToEnd(clients.kafka, `${prefix}processor.${projection}`, topicName(topics.inboundMessages, prefix)));
+        await waitFor(`the ${projection} projection caught up`, () => committedToEnd(clients.kafka, `${prefix}processor.${projection}`, topicName(topics.inboundMessages, prefix)), {
+          timeoutMs: 120_000,
+          intervalMs: 250,
+        });
       }
       const ids = received().map((e) => e.event_id);
       expect(ids.length - new Set(ids).size, 'events published twice').toBe(0);

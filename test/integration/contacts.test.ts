@@ -2,7 +2,7 @@ import Fastify from 'fastify';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sandboxDirectory } from '../../connectors/sandbox/index.js';
+import { sandboxChecks } from '../../connectors/sandbox/index.js';
 import { contactRoutes } from '../../api/contacts/routes.js';
 import { routeContext } from '../support/route-context.js';
 import { errorsPlugin } from '../../api/plugins/errors.js';
@@ -64,7 +64,8 @@ describe('contacts projection and routes on the real stack', () => {
     server.addHook('onRequest', async (request) => {
       request.auth = auth;
     });
-    await server.register(contactRoutes, { ctx: routeContext(clients), network: sandboxDirectory });
+    // The network check's route alone: asking a number is tested in number-queries.test.ts.
+    await server.register(contactRoutes, { ctx: routeContext(clients), network: { check: async (_project, phones) => sandboxChecks(phones) } });
     return server;
   }
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { planImport, type ContactValues } from '../../api/contacts/import.js';
 import { CSV_HEADER, csvLine } from '../../api/contacts/csv.js';
-import { sandboxDirectory } from '../../connectors/sandbox/index.js';
+import { sandboxChecks } from '../../connectors/sandbox/index.js';
 import { contactId, isOptOutKeyword } from '../../processors/contacts/index.js';
 import { normalizePhone, phoneJid, phoneOfJid } from '../../schemas/phones.js';
 import { keywordOptOutEventId } from '../../schemas/contact-ids.js';
@@ -149,9 +149,9 @@ describe('CSV export', () => {
 
 describe('sandbox network', () => {
   it('puts phones ending 9999 off the network and keeps lids', async () => {
-    expect(await sandboxDirectory.check(['+5511988887777', '+5511900009999', '123456@lid'])).toEqual([
-      { phone: '+5511988887777', on_network: true, jid: '5511988887777@s.whatsapp.net' },
-      { phone: '+5511900009999', on_network: false, jid: null },
+    expect(sandboxChecks(['+5511988887777', '+5511900009999', '123456@lid'])).toEqual([
+      { phone: '+5511988887777', on_network: true, jid: '5511988887777@s.whatsapp.net', lid: null },
+      { phone: '+5511900009999', on_network: false, jid: null, lid: null },
       { phone: '123456@lid', on_network: true, jid: '123456@lid', lid: '123456@lid' },
     ]);
   });

@@ -60,6 +60,15 @@ describe('discriminated unions', () => {
     expect(codec.fromWire(type.fromBuffer(bytes))).toEqual(sample);
   });
 
+  it('keeps the kind of a union of one record, which avsc unwraps, in code and off the wire', () => {
+    const queryType = avro.Type.forSchema(composeSchema(topics.numberQueries.schema, named) as avro.Schema);
+    const queries = compileUnionCodec(queryType, unionKinds(named));
+    const query = { kind: 'check_phones', phones: ['+5511988887777'] };
+    const wire = queries.toWire({ query }) as { query: Record<string, unknown> };
+    expect(wire.query).toEqual({ phones: ['+5511988887777'] });
+    expect(queries.fromWire({ query: { phones: ['+5511988887777'] } })).toEqual({ query });
+  });
+
   it('rejects an unknown kind with a clear error', () => {
     expect(() => codec.toWire({ content: { kind: 'telegram' } })).toThrow(/unknown kind "telegram"/);
   });
