@@ -10,7 +10,7 @@ import type { Projection } from './runtime/projection.js';
 import { usageProjection } from './usage/index.js';
 
 export { runProjection, type RunnerDeps, type RunningProjection } from './runtime/runner.js';
-export { replayProjection, waitUntilCaughtUp, type ReplayResult } from './runtime/replay.js';
+export { LogGapsError, logGaps, replayProjection, waitUntilCaughtUp, type LogGap, type ReplayResult } from './runtime/replay.js';
 export type { Projection } from './runtime/projection.js';
 export { instancesProjection } from './instances/projection.js';
 export { conversationsProjection } from './conversations/index.js';

@@ -5,7 +5,7 @@ import { createLogger } from './logger.js';
 import { parseRoles, startRoles } from './roles.js';
 import { readCommandLine, usage } from './command-line.js';
 import { stackDown, stackStatus, stackUp, type StackStatus } from './local/index.js';
-import { projectionsFor, replayable, replayProjection } from '../processors/index.js';
+import { LogGapsError, projectionsFor, replayable, replayProjection } from '../processors/index.js';
 import { createAccount, type CreatedAccount } from '../api/accounts/create.js';
 import { startDemoPartner } from './demo/server.js';
 import { createPlatformAdmin } from '../api/platform/admins.js';
@@ -72,7 +72,7 @@ async function main(argv: string[]): Promise<number> {
     case 'stack':
       return stackCommand(config, arg);
     case 'replay':
-      return replay(config, arg);
+      return replay(config, arg, values['allow-gaps'] === true);
     case 'dead-letters':
       return deadLettersCommand(config, arg, positionals.slice(2), { limit: values.limit, json: values.json ?? false, all: values.all ?? false });
     default:
@@ -241,7 +241,7 @@ function printStatus(status: StackStatus): void {
   }
 }
 
-async function replay(config: Config, name: string | undefined): Promise<number> {
+async function replay(config: Config, name: string | undefined, allowGaps: boolean): Promise<number> {
   if (name === undefined || !(replayable as readonly string[]).includes(name)) {
     console.error(`replay needs a projection: ${replayable.join(', ')}`);
     return 1;
@@ -250,7 +250,12 @@ async function replay(config: Config, name: string | undefined): Promise<number>
   const clients = await buildClients(config, logger);
   try {
     const projection = projectionsFor(clients, 'replay').get(name)!;
-    const result = await replayProjection(clients, projection);
+    const result = await replayProjection(clients, projection, { allowGaps }).catch((error: unknown) => {
+      if (!(error instanceof LogGapsError)) throw error;
+      console.error(error.message);
+      return undefined;
+    });
+    if (result === undefined) return 1;
     console.log(JSON.stringify(result));
     return 0;
   } finally {

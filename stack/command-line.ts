@@ -17,7 +17,11 @@ const ROLES = 'all | <role>[,<role>...]';
 const commands: readonly CommandUsage[] = [
   { name: 'start', synopsis: 'start', summary: "bring up the local stack, then run every role (the README's run command)" },
   { name: 'all', synopsis: ROLES, summary: `run roles against the configured services; roles: ${roleNames.join(', ')}` },
-  { name: 'replay', synopsis: 'replay <projection>', summary: `rebuild a projection from offset zero and swap it in; projections: ${replayable.join(', ')}` },
+  {
+    name: 'replay',
+    synopsis: 'replay <projection> [--allow-gaps]',
+    summary: `rebuild a projection from offset zero and swap it in; projections: ${replayable.join(', ')}; refused when retention has deleted records it needs, unless --allow-gaps`,
+  },
   {
     name: 'accounts',
     synopsis: 'accounts create --name N --email E [--sandbox-numbers K] [--plan free|pro] [--locale pt|en|es|it|de|fr] [--json]',
@@ -72,6 +76,7 @@ const options = {
   link: { type: 'string' },
   limit: { type: 'string' },
   all: { type: 'boolean' },
+  'allow-gaps': { type: 'boolean' },
 } as const;
 
 export type CommandOptions = ReturnType<typeof parseArgs<{ options: typeof options; allowPositionals: true; strict: true }>>['values'];

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { deleteGroup, endOffsets, topicName } from '../../topics/index.js';
+import { deleteGroup, topicName, watermarks } from '../../topics/index.js';
 import type { Projection } from './projection.js';
 import { runProjection, type RunnerDeps } from './runner.js';
 import { projectionLockKey, quoteIdent, storedOffsets } from './store.js';
@@ -8,6 +8,40 @@ export interface ReplayResult {
   readonly projection: string;
   readonly records: number;
   readonly durationMs: number;
+  /** What the log no longer held, which the rebuilt projection lacks (replayed with `allowGaps`). */
+  readonly gaps: readonly LogGap[];
+}
+
+/** Records of an input partition that retention has deleted: offsets `0` to `firstHeld - 1`. */
+export interface LogGap {
+  readonly topic: string;
+  readonly partition: number;
+  readonly firstHeld: number;
+}
+
+/** A replay refused because its inputs no longer start at offset zero; the message says what would be lost. */
+export class LogGapsError extends Error {
+  override readonly name = 'LogGapsError';
+
+  constructor(
+    readonly projection: string,
+    readonly gaps: readonly LogGap[],
+  ) {
+    super(
+      `replaying ${projection} would lose what the log no longer holds: ${gaps
+        .map((g) => `${g.topic} partition ${g.partition} records 0-${g.firstHeld - 1}`)
+        .join(', ')}; replay anyway with --allow-gaps`,
+    );
+  }
+}
+
+/** The partitions of `topics` whose first records are gone. */
+export async function logGaps(kafka: RunnerDeps['kafka'], topics: readonly string[]): Promise<LogGap[]> {
+  const gaps: LogGap[] = [];
+  for (const topic of topics) {
+    for (const [partition, { low }] of await watermarks(kafka, topic)) if (low > 0) gaps.push({ topic, partition, firstHeld: low });
+  }
+  return gaps;
 }
 
 /**
@@ -15,13 +49,20 @@ export interface ReplayResult {
  * the projection's lock exclusively, so no live batch runs between the last replayed record and
  * the rename; the live runner then continues from the offsets that came with the new schema.
  */
-export async function replayProjection(deps: RunnerDeps, projection: Projection, options: { deadlineMs?: number } = {}): Promise<ReplayResult> {
+export async function replayProjection(
+  deps: RunnerDeps,
+  projection: Projection,
+  options: { deadlineMs?: number; allowGaps?: boolean } = {},
+): Promise<ReplayResult> {
   const started = Date.now();
   const deadline = started + (options.deadlineMs ?? 30 * 60_000);
   const stamp = `${Date.now()}`;
   const schema = `${projection.name}__replay_${stamp}`;
   const logger = deps.logger.child({ projection: projection.name, replay: schema });
   const topics = projection.handlers.map((h) => topicName(h.topic, deps.serdes.prefix));
+  const gaps = await logGaps(deps.kafka, topics);
+  if (gaps.length > 0 && options.allowGaps !== true) throw new LogGapsError(projection.name, gaps);
+  if (gaps.length > 0) logger.warn({ gaps }, 'replaying without what the log no longer holds');
   const running = await runProjection(deps, projection, { schema, groupId: `${deps.serdes.prefix}replay.${projection.name}.${stamp}`, lock: 'none' });
 
   const lock = await deps.pool.connect();
@@ -56,13 +97,17 @@ export async function replayProjection(deps: RunnerDeps, projection: Projection,
     lock.release();
   }
   await deleteGroup(deps.kafka, running.groupId).catch((err: unknown) => logger.warn({ err, groupId: running.groupId }, 'could not delete the replay group'));
-  const records = await countApplied(deps, projection.name, topics);
-  const result = { projection: projection.name, records, durationMs: Date.now() - started };
+  const records = await countApplied(deps, projection.name, topics, gaps);
+  const result = { projection: projection.name, records, durationMs: Date.now() - started, gaps };
   logger.info(result, 'replay swapped in');
   return result;
 }
 
-/** Waits until the projection in `schema` has applied everything the log holds right now. */
+/**
+ * Waits until the projection in `schema` has applied everything the log holds right now. A
+ * partition whose records retention has deleted, all of them or the first ones, is caught up from
+ * its first record held: the projection never sees the others.
+ */
 export async function waitUntilCaughtUp(
   deps: Pick<RunnerDeps, 'kafka' | 'pool'>,
   schema: string,
@@ -70,12 +115,12 @@ export async function waitUntilCaughtUp(
   deadline: number,
   logger?: Logger,
 ): Promise<void> {
-  const targets = await Promise.all(topics.map(async (topic) => [topic, await endOffsets(deps.kafka, topic)] as const));
+  const targets = await Promise.all(topics.map(async (topic) => [topic, await watermarks(deps.kafka, topic)] as const));
   for (let delay = 25; ; delay = Math.min(delay * 2, 500)) {
     let behind = 0;
-    for (const [topic, ends] of targets) {
+    for (const [topic, held] of targets) {
       const stored = await storedOffsets(deps.pool, schema, topic);
-      for (const [partition, end] of ends) behind += Math.max(0, end - (stored.get(partition) ?? 0));
+      for (const [partition, { low, high }] of held) behind += Math.max(0, high - Math.max(low, stored.get(partition) ?? low));
     }
     if (behind === 0) return;
     if (Date.now() > deadline) throw new Error(`${schema} is still ${behind} records behind the log at the deadline`);
@@ -84,8 +129,13 @@ export async function waitUntilCaughtUp(
   }
 }
 
-async function countApplied(deps: RunnerDeps, schema: string, topics: readonly string[]): Promise<number> {
+/** Records the rebuilt projection applied: up to its stored offsets, from the first record held. */
+async function countApplied(deps: RunnerDeps, schema: string, topics: readonly string[], gaps: readonly LogGap[]): Promise<number> {
   let total = 0;
-  for (const topic of topics) for (const next of (await storedOffsets(deps.pool, schema, topic)).values()) total += next;
+  for (const topic of topics) {
+    for (const [partition, next] of await storedOffsets(deps.pool, schema, topic)) {
+      total += next - (gaps.find((g) => g.topic === topic && g.partition === partition)?.firstHeld ?? 0);
+    }
+  }
   return total;
 }
