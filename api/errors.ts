@@ -85,12 +85,12 @@ export const ERRORS = {
   media_too_large: {
     status: 413, // "not given" in the spec
     message: {
-      pt: 'O arquivo de mídia excede o limite permitido[ de {limit}]. Envie um arquivo menor.',
-      en: 'The media file is larger than the allowed limit[ of {limit}]. Send a smaller file.',
-      es: 'El archivo multimedia supera el límite permitido[ de {limit}]. Envía un archivo más pequeño.',
-      it: 'Il file multimediale supera il limite consentito[ di {limit}]. Invia un file più piccolo.',
-      de: 'Die Mediendatei überschreitet die zulässige Größe[ von {limit}]. Senden Sie eine kleinere Datei.',
-      fr: 'Le fichier média dépasse la taille autorisée[ de {limit}]. Envoyez un fichier plus petit.',
+      pt: 'O arquivo de mídia excede o limite permitido[ de {limit}]. Envie um arquivo menor ou mais curto.',
+      en: 'The media file exceeds the allowed limit[ of {limit}]. Send a smaller or shorter file.',
+      es: 'El archivo multimedia supera el límite permitido[ de {limit}]. Envía un archivo más pequeño o más corto.',
+      it: 'Il file multimediale supera il limite consentito[ di {limit}]. Invia un file più piccolo o più breve.',
+      de: 'Die Mediendatei überschreitet das zulässige Limit[ von {limit}]. Senden Sie eine kleinere oder kürzere Datei.',
+      fr: 'Le fichier média dépasse la limite autorisée[ de {limit}]. Envoyez un fichier plus petit ou plus court.',
     },
   },
   idempotency_key_invalid: {

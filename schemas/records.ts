@@ -529,6 +529,10 @@ export interface AudioContent {
   readonly media: MediaSource;
   /** True sends a voice note. */
   readonly ptt: boolean;
+  /** Length of a voice note in whole seconds, measured when the API converted it to Opus; null on other audio (and on voice notes written before conversion existed). */
+  readonly seconds: null | number;
+  /** A voice note's 64 loudness bars (0-100) as the network's apps draw them, computed with its duration; null on other audio. */
+  readonly waveform: null | Buffer;
 }
 
 /** One button of a buttons send. */
@@ -810,11 +814,13 @@ export type SendOrigin = (typeof SendOriginValues)[number];
 export const SendStatusValues = ['sent', 'delivered', 'read', 'failed'] as const;
 export type SendStatus = (typeof SendStatusValues)[number];
 
-/** Sticker send. */
+/** Sticker send; the API stores it as a 512x512 WebP. */
 export interface StickerContent {
   readonly kind: 'sticker';
   /** Where the bytes come from. */
   readonly media: MediaSource;
+  /** True when the stored WebP has several frames (from an animated GIF or WebP). */
+  readonly animated: boolean;
 }
 
 /** Plain text (send and receive). A reply to a buttons/list fallback menu also arrives as text (spec 2.4 rule 4). */

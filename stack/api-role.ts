@@ -1,7 +1,6 @@
 import { createHmac } from 'node:crypto';
 import path from 'node:path';
 import { repoRoot } from '../shared/repo-root.js';
-import type { AccountId, InstanceId, ProjectId } from '../schemas/ids.js';
 import { SandboxPayments } from '../connectors/payments/sandbox.js';
 import { StripePayments } from '../connectors/payments/stripe.js';
 import { NumberAsker } from '../connectors/network/index.js';
@@ -10,7 +9,7 @@ import { startDirectory, type Directory } from '../processors/directory.js';
 import { startConnectionsView, type ConnectionsView } from '../processors/connections/view.js';
 import { ConnectionWriter } from '../processors/connections/writer.js';
 import { systemClock, type Clock } from '../shared/clock.js';
-import { ingestSendMedia } from '../api/media/ingest.js';
+import { createMediaConverter, ffmpegVersion } from '../connectors/media/index.js';
 import { planNamed } from '../processors/usage/plans.js';
 import { buildServer, type ApiServer } from '../api/server.js';
 import { ensureApiTables } from '../api/storage.js';
@@ -52,6 +51,17 @@ export async function startApi(clients: Clients, options: { listen: boolean; clo
     directory: directory.directory,
     clock,
   });
+  const converter = createMediaConverter({
+    ffmpegPath: clients.config.media.ffmpegPath,
+    concurrency: clients.config.media.conversions,
+    timeoutMs: clients.config.media.conversionTimeoutMs,
+    onUnavailable: (err) => clients.logger.error({ err }, 'a voice note could not be converted: install ffmpeg (apt-get install ffmpeg) or set FFMPEG_PATH'),
+  });
+  // Not awaited: the API serves everything else without ffmpeg; voice notes answer 503 until it is there.
+  ffmpegVersion(clients.config.media.ffmpegPath).then(
+    (version) => clients.logger.debug({ version }, 'ffmpeg found for voice notes'),
+    (err: unknown) => clients.logger.warn({ err }, 'ffmpeg is not available: voice notes will answer 503 until it is installed (apt-get install ffmpeg) or FFMPEG_PATH names it'),
+  );
   const streams = await StreamHub.start(clients, { bufferPerPartition: clients.config.streams.bufferPerPartition });
   const asker = await NumberAsker.start(clients);
   const app = await buildServer({
@@ -65,12 +75,7 @@ export async function startApi(clients: Clients, options: { listen: boolean; clo
     publicBaseUrl: clients.config.media.publicBaseUrl,
     messages: {
       cipher: clients.cipher,
-      ingestMedia: (media, owner) =>
-        ingestSendMedia({ store: clients.media, http: clients.http }, media, {
-          accountId: owner.accountId as AccountId,
-          projectId: owner.projectId as ProjectId,
-          instanceId: owner.instanceId as InstanceId,
-        }).then((stored) => stored.source),
+      media: { store: clients.media, http: clients.http, converter },
       optedOut: (accountId, phone) => optedOut(clients.pool, accountId, phone),
       lastInstanceFor: (projectId, jid) => lastInstanceFor(clients.pool, projectId, jid),
     },

@@ -50,6 +50,12 @@ export interface Config {
     readonly urlTtlSeconds: number;
     /** Absolute base of the API as its users reach it, for links in payloads. */
     readonly publicBaseUrl: string;
+    /** Debian's ffmpeg (or a path to one): voice notes are converted with it. */
+    readonly ffmpegPath: string;
+    /** Voice notes and stickers converted at once by one API process. */
+    readonly conversions: number;
+    /** Longest a send waits for its conversion, the wait for a free slot included. */
+    readonly conversionTimeoutMs: number;
   };
   readonly outbound: {
     /** Lets outbound HTTP (media URLs, webhooks) reach private and loopback addresses: local development only. */
@@ -183,6 +189,9 @@ export function loadConfig(env: Env = process.env, { defaultMode = 'production' 
       signingSecret: text(env, 'MEDIA_SIGNING_SECRET', createHmac('sha256', secretsKey).update('media-links').digest('hex')),
       urlTtlSeconds: integer(env, 'MEDIA_URL_TTL_SECONDS', 86_400),
       publicBaseUrl: text(env, 'PUBLIC_BASE_URL', `http://localhost:${port}`),
+      ffmpegPath: text(env, 'FFMPEG_PATH', 'ffmpeg'),
+      conversions: positive(env, 'MEDIA_CONVERSIONS', 2),
+      conversionTimeoutMs: positive(env, 'MEDIA_CONVERSION_TIMEOUT_MS', 60_000),
     }),
     outbound: Object.freeze({
       allowPrivateNetwork: text(env, 'ALLOW_PRIVATE_NETWORK', 'false') === 'true',

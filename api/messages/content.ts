@@ -1,22 +1,17 @@
-import type { MediaSource, SendCommand } from '../../schemas/records.js';
+import type { IngestDeps } from '../../connectors/media/ingest.js';
+import type { MediaOwner } from '../../connectors/media/store.js';
+import type { SendCommand } from '../../schemas/records.js';
 import type { Cipher } from '../../shared/cipher.js';
 import type { Locale } from '../errors.js';
+import { ingestSendMedia } from '../media/ingest.js';
 import { maskCode, otpContext } from './otp-text.js';
 import type { AnySendBody, SendBody, SendType } from './schemas.js';
 
 export type SendContent = SendCommand['content'];
 
-export interface MediaOwner {
-  readonly accountId: string;
-  readonly projectId: string;
-  readonly instanceId: string;
-}
-
-/** Turns a media object of a request into a stored source (fetching a URL, decoding base64), counted against its owner. */
-export type MediaIngest = (media: { url?: string; base64?: string; mimetype?: string; filename?: string }, owner: MediaOwner) => Promise<MediaSource>;
-
 export interface ContentDeps {
-  readonly ingestMedia: MediaIngest;
+  /** Where a media object of a request is stored (fetched, decoded, converted), counted against `owner`. */
+  readonly media: IngestDeps;
   readonly owner: MediaOwner;
   readonly cipher: Cipher;
   readonly locale: Locale;
@@ -34,16 +29,24 @@ export async function buildContent(type: SendType, body: AnySendBody, deps: Cont
     case 'document': {
       const b = body as SendBody<'image'>;
       const { caption, ...media } = b.media;
-      return { kind: type, media: await deps.ingestMedia(media, deps.owner), caption: caption ?? null };
+      const { source } = await ingestSendMedia(deps.media, media, deps.owner);
+      return { kind: type, media: source, caption: caption ?? null };
     }
     case 'audio': {
       const b = body as SendBody<'audio'>;
       const { ptt, ...media } = b.media;
-      return { kind: 'audio', media: await deps.ingestMedia(media, deps.owner), ptt: ptt ?? false };
+      if (ptt !== true) {
+        const { source } = await ingestSendMedia(deps.media, media, deps.owner);
+        return { kind: 'audio', media: source, ptt: false, seconds: null, waveform: null };
+      }
+      // A voice note is stored as the network plays it: Opus in OGG, measured.
+      const { source, playback } = await ingestSendMedia(deps.media, media, deps.owner, 'voice_note');
+      return { kind: 'audio', media: source, ptt: true, seconds: playback.seconds, waveform: Buffer.from(playback.waveform) };
     }
     case 'sticker': {
       const b = body as SendBody<'sticker'>;
-      return { kind: 'sticker', media: await deps.ingestMedia(b.media, deps.owner) };
+      const { source, playback } = await ingestSendMedia(deps.media, b.media, deps.owner, 'sticker');
+      return { kind: 'sticker', media: source, animated: playback.animated };
     }
     case 'location': {
       const b = body as SendBody<'location'>;

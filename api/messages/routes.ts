@@ -1,13 +1,14 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { createHash } from 'node:crypto';
-import { asEventId, asInstanceId, asMessageId, newId } from '../../schemas/ids.js';
+import type { IngestDeps } from '../../connectors/media/ingest.js';
+import { asAccountId, asEventId, asInstanceId, asMessageId, asProjectId, newId } from '../../schemas/ids.js';
 import type { SendCommand } from '../../schemas/records.js';
 import type { Cipher } from '../../shared/cipher.js';
 import type { RouteOptions } from '../context.js';
 import { gatewayError } from '../errors.js';
 import type { AuthContext } from '../plugins/auth.js';
-import { buildContent, type MediaIngest } from './content.js';
+import { buildContent } from './content.js';
 import { IdempotencyKeys, idempotentMessageId } from './idempotency.js';
 import { createNumberChooser } from './number-choice.js';
 import { SendAccepted, sendBodies, sendTypes, type AnySendBody, type SendType } from './schemas.js';
@@ -18,7 +19,8 @@ import { MEDIA_BODY_LIMIT, TEXT_BODY_LIMIT } from '../body-limits.js';
 const mediaTypes: ReadonlySet<SendType> = new Set(['image', 'video', 'document', 'audio', 'sticker']);
 
 export interface MessageRouteOptions extends RouteOptions {
-  readonly ingestMedia: MediaIngest;
+  /** Where media of sends is stored, and converted for voice notes and stickers. */
+  readonly media: IngestDeps;
   readonly cipher: Cipher;
   /** Whether the account's contact with this E.164 phone opted out. */
   readonly optedOut: (accountId: string, phone: string) => Promise<boolean>;
@@ -43,8 +45,8 @@ export const messageRoutes: FastifyPluginAsyncTypebox<MessageRouteOptions> = asy
       choose({ projectId: auth.projectId, instanceId: body.instance_id, poolId: body.pool_id, to }),
     ]);
     if (optedOut) throw gatewayError('contact_opted_out');
-    const owner = { accountId: auth.accountId, projectId: auth.projectId, instanceId: number.instance_id };
-    const content = await buildContent(type, body, { ingestMedia: options.ingestMedia, owner, cipher: options.cipher, locale: auth.locale });
+    const owner = { accountId: asAccountId(auth.accountId), projectId: asProjectId(auth.projectId), instanceId: asInstanceId(number.instance_id) };
+    const content = await buildContent(type, body, { media: options.media, owner, cipher: options.cipher, locale: auth.locale });
     const messageId = asMessageId(key === undefined ? newId('msg') : idempotentMessageId(auth.accountId, key));
     const command: Omit<SendCommand, 'expires_at'> = {
       event_id: asEventId(newId('evt')),

@@ -42,7 +42,7 @@ export const sendBodies = {
   image: send({ media: Media({ caption: Type.Optional(Type.String({ maxLength: 4096 })) }) }),
   video: send({ media: Media({ caption: Type.Optional(Type.String({ maxLength: 4096 })) }) }),
   document: send({ media: Media({ caption: Type.Optional(Type.String({ maxLength: 4096 })) }) }),
-  audio: send({ media: Media({ ptt: Type.Optional(Type.Boolean({ description: 'Send as a voice note' })) }) }),
+  audio: send({ media: Media({ ptt: Type.Optional(Type.Boolean({ description: 'Send as a voice note: the audio (MP3, M4A, WAV, OGG, ...) is converted to Opus in OGG' })) }) }),
   sticker: send({ media: Media({}) }),
   location: send({
     latitude: Type.Number({ minimum: -90, maximum: 90 }),

@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { AnyMessageContent } from '@whiskeysockets/baileys';
-import type { MediaSource, SendCommand } from '../../schemas/records.js';
+import type { AudioContent, MediaSource, SendCommand } from '../../schemas/records.js';
 import type { OtpOpener } from '../network/connector.js';
 import { buttonsAsText, listAsText, otpBubbles } from '../network/outgoing-text.js';
 import type { OutgoingMessage } from './mapping.js';
@@ -11,6 +11,22 @@ export interface OutboundDeps {
   readonly otp: OtpOpener;
   /** Whether a network id is one of this number's own messages (a reaction's key says so). */
   readonly isOwn: (waMessageId: string) => Promise<boolean>;
+}
+
+/**
+ * An audio, or a voice note with the duration and waveform the API measured when it converted it
+ * (given, Baileys computes neither: its waveform needs a decoder this project does not install).
+ */
+function audioMessage(content: AudioContent, audio: { stream: Readable }): AnyMessageContent {
+  // Baileys copies every field it is given into the audioMessage; its type just does not name `waveform`.
+  const message: AnyMessageContent & { waveform?: Uint8Array } = {
+    audio,
+    ptt: content.ptt,
+    mimetype: content.media.mime_type ?? undefined,
+    ...(content.seconds !== null && { seconds: content.seconds }),
+    ...(content.waveform !== null && { waveform: new Uint8Array(content.waveform) }),
+  };
+  return message;
 }
 
 /**
@@ -32,9 +48,9 @@ export async function outgoingMessages(command: SendCommand, deps: OutboundDeps)
     case 'video':
       return one({ video: await upload(content.media), caption: content.caption ?? undefined, mimetype: content.media.mime_type ?? undefined });
     case 'audio':
-      return one({ audio: await upload(content.media), ptt: content.ptt, mimetype: content.media.mime_type ?? undefined });
+      return one(audioMessage(content, await upload(content.media)));
     case 'sticker':
-      return one({ sticker: await upload(content.media), mimetype: content.media.mime_type ?? undefined });
+      return one({ sticker: await upload(content.media), isAnimated: content.animated, mimetype: content.media.mime_type ?? undefined });
     case 'document':
       return one({
         document: await upload(content.media),

@@ -4,3 +4,4 @@ export { createMediaLinks, type MediaLinks, type MediaLinksOptions } from '../..
 export { ingestMedia, MEDIA_MAX_BYTES, type MediaInput, type IngestDeps, type IngestedMedia } from './ingest.js';
 export { usageProducer, type RecordUsage } from './usage.js';
 export { MediaError, type MediaErrorKind } from './errors.js';
+export { createMediaConverter, ffmpegVersion, type MediaConverter, type Conversion, type Playback } from './conversion/index.js';

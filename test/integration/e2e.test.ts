@@ -1,4 +1,7 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
@@ -8,6 +11,7 @@ import type { Clients } from '../../stack/clients.js';
 import { startRoles, type RunningRoles } from '../../stack/roles.js';
 import { testClients } from '../support/clients.js';
 import { createTestEnv, waitFor, type TestEnv } from '../support/env.js';
+import { AUDIO_ENCODINGS, requireFfmpeg, SILENCE_THEN_TONE, synthesize } from '../support/media-samples.js';
 
 interface Message {
   message_id: string;
@@ -45,6 +49,8 @@ describe('end to end on the sandbox network', () => {
   let account: CreatedAccount;
   let files: Server;
   let filesUrl: string;
+  /** An MP3 for the voice note, which the API converts to Opus. */
+  let voice: Buffer;
 
   const headers = () => ({ authorization: `Bearer ${account.api_key}`, 'content-type': 'application/json' });
   const call = async (method: 'GET' | 'POST', url: string, body?: unknown) => {
@@ -58,6 +64,10 @@ describe('end to end on the sandbox network', () => {
   const customer = (path: string, instance: string, body: unknown) => call('POST', `/sandbox/instances/${instance}/${path}`, body);
 
   beforeAll(async () => {
+    await requireFfmpeg();
+    const samples = await mkdtemp(join(tmpdir(), 'e2e-voice-'));
+    voice = await readFile(await synthesize(samples, AUDIO_ENCODINGS.mp3.file, SILENCE_THEN_TONE, AUDIO_ENCODINGS.mp3.args));
+    await rm(samples, { recursive: true, force: true });
     env = await createTestEnv({ PORT: '0', ALLOW_PRIVATE_NETWORK: 'true' });
     clients = await testClients(env);
     roles = await startRoles(['api', 'processor', 'connector'], clients);
@@ -96,7 +106,7 @@ describe('end to end on the sandbox network', () => {
       ['image', { media: { url: filesUrl, caption: 'from a URL' } }],
       ['video', { media: { ...media, caption: 'a video' } }],
       ['document', { media: { ...media, caption: 'a document' } }],
-      ['audio', { media: { ...media, ptt: true } }],
+      ['audio', { media: { base64: voice.toString('base64'), filename: 'hello.mp3', ptt: true } }],
       ['sticker', { media }],
       ['location', { latitude: -23.55, longitude: -46.63, name: 'Praça da Sé' }],
       ['contact', { contact_name: 'Ana', contact_phone: '+5511955550000' }],

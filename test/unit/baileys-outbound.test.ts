@@ -75,7 +75,7 @@ describe('sends as Baileys messages (the protobuf Baileys generates from them)',
     expect(Number(message!.documentMessage!.fileLength)).toBe(PDF.length);
   });
 
-  it('sends an image, a video, a voice note, an audio and a sticker with the stored bytes, type and caption', async () => {
+  it('sends an image, a video and a sticker with the stored bytes, type and caption', async () => {
     const [image] = await onTheWire({ kind: 'image', media: stored('media/pic.png', 'image/png'), caption: 'Vitrine' });
     expect(image!.imageMessage).toMatchObject({ mimetype: 'image/png', caption: 'Vitrine', directPath: '/v/image' });
     expect(Buffer.from(image!.imageMessage!.fileSha256!)).toEqual(sha256(STORED.get('media/pic.png')!));
@@ -85,15 +85,30 @@ describe('sends as Baileys messages (the protobuf Baileys generates from them)',
     expect(video!.videoMessage!.caption ?? '').toBe('');
     expect(Buffer.from(video!.videoMessage!.fileSha256!)).toEqual(sha256(STORED.get('media/clip.mp4')!));
 
-    const [voice] = await onTheWire({ kind: 'audio', media: stored('media/voice.ogg', 'audio/ogg; codecs=opus'), ptt: true });
-    expect(voice!.audioMessage).toMatchObject({ ptt: true, mimetype: 'audio/ogg; codecs=opus', directPath: '/v/audio' });
-    expect(Buffer.from(voice!.audioMessage!.fileSha256!)).toEqual(sha256(STORED.get('media/voice.ogg')!));
-    const [audio] = await onTheWire({ kind: 'audio', media: stored('media/voice.ogg', null), ptt: false });
-    expect(audio!.audioMessage!.ptt ?? false).toBe(false);
-
-    const [sticker] = await onTheWire({ kind: 'sticker', media: stored('media/sticker.webp', 'image/webp') });
+    const [sticker] = await onTheWire({ kind: 'sticker', media: stored('media/sticker.webp', 'image/webp'), animated: false });
     expect(sticker!.stickerMessage).toMatchObject({ mimetype: 'image/webp', directPath: '/v/sticker' });
+    expect(sticker!.stickerMessage!.isAnimated ?? false).toBe(false);
     expect(Number(sticker!.stickerMessage!.fileLength)).toBe(STORED.get('media/sticker.webp')!.length);
+  });
+
+  it('sends a voice note with the duration and waveform the API measured, and a plain audio without them', async () => {
+    const waveform = Buffer.from(Array.from({ length: 64 }, (_, i) => Math.floor((100 * i) / 63)));
+    const [voice] = await onTheWire({ kind: 'audio', media: stored('media/voice.ogg', 'audio/ogg; codecs=opus'), ptt: true, seconds: 7, waveform });
+    expect(voice!.audioMessage).toMatchObject({ ptt: true, seconds: 7, mimetype: 'audio/ogg; codecs=opus', directPath: '/v/audio' });
+    expect(Buffer.from(voice!.audioMessage!.waveform!)).toEqual(waveform);
+    expect(Buffer.from(voice!.audioMessage!.fileSha256!)).toEqual(sha256(STORED.get('media/voice.ogg')!));
+    // What the recipient's phone decodes: the fields survive the protobuf's encoding.
+    const decoded = proto.Message.decode(proto.Message.encode(voice!).finish()).audioMessage!;
+    expect({ ptt: decoded.ptt, seconds: decoded.seconds, waveform: Buffer.from(decoded.waveform!) }).toEqual({ ptt: true, seconds: 7, waveform });
+
+    const [audio] = await onTheWire({ kind: 'audio', media: stored('media/voice.ogg', null), ptt: false, seconds: null, waveform: null });
+    expect(audio!.audioMessage!.ptt ?? false).toBe(false);
+    expect(audio!.audioMessage!.waveform ?? null).toBe(null);
+  });
+
+  it('sends an animated sticker as animated', async () => {
+    const [sticker] = await onTheWire({ kind: 'sticker', media: stored('media/sticker.webp', 'image/webp'), animated: true });
+    expect(sticker!.stickerMessage).toMatchObject({ mimetype: 'image/webp', isAnimated: true });
   });
 
   it('sends a location and a contact card', async () => {
