@@ -16,6 +16,8 @@ import { checkedAdvisory, publishAdvisory } from '../processors/events/index.js'
 import { listenCommand } from '../connectors/relay/index.js';
 import type { Clients } from './clients.js';
 import { listDeadLetters, redrive, redriveAll, type DeadLetter } from '../topics/index.js';
+import { listDeadDeliveries, redeliverDead, type DeadDelivery, type DeadSelection } from '../connectors/webhooks/dead-deliveries.js';
+import { retrySchedules } from '../connectors/webhooks/index.js';
 
 async function main(argv: string[]): Promise<number> {
   const line = readCommandLine(argv);
@@ -74,6 +76,9 @@ async function main(argv: string[]): Promise<number> {
     case 'replay':
       return replay(config, arg, values['allow-gaps'] === true);
     case 'dead-letters':
+      if (values.deliveries === true) {
+        return deadDeliveriesCommand(config, arg, positionals.slice(2), { limit: values.limit, json: values.json ?? false, all: values.all ?? false, endpoint: values.endpoint });
+      }
       return deadLettersCommand(config, arg, positionals.slice(2), { limit: values.limit, json: values.json ?? false, all: values.all ?? false });
     default:
       return runRoles(config, command);
@@ -207,6 +212,46 @@ async function deadLettersCommand(
   } finally {
     await clients.close();
   }
+}
+
+/** `dead-letters list|retry --deliveries`: webhook and partner deliveries given up on. */
+async function deadDeliveriesCommand(
+  config: Config,
+  action: string | undefined,
+  ids: readonly string[],
+  options: { limit: string | undefined; json: boolean; all: boolean; endpoint: string | undefined },
+): Promise<number> {
+  const limit = Number(options.limit ?? 100);
+  const selections = [ids.length > 0, options.all, options.endpoint !== undefined].filter(Boolean).length;
+  const valid = (action === 'list' && Number.isInteger(limit) && limit > 0 && ids.length === 0 && !options.all) || (action === 'retry' && selections === 1);
+  if (!valid) {
+    console.error(usage);
+    return 1;
+  }
+  const clients = await buildClients(config, createLogger('warn', config.logFormat));
+  try {
+    if (action === 'list') {
+      const dead = await listDeadDeliveries(clients, { limit, targetId: options.endpoint });
+      console.log(options.json ? JSON.stringify(dead.map(deadDeliveryJson)) : dead.map(deadDeliveryLine).join('\n') || 'no dead deliveries');
+      return 0;
+    }
+    const selection: DeadSelection = options.all
+      ? { kind: 'all' }
+      : options.endpoint !== undefined
+        ? { kind: 'endpoint', targetId: options.endpoint }
+        : { kind: 'ids', ids };
+    const sent = await redeliverDead({ ...clients, schedules: retrySchedules(config.webhooks.retryDelaysMs) }, selection);
+    console.log(`delivering ${sent.length} dead deliver${sent.length === 1 ? 'y' : 'ies'} again${sent.map((d) => `\n  ${d.delivery_id} -> ${d.target_kind} ${d.target_id}`).join('')}`);
+    return 0;
+  } finally {
+    await clients.close();
+  }
+}
+
+const deadDeliveryJson = (d: DeadDelivery) => ({ ...d, at: new Date(d.at).toISOString() });
+
+function deadDeliveryLine(d: DeadDelivery): string {
+  return `${d.delivery_id}\t${d.event_type}\t${d.target_kind} ${d.target_id}\t${d.attempts} attempts\t${new Date(d.at).toISOString()}\t${d.last_error ?? ''}`;
 }
 
 const deadLetterJson = (l: DeadLetter) => ({ ...l, at: new Date(l.at).toISOString() });

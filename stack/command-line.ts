@@ -44,6 +44,16 @@ const commands: readonly CommandUsage[] = [
     synopsis: 'dead-letters retry <partition:offset ...> | --all',
     summary: 'write dead letters back to their topics (--all: those no earlier --all wrote back)',
   },
+  {
+    name: 'dead-letters',
+    synopsis: 'dead-letters list --deliveries [--endpoint ID] [--limit N] [--json]',
+    summary: 'the webhook and partner deliveries given up on (gw.deliveries.dead), of one webhook or partner when named',
+  },
+  {
+    name: 'dead-letters',
+    synopsis: 'dead-letters retry --deliveries <dlv_... ...> | --endpoint ID | --all',
+    summary: 'deliver them again, each once, as new deliveries with their own retries (--all: those no earlier --all sent)',
+  },
   { name: 'stack', synopsis: 'stack up | down | status', summary: 'manage the local stack (Kafka, schema registry, Postgres databases, S3, SMTP)' },
   { name: 'help', synopsis: 'help [<command>]', summary: "this usage, or one command's (also -h, --help, and <command> --help)" },
 ];
@@ -77,6 +87,8 @@ const options = {
   limit: { type: 'string' },
   all: { type: 'boolean' },
   'allow-gaps': { type: 'boolean' },
+  deliveries: { type: 'boolean' },
+  endpoint: { type: 'string' },
 } as const;
 
 export type CommandOptions = ReturnType<typeof parseArgs<{ options: typeof options; allowPositionals: true; strict: true }>>['values'];

@@ -1,9 +1,8 @@
-import { randomUUID } from 'node:crypto';
 import type { Kafka } from 'kafkajs';
 import { watermarks } from './admin.js';
 import { deadLetterTopic, topicName } from './catalogue.js';
 import type { ConsumedRecord } from './consumer.js';
-import { readFromPositions } from './positioned-reader.js';
+import { readRange } from './range-reader.js';
 import type { Producer } from './producer.js';
 import type { TopicSerdes } from './serdes.js';
 
@@ -36,7 +35,7 @@ export interface DeadLetterDeps {
 export async function listDeadLetters(deps: Omit<DeadLetterDeps, 'producer'>, limit: number): Promise<DeadLetter[]> {
   const marks = await watermarks(deps.kafka, deadTopic(deps.serdes));
   const from = new Map([...marks].map(([p, { low, high }]) => [p, Math.max(low, high - limit)]));
-  const records = await readRange(deps, from, highs(marks));
+  const records = await readRange(deps, deadLetterTopic, from, highs(marks));
   return records.map(deadLetterOf).sort((a, b) => a.at - b.at).slice(-limit);
 }
 
@@ -57,7 +56,7 @@ export async function redrive(deps: DeadLetterDeps, ids: readonly string[]): Pro
     from.set(partition, Math.min(from.get(partition) ?? offset, offset));
     to.set(partition, Math.max(to.get(partition) ?? 0, offset + 1));
   }
-  const records = await readRange(deps, from, to);
+  const records = await readRange(deps, deadLetterTopic, from, to);
   const byId = new Map(records.map((r) => [`${r.partition}:${r.offset}`, r]));
   const chosen = wanted.map(({ partition, offset }) => {
     const record = byId.get(`${partition}:${offset}`);
@@ -81,7 +80,7 @@ export async function redriveAll(deps: DeadLetterDeps): Promise<DeadLetter[]> {
     const [committed] = await admin.fetchOffsets({ groupId, topics: [topic] });
     const done = new Map((committed?.partitions ?? []).map((p) => [p.partition, Number(p.offset)]));
     const from = new Map([...marks].map(([p, { low }]) => [p, Math.max(low, done.get(p) ?? -1)]));
-    const redriven = await send(deps, await readRange(deps, from, highs(marks)));
+    const redriven = await send(deps, await readRange(deps, deadLetterTopic, from, highs(marks)));
     await admin.setOffsets({ groupId, topic, partitions: [...marks].map(([partition, { high }]) => ({ partition, offset: String(high) })) });
     return redriven;
   } finally {
@@ -121,43 +120,3 @@ function parseId(id: string): { partition: number; offset: number } {
 const deadTopic = (serdes: TopicSerdes) => topicName(deadLetterTopic, serdes.prefix);
 const highs = (marks: Map<number, { low: number; high: number }>) => new Map([...marks].map(([p, { high }]) => [p, high]));
 
-/** How long reading the dead letters may take before the command gives up. */
-const READ_TIMEOUT_MS = 30_000;
-
-/** The records of each partition from `from` up to (not including) `to`. */
-async function readRange(
-  deps: Omit<DeadLetterDeps, 'producer'>,
-  from: ReadonlyMap<number, number>,
-  to: ReadonlyMap<number, number>,
-): Promise<ConsumedRecord<unknown>[]> {
-  const wanted = new Map([...from].filter(([p, offset]) => offset < (to.get(p) ?? 0)));
-  if (wanted.size === 0) return [];
-  const records: ConsumedRecord<unknown>[] = [];
-  let reached!: () => void;
-  const done = new Promise<void>((resolve) => (reached = resolve));
-  const reader = await readFromPositions(
-    deps.kafka,
-    deps.serdes,
-    { groupId: `${deps.serdes.prefix}dead-letters.${randomUUID().slice(0, 8)}`, topic: deadLetterTopic, from: wanted },
-    (batch) => {
-      records.push(...batch.records.filter((r) => r.offset < (to.get(r.partition) ?? 0)));
-      if ([...wanted.keys()].every((p) => lastSeen(records, p) >= to.get(p)! - 1)) reached();
-    },
-  );
-  try {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error('the dead letters could not be read in time')), READ_TIMEOUT_MS);
-    });
-    await Promise.race([done, timeout]).finally(() => clearTimeout(timer));
-    return records.sort((a, b) => a.partition - b.partition || a.offset - b.offset);
-  } finally {
-    await reader.stop();
-  }
-}
-
-function lastSeen(records: readonly ConsumedRecord<unknown>[], partition: number): number {
-  let last = -1;
-  for (const r of records) if (r.partition === partition && r.offset > last) last = r.offset;
-  return last;
-}

@@ -16,3 +16,4 @@ export type { Kafka } from 'kafkajs';
 export { sendToDeadLetters, countingDeadLetters } from './dead-letter.js';
 export { RunningGroups, registerConsumerLag, type ConsumerLagOptions } from './consumer-lag.js';
 export { listDeadLetters, redrive, redriveAll, REDRIVEN_FROM, type DeadLetter, type DeadLetterDeps } from './dead-letters.js';
+export { readRange } from './range-reader.js';
