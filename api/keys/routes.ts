@@ -93,7 +93,14 @@ export const keyRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { 
     async (request, reply) => changeKey(request.params.id, async () => {
       const old = ownKey(request.auth.accountId, request.params.id);
       if (old.revoked_at !== null) throw gatewayError('not_found');
-      const issued = issueKey({ accountId: old.account_id, projectId: old.project_id, role: old.role as Role, scopes: old.scopes as (Scope | '*')[] });
+      // A partner-issued key stays the connection's: its suspension and revocation reach the new one.
+      const issued = issueKey({
+        accountId: old.account_id,
+        projectId: old.project_id,
+        role: old.role as Role,
+        scopes: old.scopes as (Scope | '*')[],
+        connectionId: old.connection_id ?? undefined,
+      });
       const graceEnds = Math.min(old.expires_at ?? Infinity, Date.now() + clients.config.keyRotationGraceMs);
       const { id, created_at: _, account_id, project_id, ...entity } = old;
       const expiring: ConfigRecord = {

@@ -278,6 +278,17 @@ describe('partner API and connection lifecycle', () => {
     expect(await call('POST', '/messages/text', { auth: fresh, body: { to: '+5511999990001', body: 'x', instance_id: elsewhere.instance_id } })).toMatchObject({ status: 404 });
   });
 
+  it('keeps a partner-issued key the customer rotates bound to its connection: suspended and revoked with it', async () => {
+    const { id, key } = await activeConnection('cus-customer-rotates');
+    const keyId = api.directory.keyByHash(hashSecret(key))!.id;
+    const rotated = await call('POST', `/keys/${keyId}/rotate`, { auth: account.api_key });
+    expect(rotated.status, JSON.stringify(rotated.body)).toBe(201);
+    const fresh = rotated.body.api_key as string;
+    expect(api.directory.keyByHash(hashSecret(fresh))).toMatchObject({ role: 'agent', connection_id: id });
+    expect(await partner('DELETE', `/partner/connections/${id}`)).toMatchObject({ status: 204 });
+    expect(await call('GET', '/instances', { auth: fresh })).toMatchObject({ status: 401, body: { code: 'connect_revoked' } });
+  });
+
   it('sends connect.completed and then the operation events of the project to the partner webhook, signed, with the connection block', async () => {
     const { id, key } = await activeConnection('cus-events');
     const sent = await call('POST', '/messages/text', { auth: key, body: { to: '+5511999990001', body: 'hello from a partner key' } });
