@@ -18,6 +18,7 @@ import type { Clients } from './clients.js';
 import { listDeadLetters, redrive, redriveAll, type DeadLetter } from '../topics/index.js';
 import { listDeadDeliveries, redeliverDead, type DeadDelivery, type DeadSelection } from '../connectors/webhooks/dead-deliveries.js';
 import { retrySchedules } from '../connectors/webhooks/index.js';
+import { quietKnownWarnings } from './process-warnings.js';
 
 async function main(argv: string[]): Promise<number> {
   const line = readCommandLine(argv);
@@ -308,6 +309,7 @@ async function replay(config: Config, name: string | undefined, allowGaps: boole
   }
 }
 
+quietKnownWarnings();
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {

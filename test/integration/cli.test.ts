@@ -27,7 +27,7 @@ describe('gateway accounts create', () => {
   it('prints {account_id, project_id, api_key, instance_ids} and the key works at once', async () => {
     const cli = spawnGateway(['accounts', 'create', '--name', 'Acme', '--email', 'ops@acme.test', '--sandbox-numbers', '2', '--plan', 'pro', '--json'], env.env);
     expect(await cli.exited, cli.output()).toBe(0);
-    const created = JSON.parse(cli.output().trim().split('\n').pop()!) as { account_id: string; project_id: string; api_key: string; instance_ids: string[] };
+    const created = JSON.parse(cli.stdout().trim().split('\n').pop()!) as { account_id: string; project_id: string; api_key: string; instance_ids: string[] };
     expect(created.api_key).toMatch(/^svc_live_[A-Za-z0-9]{32}$/);
     expect(created.instance_ids).toHaveLength(2);
     await api.directory.until(() => api.directory.keysOf(created.account_id).length > 0 && api.directory.accounts.has(created.account_id));

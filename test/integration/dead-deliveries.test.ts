@@ -36,7 +36,7 @@ describe('dead deliveries sent again by gateway dead-letters --deliveries', () =
     const run = spawnGateway(['dead-letters', ...args], env.env);
     const code = await run.exited;
     expect(code, run.output()).toBe(0);
-    return run.output();
+    return run.stdout();
   };
 
   beforeAll(async () => {
@@ -81,7 +81,8 @@ describe('dead deliveries sent again by gateway dead-letters --deliveries', () =
     await clients.producer.send(topics.events, events.map((value) => ({ key: value.project_id!, value })));
     await waitFor('five deliveries given up on', () => dead.values.length >= 5);
     // The same delivery dead-lettered twice (a dispatcher that crashed before committing): sent once.
-    await clients.producer.send(topics.deliveryDead, [{ key: dead.values[0]!.target_id, value: dead.values[0]! }]);
+    const copied = dead.values.find((d) => d.target_id === 'wh_a')!;
+    await clients.producer.send(topics.deliveryDead, [{ key: copied.target_id, value: copied }]);
     await waitFor('the copy read', () => dead.values.length >= 6);
 
     const listed = JSON.parse(await cli('list', '--deliveries', '--json')) as { delivery_id: string; target_id: string; attempts: number; last_error: string }[];

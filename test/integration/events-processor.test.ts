@@ -301,7 +301,7 @@ describe('events projection on the real stack: facts become public events on gw.
       env.env,
     );
     expect(await cli.exited, cli.output()).toBe(0);
-    const published = JSON.parse(cli.output().trim().split('\n').pop()!) as { advisory_id: string; events: Array<{ account_id: string; event_id: string }> };
+    const published = JSON.parse(cli.stdout().trim().split('\n').pop()!) as { advisory_id: string; events: Array<{ account_id: string; event_id: string }> };
     expect(published.advisory_id).toMatch(/^adv_/);
     const advisories = (await readEvents()).filter(({ event }) => event.event_type === 'advisory.published');
     expect(advisories.map(({ key, event }) => [key, event.account_id, event.project_id, event.instance_id, event.scope]).sort()).toEqual(

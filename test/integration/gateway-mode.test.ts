@@ -80,7 +80,7 @@ describe('GATEWAY_MODE', () => {
     // An operator's command is not a role: it runs in production too.
     const created = spawnGateway(['accounts', 'create', '--name', 'Prod', '--email', `prod-${env.id}@shop.test`, '--json'], settings);
     expect(await exitOf(created), created.output()).toBe(0);
-    const key = (JSON.parse(created.output().trim().split('\n').pop()!) as { api_key: string }).api_key;
+    const key = (JSON.parse(created.stdout().trim().split('\n').pop()!) as { api_key: string }).api_key;
 
     const port = await freePort();
     const gateway = spawnGateway(['api'], { ...settings, PORT: String(port), LOG_LEVEL: 'info' });

@@ -297,7 +297,7 @@ describe('poison records never stop a consumer', () => {
   it('gateway dead-letters list shows them and retry writes them back where they came from', async () => {
     const list = spawnGateway(['dead-letters', 'list', '--json'], env.env);
     expect(await list.exited, list.output()).toBe(0);
-    const letters = JSON.parse(list.output().trim().split('\n').pop()!) as { id: string; topic: string; by: string; reason: string; at: string }[];
+    const letters = JSON.parse(list.stdout().trim().split('\n').pop()!) as { id: string; topic: string; by: string; reason: string; at: string }[];
     expect(letters.length).toBeGreaterThanOrEqual(10);
     const nul = letters.find((l) => l.by === 'connector' && /0x00/.test(l.reason))!;
     expect(nul.topic).toBe(topicName(topics.sendCommands, prefix));

@@ -133,7 +133,7 @@ describe('processor runtime on the real stack', () => {
     // Keep writing during the replay: the swap must not lose or repeat these.
     await produceRange(clients, TOTAL, TOTAL + 1_000);
     expect(await replay.exited, replay.output()).toBe(0);
-    expect(JSON.parse(replay.output().trim().split('\n').pop()!)).toMatchObject({ projection: 'instances' });
+    expect(JSON.parse(replay.stdout().trim().split('\n').pop()!)).toMatchObject({ projection: 'instances' });
 
     await waitUntilCaughtUp(clients, 'instances', [instancesTopic()], Date.now() + 60_000);
     await waitUntilCaughtUp(clients, 'instances_reference', [instancesTopic()], Date.now() + 60_000);

@@ -10,6 +10,8 @@ export interface GatewayProcess {
   readonly exited: Promise<number | string>;
   /** Everything the process printed, for failure messages. */
   output(): string;
+  /** What the process printed on stdout only: the part a caller parses (warnings go to stderr). */
+  stdout(): string;
   /** Throws (with the output) once the process has ended: for conditions that wait on it. */
   assertRunning(): void;
   kill(signal: NodeJS.Signals): void;
@@ -26,7 +28,11 @@ export function spawnGateway(args: readonly string[], env: Record<string, string
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  let stdout = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+    stdout += chunk.toString();
+  });
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const exited = new Promise<number | string>((resolve) =>
     child.once('exit', (code, signal) => {
@@ -38,6 +44,7 @@ export function spawnGateway(args: readonly string[], env: Record<string, string
     child,
     exited,
     output: () => output,
+    stdout: () => stdout,
     assertRunning() {
       if (child.exitCode !== null || child.signalCode !== null) {
         throw new WaitAborted(`gateway ${args.join(' ')} exited (${child.exitCode ?? child.signalCode}):\n${output}`);
