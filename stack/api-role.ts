@@ -3,7 +3,7 @@ import path from 'node:path';
 import { repoRoot } from '../shared/repo-root.js';
 import { SandboxPayments } from '../connectors/payments/sandbox.js';
 import { StripePayments } from '../connectors/payments/stripe.js';
-import { NumberAsker } from '../connectors/network/index.js';
+import { NumberAsker, OtpKeys } from '../connectors/network/index.js';
 import { NetworkChecks } from '../api/contacts/network-checks.js';
 import { startDirectory, type Directory } from '../processors/directory.js';
 import { startConnectionsView, type ConnectionsView } from '../processors/connections/view.js';
@@ -64,6 +64,8 @@ export async function startApi(clients: Clients, options: { listen: boolean; clo
   );
   const streams = await StreamHub.start(clients, { bufferPerPartition: clients.config.streams.bufferPerPartition });
   const asker = await NumberAsker.start(clients);
+  const otpKeys = new OtpKeys(clients.pool);
+  await otpKeys.ensureSchema();
   const app = await buildServer({
     logger: clients.logger,
     checkDependencies: () => checkDependencies(clients),
@@ -75,6 +77,7 @@ export async function startApi(clients: Clients, options: { listen: boolean; clo
     publicBaseUrl: clients.config.media.publicBaseUrl,
     messages: {
       cipher: clients.cipher,
+      otp: otpKeys,
       media: { store: clients.media, http: clients.http, converter },
       optedOut: (accountId, phone) => optedOut(clients.pool, accountId, phone),
       lastInstanceFor: (projectId, jid) => lastInstanceFor(clients.pool, projectId, jid),

@@ -1,4 +1,4 @@
-import { startConnectorRole } from '../connectors/network/index.js';
+import { OpenedOtpCodes, OtpKeys, startConnectorRole, type OtpOpener } from '../connectors/network/index.js';
 import { BaileysNetwork, BaileysProtocol } from '../connectors/baileys/index.js';
 import { PendingReceipts, SandboxNetwork } from '../connectors/sandbox/index.js';
 import { startDispatcher } from '../connectors/webhooks/index.js';
@@ -38,7 +38,10 @@ export async function startRoles(roles: readonly Role[], clients: Clients): Prom
     for (const projection of projectionsFor(clients, 'live').values()) running.push(await runProjection(clients, projection));
     running.push(await startUsageWriter(clients));
   }
-  if (roles.includes('connector')) running.push(await startConnectorRole(clients, { connectors: [sandboxNetwork(clients), baileysNetwork(clients)] }));
+  if (roles.includes('connector')) {
+    const otp = new OpenedOtpCodes(new OtpKeys(clients.pool), clients.cipher);
+    running.push(await startConnectorRole(clients, { connectors: [sandboxNetwork(clients, otp), baileysNetwork(clients, otp)], otp }));
+  }
   if (roles.includes('dispatcher')) running.push(await startDispatcher(clients));
   if (roles.includes('sweeper')) running.push(await startSweeper(clients, { intervalMs: clients.config.sweepIntervalMs }));
   let api: RunningApi | undefined;
@@ -56,13 +59,13 @@ export async function startRoles(roles: readonly Role[], clients: Clients): Prom
   };
 }
 
-/** The simulated network, with received media in the media store and OTP codes opened by the gateway's cipher. */
-function sandboxNetwork(clients: Clients): SandboxNetwork {
+/** The simulated network, with received media in the media store and OTP codes opened by the role. */
+function sandboxNetwork(clients: Clients, otp: OtpOpener): SandboxNetwork {
   return new SandboxNetwork({
     logger: clients.logger.child({ role: 'connector' }),
     receipts: new PendingReceipts(clients.pool),
     media: mediaSink(clients.media),
-    otp: clients.cipher,
+    otp,
   });
 }
 
@@ -71,7 +74,7 @@ function sandboxNetwork(clients: Clients): SandboxNetwork {
  * numbers whose `connector` is `baileys` open here (a deployment picks it for new numbers with
  * CONNECTOR=baileys). Received media go to the media store; sends read theirs from it.
  */
-function baileysNetwork(clients: Clients): BaileysNetwork {
+function baileysNetwork(clients: Clients, otp: OtpOpener): BaileysNetwork {
   const logger = clients.logger.child({ role: 'connector', connector: 'baileys' });
   const { baileys } = clients.config;
   const mapping = new BaileysProtocol({
@@ -83,7 +86,7 @@ function baileysNetwork(clients: Clients): BaileysNetwork {
       if (stored === undefined) throw new Error('the media of the send is not in the media store');
       return stored.body;
     },
-    otp: clients.cipher,
+    otp,
   });
   return new BaileysNetwork({
     pool: clients.pool,

@@ -1,7 +1,7 @@
 import type { IngestDeps } from '../../connectors/media/ingest.js';
 import type { MediaOwner } from '../../connectors/media/store.js';
 import type { SendCommand } from '../../schemas/records.js';
-import type { Cipher } from '../../shared/cipher.js';
+import { DEFAULT_OTP_LIFETIME_MS, type OtpSealer } from '../../connectors/network/index.js';
 import type { Locale } from '../errors.js';
 import { ingestSendMedia } from '../media/ingest.js';
 import { maskCode, otpContext } from './otp-text.js';
@@ -13,7 +13,8 @@ export interface ContentDeps {
   /** Where a media object of a request is stored (fetched, decoded, converted), counted against `owner`. */
   readonly media: IngestDeps;
   readonly owner: MediaOwner;
-  readonly cipher: Cipher;
+  /** Seals an OTP code under a key of its own, destroyed once the send is done or the code expired. */
+  readonly otp: OtpSealer;
   readonly locale: Locale;
 }
 
@@ -81,7 +82,7 @@ export async function buildContent(type: SendType, body: AnySendBody, deps: Cont
       return {
         kind: 'otp',
         code_masked: maskCode(b.code),
-        code_ciphertext: deps.cipher.seal(b.code),
+        code_ciphertext: await deps.otp.seal(b.code, b.expiry_minutes === undefined ? DEFAULT_OTP_LIFETIME_MS : b.expiry_minutes * 60_000),
         expiry_minutes: b.expiry_minutes ?? null,
         body: b.body ?? otpContext(deps.locale, b.expiry_minutes),
       };

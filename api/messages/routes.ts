@@ -5,6 +5,7 @@ import type { IngestDeps } from '../../connectors/media/ingest.js';
 import { asAccountId, asEventId, asInstanceId, asMessageId, asProjectId, newId } from '../../schemas/ids.js';
 import type { SendCommand } from '../../schemas/records.js';
 import type { Cipher } from '../../shared/cipher.js';
+import type { OtpSealer } from '../../connectors/network/index.js';
 import type { RouteOptions } from '../context.js';
 import { gatewayError } from '../errors.js';
 import type { AuthContext } from '../plugins/auth.js';
@@ -21,7 +22,9 @@ const mediaTypes: ReadonlySet<SendType> = new Set(['image', 'video', 'document',
 export interface MessageRouteOptions extends RouteOptions {
   /** Where media of sends is stored, and converted for voice notes and stickers. */
   readonly media: IngestDeps;
+  /** Secrets of webhooks and partners are sealed by it. */
   readonly cipher: Cipher;
+  readonly otp: OtpSealer;
   /** Whether the account's contact with this E.164 phone opted out. */
   readonly optedOut: (accountId: string, phone: string) => Promise<boolean>;
   readonly lastInstanceFor: (projectId: string, jid: string) => Promise<string | null>;
@@ -46,7 +49,7 @@ export const messageRoutes: FastifyPluginAsyncTypebox<MessageRouteOptions> = asy
     ]);
     if (optedOut) throw gatewayError('contact_opted_out');
     const owner = { accountId: asAccountId(auth.accountId), projectId: asProjectId(auth.projectId), instanceId: asInstanceId(number.instance_id) };
-    const content = await buildContent(type, body, { media: options.media, owner, cipher: options.cipher, locale: auth.locale });
+    const content = await buildContent(type, body, { media: options.media, owner, otp: options.otp, locale: auth.locale });
     const messageId = asMessageId(key === undefined ? newId('msg') : idempotentMessageId(auth.accountId, key));
     const command: Omit<SendCommand, 'expires_at'> = {
       event_id: asEventId(newId('evt')),

@@ -4,6 +4,7 @@ import type { Kafka, Producer, TopicSerdes } from '../../topics/index.js';
 import type { NetworkConnector } from './connector.js';
 import type { SendMetrics } from './metrics.js';
 import { ConnectorRunner } from './runner.js';
+import type { OpenedOtpCodes } from './otp-keys.js';
 
 export type {
   Addressed,
@@ -24,10 +25,13 @@ export type { MediaOwner, MediaSink } from './media-sink.js';
 export { QueryRefused, type AnswerOf, type SessionQuery, type QueryErrorCode } from './query.js';
 export { NumberAsker, type AskedNumber, type NumberAskerDeps } from './asker.js';
 export { sendMetrics, type SendMetrics } from './metrics.js';
+export { OtpKeys, OpenedOtpCodes, DEFAULT_OTP_LIFETIME_MS, type OtpSealer } from './otp-keys.js';
 
 export interface ConnectorRoleOptions {
   /** The networks whose sessions this worker runs, one connector per kind. */
   readonly connectors: readonly NetworkConnector[];
+  /** The OTP codes the connectors' sessions open (the same object): loaded before a send, destroyed after. */
+  readonly otp: OpenedOtpCodes;
 }
 
 /** The clients and options the connector role uses. */
@@ -55,6 +59,7 @@ export async function startConnectorRole(clients: ConnectorClients, options: Con
     pool: clients.pool,
     logger: clients.logger.child({ role: 'connector' }),
     connectors: options.connectors,
+    otp: options.otp,
     metrics: clients.metrics.sends,
   });
   await runner.start();

@@ -11,6 +11,7 @@ import type { SendMetrics } from './metrics.js';
 import { Sends } from './sends.js';
 import { KeyedSerial } from '../../shared/serial.js';
 import { OwnedSessions } from './sessions.js';
+import { OtpKeys, type OpenedOtpCodes } from './otp-keys.js';
 
 export interface ConnectorRunnerDeps {
   readonly kafka: Kafka;
@@ -19,10 +20,13 @@ export interface ConnectorRunnerDeps {
   readonly pool: Pool;
   readonly logger: Logger;
   readonly connectors: readonly NetworkConnector[];
+  readonly otp: OpenedOtpCodes;
   readonly metrics: SendMetrics;
 }
 
 const PURGE_EVERY_MS = 3_600_000;
+/** OTP keys past their lifetime go within a minute: a code must not outlive its expiry by much. */
+const OTP_PURGE_EVERY_MS = 60_000;
 
 /**
  * The connector role: one member of the `connector` group. It owns partition p of the state topic,
@@ -42,6 +46,8 @@ export class ConnectorRunner {
   private readonly controlTopics: readonly TopicSpec<unknown>[];
   private owner?: PartitionOwner;
   private purgeTimer?: NodeJS.Timeout;
+  private otpPurgeTimer?: NodeJS.Timeout;
+  private readonly otpKeys: OtpKeys;
 
   constructor(private readonly deps: ConnectorRunnerDeps) {
     const { producer, logger } = deps;
@@ -49,6 +55,7 @@ export class ConnectorRunner {
     const writer = new KeyedSerial();
     const control = () => this.owner!;
     this.executed = new ExecutedSends(deps.pool);
+    this.otpKeys = new OtpKeys(deps.pool);
     this.statesTopic = topicName(topics.instances, prefix);
     const sendTopic = topicName(topics.sendCommands, prefix);
     const answers = new QueryAnswers({ producer, logger, sessionOf: (id) => this.sessions.numberOf(id)?.session });
@@ -56,7 +63,7 @@ export class ConnectorRunner {
     const queries: ConnectorCommands<NumberQuery> = { topic: topics.numberQueries, apply: (query) => answers.apply(query) };
     const controls = [...deps.connectors.flatMap((c) => (c.commands ? [c.commands] : [])), queries];
     this.controlTopics = controls.map((c) => c.topic);
-    const sends: Sends = new Sends({ executed: this.executed, writer, producer, logger, metrics: deps.metrics, numberOf: (id) => this.sessions.numberOf(id) });
+    const sends: Sends = new Sends({ executed: this.executed, writer, producer, logger, metrics: deps.metrics, otp: deps.otp, numberOf: (id) => this.sessions.numberOf(id) });
     this.sessions = new OwnedSessions({
       connectors: deps.connectors,
       producer,
@@ -98,6 +105,10 @@ export class ConnectorRunner {
     const purge = () => void this.executed.purge().catch((err: unknown) => this.deps.logger.warn({ err }, 'purging executed sends failed'));
     purge();
     this.purgeTimer = setInterval(purge, PURGE_EVERY_MS).unref();
+    await this.otpKeys.ensureSchema();
+    const purgeOtp = () => void this.otpKeys.purgeExpired().catch((err: unknown) => this.deps.logger.warn({ err }, 'purging expired OTP keys failed'));
+    purgeOtp();
+    this.otpPurgeTimer = setInterval(purgeOtp, OTP_PURGE_EVERY_MS).unref();
     this.owner = await createPartitionOwner(this.deps.kafka, this.deps.serdes, {
       groupId: `${this.deps.serdes.prefix}connector`,
       topics: [topics.instances, topics.sendCommands, ...this.controlTopics],
@@ -117,6 +128,7 @@ export class ConnectorRunner {
 
   async stop(): Promise<void> {
     clearInterval(this.purgeTimer);
+    clearInterval(this.otpPurgeTimer);
     await this.owner?.stop();
     await this.sessions.drain();
   }

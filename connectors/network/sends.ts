@@ -7,6 +7,7 @@ import type { ExecutedSends, SendOutcome, SendRef } from './executed.js';
 import { statusRecord } from './fact-records.js';
 import type { SendMetrics } from './metrics.js';
 import type { KeyedSerial } from '../../shared/serial.js';
+import type { OpenedOtpCodes } from './otp-keys.js';
 
 export interface SendsDeps {
   readonly executed: ExecutedSends;
@@ -15,6 +16,8 @@ export interface SendsDeps {
   readonly producer: Producer;
   readonly logger: Logger;
   readonly metrics: SendMetrics;
+  /** The OTP codes the sessions open: loaded before their send, destroyed once it is done. */
+  readonly otp: OpenedOtpCodes;
   /** The number as this worker holds it; undefined when the number is unknown here. */
   readonly numberOf: (instanceId: string) => { readonly session?: NumberSession } | undefined;
 }
@@ -25,6 +28,11 @@ const interrupted: SendResult = {
   error_reason: 'the connector stopped during this send; the network may have taken it',
 };
 const notConnected = (reason: string): SendResult => ({ kind: 'failed', error_code: 'not_connected', error_reason: reason });
+const otpExpired: SendResult = {
+  kind: 'failed',
+  error_code: 'otp_expired',
+  error_reason: 'the code was destroyed before this send could go out: its lifetime (expiry_minutes, or 10 minutes) had passed',
+};
 
 /** A status record waiting in its number's writer for the outcome of its send to be stored. */
 interface PendingStatus {
@@ -83,6 +91,15 @@ export class Sends {
     // Rejects with the first failure (storing the outcomes, or writing a status record).
     await Promise.all(written);
     for (const { send } of results) this.unfinished.delete(send.message_id);
+    await this.destroyCodes(commands);
+  }
+
+  /** Once the outcomes are stored, no send of the batch needs its OTP code again: its key goes. */
+  private async destroyCodes(sends: readonly SendCommand[]): Promise<void> {
+    const sealed = sends.flatMap((s) => (s.content.kind === 'otp' ? [s.content.code_ciphertext] : []));
+    if (sealed.length === 0) return;
+    // A key left behind by a failure here is deleted when its lifetime ends (the role's purge).
+    await this.deps.otp.done(sealed).catch((err: unknown) => this.deps.logger.warn({ err }, 'destroying OTP keys failed'));
   }
 
   /** Writes a receipt of one of our sends; receipts of messages we did not send are ignored. */
@@ -95,6 +112,7 @@ export class Sends {
     if (!number) return notConnected('unknown number');
     if (!number.session) return notConnected('the number has no session on this worker');
     try {
+      if (command.content.kind === 'otp' && !(await this.deps.otp.load(command.content.code_ciphertext))) return otpExpired;
       return await number.session.send(command);
     } catch (err) {
       this.deps.logger.error({ err, messageId: command.message_id }, 'send failed');

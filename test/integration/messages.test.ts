@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount } from '../../api/accounts/create.js';
+import { OtpKeys } from '../../connectors/network/index.js';
 import { instancesProjection, runProjection, waitUntilCaughtUp, type RunningProjection } from '../../processors/index.js';
 import { asAccountId, asEventId, asInstanceId, asProjectId, newId } from '../../schemas/ids.js';
 import type { InstanceState, InstanceStatus, SendCommand } from '../../schemas/records.js';
@@ -265,7 +266,10 @@ describe('sending through the API', () => {
       const sent = await command(response.json<{ message_id: string }>().message_id);
       expect(sent.content).toMatchObject({ kind: 'otp', code_masked: '••••13', expiry_minutes: 10 });
       expect(JSON.stringify(sent)).not.toContain('482913');
-      expect(api.cipher.open((sent.content as { code_ciphertext: string }).code_ciphertext)).toBe('482913');
+      // Under a key of its own, not the gateway's cipher: destroying the key shreds the code.
+      const sealed = (sent.content as { code_ciphertext: string }).code_ciphertext;
+      expect(() => api.cipher.open(sealed)).toThrow();
+      expect(await new OtpKeys(clients.pool).open(sealed)).toBe('482913');
       expect((sent.content as { body: string }).body).toMatch(/10 minutes/);
     });
 

@@ -13,7 +13,7 @@ import type { ConfigRecord, InstanceState, MessageStatus, PairingChallenge, Publ
 import { createCipher } from '../../shared/cipher.js';
 import type { Clients } from '../../stack/clients.js';
 import { createConsumer, endOffsets, listDeadLetters, partitionOf, topicName, topics, type TopicConsumer, type TopicSpec } from '../../topics/index.js';
-import { testClients } from '../support/clients.js';
+import { otpCodes, testClients } from '../support/clients.js';
 import { createTestEnv, waitFor, type TestEnv } from '../support/env.js';
 import { spawnGateway } from '../support/gateway.js';
 
@@ -110,7 +110,7 @@ describe('poison records never stop a consumer', () => {
       }
       batch.resolve(batch.records[batch.records.length - 1]!.offset);
     });
-    let role: ConnectorRole = await startConnectorRole(clients, { connectors: [sandbox] });
+    let role: ConnectorRole = await startConnectorRole(clients, { connectors: [sandbox], otp: otpCodes(clients) });
     try {
       const bad = newId('inst');
       const good = idBeside(bad, topics.sendCommands);
@@ -138,7 +138,7 @@ describe('poison records never stop a consumer', () => {
       expect(statuses.some((s) => s.message_id === nul.message_id)).toBe(false);
 
       await role.stop();
-      role = await startConnectorRole(clients, { connectors: [sandbox] });
+      role = await startConnectorRole(clients, { connectors: [sandbox], otp: otpCodes(clients) });
       await waitFor('the numbers back', () => [bad, good].every((id) => sandbox.inspect(id) !== undefined), { timeoutMs: 30_000 });
       const later = sendCommand(healthy, good);
       await clients.producer.send(topics.sendCommands, [{ key: good, value: later }]);

@@ -15,7 +15,7 @@ import { asAccountId, asEventId, asInstanceId, asProjectId, newId } from '../../
 import type { ConnectorKind, InboundMessage, InstanceState, SandboxCommand } from '../../schemas/records.js';
 import type { Clients } from '../../stack/clients.js';
 import { createConsumer, topics, type TopicConsumer } from '../../topics/index.js';
-import { testClients } from '../support/clients.js';
+import { otpCodes, testClients } from '../support/clients.js';
 import { createTestEnv, waitFor, type TestEnv } from '../support/env.js';
 
 const account = asAccountId('acc_api');
@@ -72,7 +72,7 @@ describe('sandbox routes, through the log to the connector', () => {
     env = await createTestEnv();
     clients = await testClients(env);
     projection = await runProjection(clients, instancesProjection);
-    role = await startConnectorRole(clients, { connectors: [new SandboxNetwork({ logger: quiet, receipts: new PendingReceipts(clients.pool), media })] });
+    role = await startConnectorRole(clients, { connectors: [new SandboxNetwork({ logger: quiet, receipts: new PendingReceipts(clients.pool), media })], otp: otpCodes(clients) });
     reader = await createConsumer(clients.kafka, clients.serdes, { groupId: `${env.id}.reader`, topics: [topics.sandboxCommands, topics.inboundMessages], fromBeginning: true });
     await reader.run(async (batch) => {
       for (const record of batch.records) {

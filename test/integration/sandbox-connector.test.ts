@@ -10,7 +10,7 @@ import type { InboundMessage, InstanceState, MessageStatus, SandboxCommand, Send
 import { createCipher } from '../../shared/cipher.js';
 import type { Clients } from '../../stack/clients.js';
 import { createConsumer, topics, type TopicConsumer, type TopicSpec } from '../../topics/index.js';
-import { testClients } from '../support/clients.js';
+import { otpCodes, testClients } from '../support/clients.js';
 import { createTestEnv, waitFor, type TestEnv } from '../support/env.js';
 
 const account = asAccountId('acc_sandbox');
@@ -166,7 +166,7 @@ describe('the connector role with the sandbox network, on the real stack', () =>
     clients = await testClients(env);
     await log.start(clients, `${env.id}.reader`);
     sandbox = new SandboxNetwork({ logger: quiet, receipts: new PendingReceipts(clients.pool), media, otp: cipher });
-    role = await startConnectorRole(clients, { connectors: [sandbox] });
+    role = await startConnectorRole(clients, { connectors: [sandbox], otp: otpCodes(clients) });
   });
 
   afterAll(async () => {
@@ -404,7 +404,7 @@ describe('the connector role with the sandbox network, on the real stack', () =>
     const numbers = await Promise.all(Array.from({ length: 8 }, (_, i) => connectedNumber(`spread${i}`, `+55119222200${10 + i}`)));
     const partitionOf = (id: string) => states(id)[0]!.partition;
     const second = new SandboxNetwork({ logger: quiet, receipts: new PendingReceipts(clients.pool), media, otp: cipher });
-    const other = await startConnectorRole(clients, { connectors: [second] });
+    const other = await startConnectorRole(clients, { connectors: [second], otp: otpCodes(clients) });
     let moved: string | undefined;
     let executed: SendCommand | undefined;
     try {
