@@ -271,6 +271,40 @@ export interface ContactEvent {
 export const ContactEventKindValues = ['upserted', 'opted_out', 'opted_in'] as const;
 export type ContactEventKind = (typeof ContactEventKindValues)[number];
 
+/** The latest full state of one contact, written by the contacts processor after every change it applies (the contact base's changelog, compacted by contact id). A replay rebuilds every contact from it, however old, while gw.contacts and gw.messages.inbound keep their short retention. A null value deletes the contact. */
+export interface ContactState {
+  /** Id of the change that produced this state (the gw.contacts record, or the keyword opt-out). */
+  readonly event_id: EventId;
+  /** When the contact last changed. */
+  readonly occurred_at: number;
+  /** Account of the contact. */
+  readonly account_id: AccountId;
+  /** Always null: contacts are account-wide. */
+  readonly project_id: null | ProjectId;
+  /** Always null: contacts are account-wide. */
+  readonly instance_id: null | InstanceId;
+  /** Contact id (the record key). */
+  readonly contact_id: string;
+  /** E.164 phone. */
+  readonly phone: string;
+  /** Contact name. */
+  readonly name: null | string;
+  /** Tag names. */
+  readonly tags: ReadonlyArray<string>;
+  /** Whether the contact opted out. */
+  readonly opted_out: boolean;
+  /** When the contact opted out; null while opted in. */
+  readonly opted_out_at: null | number;
+  /** Cause of the opt-out (api, import, keyword:inbound); null while opted in. */
+  readonly opt_out_source: null | string;
+  /** Time of the last opt-out or opt-in applied; with opt_event_id, what orders opt changes from any topic. */
+  readonly opt_changed_at: null | number;
+  /** Id of the last opt change applied. */
+  readonly opt_event_id: null | string;
+  /** When the contact was first known. */
+  readonly created_at: number;
+}
+
 /** The connection block of Connect partner webhooks (spec 2.5). */
 export interface ConnectionRef {
   /** Connection id. */

@@ -63,6 +63,10 @@ export const topics = {
     name: 'gw.contacts', key: 'account id', schema: 'gateway.contacts.ContactEvent',
     partitions: 6, cleanup: 'delete', retentionMs: 30 * DAY,
   }),
+  contactStates: topic<R.ContactState>({
+    name: 'gw.contacts.state', key: 'contact id', schema: 'gateway.contacts.ContactState',
+    partitions: 6, cleanup: 'compact',
+  }),
   config: topic<R.ConfigRecord>({
     name: 'gw.config', key: 'entity id', schema: 'gateway.config.ConfigRecord',
     partitions: 6, cleanup: 'compact',

@@ -7,6 +7,7 @@ import { topics, type Producer } from '../../topics/index.js';
 import { on, type Projection, type RecordMeta } from '../runtime/projection.js';
 import { keywordOptOutPhone } from './keyword-optout.js';
 import { applyOptChange, ensureContact, upsertContact } from './store.js';
+import { applyContactState, publishContactState } from './changelog.js';
 
 const NAME = 'contacts';
 
@@ -48,12 +49,30 @@ export function contactsProjection(options: ContactsProjectionOptions): Projecti
       `CREATE INDEX IF NOT EXISTS contacts_newest ON contacts (account_id, created_at DESC, contact_id DESC)`,
       `CREATE INDEX IF NOT EXISTS contacts_tags ON contacts USING gin (tags)`,
     ],
-    handlers: [on(topics.contacts, applyContactEvent), on(topics.inboundMessages, keywordOptOut(options))],
+    // Live, every change is written to the changelog; a replay reads it back, so contacts and
+    // opt-outs older than the retention of gw.contacts and gw.messages.inbound are rebuilt too.
+    handlers:
+      options.mode === 'live'
+        ? [on(topics.contacts, applyContactEvent(options)), on(topics.inboundMessages, keywordOptOut(options))]
+        : [on(topics.contactStates, (tx, state, meta) => applyContactState(tx, state, meta.key)), on(topics.contacts, applyContactEvent(options)), on(topics.inboundMessages, keywordOptOut(options))],
+    changelogCovers: options.mode === 'replay' ? [topics.contacts, topics.inboundMessages] : [],
   };
 }
 
-async function applyContactEvent(tx: PoolClient, event: ContactEvent | null): Promise<void> {
-  if (event === null) return;
+function applyContactEvent(options: ContactsProjectionOptions) {
+  return async (tx: PoolClient, event: ContactEvent | null, meta: RecordMeta): Promise<void> => {
+    if (event === null) return;
+    await applyContactChange(tx, event);
+    if (await isNews(options, tx, meta)) await publishContactState(tx, options.producer, event.contact_id, event.event_id);
+  };
+}
+
+/** Whether what this record changed is announced here: always live; in a replay, only what the live projection has not applied. */
+async function isNews(options: ContactsProjectionOptions, tx: PoolClient, meta: RecordMeta): Promise<boolean> {
+  return options.mode === 'live' || !(await liveHasApplied(tx, meta));
+}
+
+async function applyContactChange(tx: PoolClient, event: ContactEvent): Promise<void> {
   await upsertContact(tx, {
     contactId: event.contact_id,
     accountId: event.account_id,
@@ -79,7 +98,9 @@ function keywordOptOut(options: ContactsProjectionOptions) {
     const eventId = keywordOptOutEventId(message.event_id);
     await ensureContact(tx, { contactId: id, accountId: message.account_id, phone, name: null, tags: [], at: message.occurred_at });
     const optedOut = await applyOptChange(tx, id, { optedOut: true, at: message.occurred_at, source: KEYWORD_SOURCE, eventId });
-    if (!optedOut || (options.mode === 'replay' && (await liveHasApplied(tx, meta)))) return;
+    if (!(await isNews(options, tx, meta))) return;
+    await publishContactState(tx, options.producer, id, eventId);
+    if (!optedOut) return;
     // Sent before the batch commits: a batch retried after a failure sends it again with the
     // same event id, which receivers de-duplicate on (spec 6.3, at least once).
     await publishEvents(options.producer, [optedOutEvent(message, { id, phone }, eventId)]);

@@ -39,6 +39,11 @@ export interface Projection {
   /** CREATE statements with unqualified names; they run with the projection's schema as search path. */
   readonly ddl: readonly string[];
   readonly handlers: readonly Handler<unknown>[];
+  /**
+   * Input topics whose records retention deletes but whose effect the projection also reads from
+   * a compacted changelog among its handlers: a replay loses nothing when their first records are gone.
+   */
+  readonly changelogCovers?: readonly TopicSpec<unknown>[];
 }
 
 export function on<V>(topic: TopicSpec<V>, apply: Handler<V>['apply']): Handler<unknown> {

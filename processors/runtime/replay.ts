@@ -60,7 +60,8 @@ export async function replayProjection(
   const schema = `${projection.name}__replay_${stamp}`;
   const logger = deps.logger.child({ projection: projection.name, replay: schema });
   const topics = projection.handlers.map((h) => topicName(h.topic, deps.serdes.prefix));
-  const gaps = await logGaps(deps.kafka, topics);
+  const covered = new Set((projection.changelogCovers ?? []).map((topic) => topicName(topic, deps.serdes.prefix)));
+  const gaps = await logGaps(deps.kafka, topics.filter((topic) => !covered.has(topic)));
   if (gaps.length > 0 && options.allowGaps !== true) throw new LogGapsError(projection.name, gaps);
   if (gaps.length > 0) logger.warn({ gaps }, 'replaying without what the log no longer holds');
   const running = await runProjection(deps, projection, { schema, groupId: `${deps.serdes.prefix}replay.${projection.name}.${stamp}`, lock: 'none' });
