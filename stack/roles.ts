@@ -1,5 +1,5 @@
 import { startConnectorRole } from '../connectors/network/index.js';
-import { BaileysNetwork, BaileysProtocol } from '../connectors/baileys/index.js';
+import { BaileysNetwork, BaileysProtocol, leasePool } from '../connectors/baileys/index.js';
 import { PendingReceipts, SandboxNetwork } from '../connectors/sandbox/index.js';
 import { startDispatcher } from '../connectors/webhooks/index.js';
 import { projectionsFor, runProjection } from '../processors/index.js';
@@ -7,6 +7,7 @@ import { startUsageWriter } from '../processors/usage/index.js';
 import { startSweeper } from '../processors/connections/sweeper.js';
 import { startApi, type RunningApi } from './api-role.js';
 import type { Clients } from './clients.js';
+import type pg from 'pg';
 import { mediaSink } from './media-sink.js';
 import { serveMetrics } from './metrics.js';
 
@@ -38,7 +39,12 @@ export async function startRoles(roles: readonly Role[], clients: Clients): Prom
     for (const projection of projectionsFor(clients, 'live').values()) running.push(await runProjection(clients, projection));
     running.push(await startUsageWriter(clients));
   }
-  if (roles.includes('connector')) running.push(await startConnectorRole(clients, { connectors: [sandboxNetwork(clients), baileysNetwork(clients)] }));
+  if (roles.includes('connector')) {
+    const leases = leasePool(clients.config.databaseUrl, clients.config.baileys.leaseRenewMs, clients.logger);
+    running.push(await startConnectorRole(clients, { connectors: [sandboxNetwork(clients), baileysNetwork(clients, leases)] }));
+    // After the sessions: a closing session renews and releases its lease through this pool.
+    running.push({ stop: () => leases.end() });
+  }
   if (roles.includes('dispatcher')) running.push(await startDispatcher(clients));
   if (roles.includes('sweeper')) running.push(await startSweeper(clients, { intervalMs: clients.config.sweepIntervalMs }));
   let api: RunningApi | undefined;
@@ -71,7 +77,7 @@ function sandboxNetwork(clients: Clients): SandboxNetwork {
  * numbers whose `connector` is `baileys` open here (a deployment picks it for new numbers with
  * CONNECTOR=baileys). Received media go to the media store; sends read theirs from it.
  */
-function baileysNetwork(clients: Clients): BaileysNetwork {
+function baileysNetwork(clients: Clients, leases: pg.Pool): BaileysNetwork {
   const logger = clients.logger.child({ role: 'connector', connector: 'baileys' });
   const { baileys } = clients.config;
   const mapping = new BaileysProtocol({
@@ -87,6 +93,7 @@ function baileysNetwork(clients: Clients): BaileysNetwork {
   });
   return new BaileysNetwork({
     pool: clients.pool,
+    leasePool: leases,
     logger,
     mapping,
     socket: {

@@ -20,6 +20,7 @@ import { afterClose } from './close-reasons.js';
 import { nextHealth, type HealthFact } from './health.js';
 import { ownJids } from './people.js';
 import { LeaseLost, type Lease, type NumberLeases } from './lease.js';
+import { keepLease } from './lease-keeper.js';
 import type { BaileysMapping, OutgoingMessage } from './mapping.js';
 import type { SocketOptions } from './socket-options.js';
 import { isWarming, WarmingGate } from './warming.js';
@@ -65,7 +66,9 @@ export class BaileysSession implements NumberSession {
   private queue: Promise<unknown> = Promise.resolve();
   private attempt = 0;
   private timer?: NodeJS.Timeout;
-  private renewTimer?: NodeJS.Timeout;
+  private stopRenewing?: () => void;
+  /** A run of `start` is under way: it takes the lease and the auth state. */
+  private starting = false;
   private closed = false;
   private readonly log: Logger;
 
@@ -82,23 +85,55 @@ export class BaileysSession implements NumberSession {
     this.log = deps.logger.child({ instanceId: instance.instance_id });
   }
 
-  /** Takes the lease (waiting while another worker holds it), then connects if the number is paired. */
+  /**
+   * Takes the lease (waiting while another worker holds it) and the auth state, retrying a database
+   * error with backoff (the number reads `disconnected` with the error meanwhile); then connects if
+   * the number is paired or pairing. Runs again after the lease is lost.
+   */
   async start(): Promise<void> {
+    if (this.starting) return;
+    this.starting = true;
+    try {
+      await this.takeOver();
+    } finally {
+      this.starting = false;
+    }
+  }
+
+  private async takeOver(): Promise<void> {
     const id = this.instance.instance_id;
-    this.firstConnectedAt = await this.deps.firstConnected.get(id);
-    while (!this.closed && this.lease === undefined) {
-      this.lease = await this.deps.leases.acquire(id, this.deps.owner);
-      if (this.lease === undefined) await this.wait(this.deps.socket.leaseRenewMs);
+    const { reconnectBaseMs, reconnectMaxMs, leaseRenewMs } = this.deps.socket;
+    let failures = 0;
+    while (!this.closed && this.auth === undefined) {
+      try {
+        const lease = this.lease ?? (await this.acquire());
+        if (lease === undefined) {
+          await this.wait(leaseRenewMs);
+          continue;
+        }
+        this.firstConnectedAt ??= await this.deps.firstConnected.get(id);
+        const auth = await PostgresAuthStore.open(this.deps.pool, id, lease);
+        if (this.lease === lease) this.auth = auth;
+      } catch (err) {
+        this.log.warn({ err }, 'the session could not start; retrying');
+        if (++failures === 1) await this.setStatus('disconnected', `the session could not start (${String(err)}); retrying`).catch(() => undefined);
+        await this.wait(backoffMs(failures, reconnectBaseMs, reconnectMaxMs));
+      }
     }
-    if (this.lease === undefined) return;
+    if (this.auth !== undefined && (this.auth.creds.me !== undefined || this.pairing !== undefined)) this.connect();
+  }
+
+  /** The lease if it is free, renewed from then on; given back at once if the session closed meanwhile. */
+  private async acquire(): Promise<Lease | undefined> {
+    const lease = await this.deps.leases.acquire(this.instance.instance_id, this.deps.owner);
+    if (lease === undefined) return undefined;
     if (this.closed) {
-      // Closed while it waited: the lease it just took goes back at once.
-      await this.deps.leases.release(this.lease);
-      return;
+      await this.deps.leases.release(lease);
+      return undefined;
     }
-    this.keepLease(this.lease);
-    this.auth = await PostgresAuthStore.open(this.deps.pool, id, this.lease);
-    if (this.auth.creds.me !== undefined || this.pairing !== undefined) this.connect();
+    this.lease = lease;
+    this.stopRenewing = keepLease(this.deps.leases, lease, this.deps.socket.leaseRenewMs, this.log, (why) => void this.lost(why));
+    return lease;
   }
 
   /** The socket open now, if any (tests end it as the network would). */
@@ -163,28 +198,24 @@ export class BaileysSession implements NumberSession {
     clearTimeout(this.timer);
     // The lease is renewed until the socket is closed: a slow close must not let another worker in.
     await this.endSocket();
-    clearInterval(this.renewTimer);
+    this.stopRenewing?.();
     if (this.lease) await this.deps.leases.release(this.lease).catch((err: unknown) => this.log.warn({ err }, 'lease not released; it expires'));
     this.onClose();
   }
 
-  /** Renews the lease; closes the socket by itself before the lease can expire unrenewed. */
-  private keepLease(lease: Lease): void {
-    const { leaseRenewMs } = this.deps.socket;
-    this.renewTimer = setInterval(() => {
-      if (performance.now() + leaseRenewMs >= lease.validUntil) this.lost('lease not renewed in time');
-      this.deps.leases.renew(lease).then(
-        (kept) => kept || this.lost('lease taken by another worker'),
-        (err: unknown) => this.log.warn({ err }, 'lease renewal failed'),
-      );
-    }, leaseRenewMs);
-    this.renewTimer.unref();
-  }
-
-  private lost(why: string): void {
+  /**
+   * The lease is gone (not renewed in time, or taken): the socket closes before anyone else can take
+   * the lease, the number reads `disconnected`, and the session goes back to taking the lease.
+   */
+  private async lost(why: string): Promise<void> {
     if (this.closed) return;
-    this.log.warn({ why }, 'the number is no longer ours: socket closed');
-    void this.stop();
+    this.log.warn({ why }, 'the number is no longer ours: socket closed, taking the lease again');
+    this.stopRenewing?.();
+    this.lease = undefined;
+    this.auth = undefined;
+    await this.endSocket();
+    await this.setStatus('disconnected', `${why}; taking the number back`).catch((err: unknown) => this.log.warn({ err }, 'status not written'));
+    void this.start();
   }
 
   private connect(): void {
@@ -334,7 +365,7 @@ export class BaileysSession implements NumberSession {
   private async failedWrite(err: unknown): Promise<never> {
     const lost = err instanceof LeaseLost;
     this.log.error({ err }, lost ? 'auth write refused: the number moved to another worker' : 'auth state not written: the session stops');
-    if (lost) await this.stop();
+    if (lost) await this.lost('auth write refused: the lease moved to another worker');
     else {
       await this.endSocket();
       await this.setStatus('disconnected', 'auth state could not be saved');

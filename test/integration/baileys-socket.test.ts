@@ -3,6 +3,8 @@ import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { BaileysProtocol } from '../../connectors/baileys/protocol.js';
 import { BaileysNetwork } from '../../connectors/baileys/network.js';
+import { leasePool } from '../../connectors/baileys/lease.js';
+import type { Pool } from 'pg';
 import type { SocketOptions } from '../../connectors/baileys/socket-options.js';
 import type { NumberSession, SessionFact } from '../../connectors/network/connector.js';
 import type { InstanceState } from '../../schemas/records.js';
@@ -24,6 +26,7 @@ const unused = (): never => {
 describe('the Baileys session against a local network server', () => {
   let db: TestDatabase;
   let server: NetworkServer;
+  let leases: Pool;
   const networks: BaileysNetwork[] = [];
   const protocols = new Map<BaileysNetwork, BaileysProtocol>();
   const sessions: NumberSession[] = [];
@@ -40,7 +43,7 @@ describe('the Baileys session against a local network server', () => {
   async function network(overrides: Partial<SocketOptions> = {}): Promise<BaileysNetwork> {
     const logger = pino({ level: 'silent' });
     const mapping = new BaileysProtocol({ pool: db.pool, logger, media: { store: unused }, mediaOf: unused, otp: { open: unused } });
-    const made = new BaileysNetwork({ pool: db.pool, logger, socket: options(overrides), mapping });
+    const made = new BaileysNetwork({ pool: db.pool, leasePool: leases, logger, socket: options(overrides), mapping });
     protocols.set(made, mapping);
     await made.prepare();
     networks.push(made);
@@ -59,6 +62,7 @@ describe('the Baileys session against a local network server', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase();
+    leases = leasePool(db.url, 300, pino({ level: 'silent' }));
     server = await NetworkServer.start();
     await network(); // creates the connector's tables
   });
@@ -69,6 +73,7 @@ describe('the Baileys session against a local network server', () => {
 
   afterAll(async () => {
     await server?.close();
+    await leases?.end();
     await db?.dispose();
   });
 
