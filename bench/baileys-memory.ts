@@ -18,6 +18,7 @@ import { initAuthCreds, makeCacheableSignalKeyStore, makeWASocket, type SignalDa
 import pg from 'pg';
 import { pino } from 'pino';
 import { BaileysNetwork, BaileysProtocol, leasePool } from '../connectors/baileys/index.js';
+import { PINNED_WEB_VERSION } from '../connectors/baileys/web-version.js';
 import { pairedBaileysNumber } from '../test/support/baileys-numbers.js';
 import { NetworkServer } from '../test/support/network-server.js';
 import { benchSlice, runMain, until } from './support.js';
@@ -58,7 +59,7 @@ async function ours(url: string, databaseUrl: string): Promise<void> {
     leasePool: leasePool(databaseUrl, 5_000, logger),
     logger,
     mapping,
-    socket: { url: (id) => url.replace('{instance_id}', id), connectTimeoutMs: 600_000, reconnectBaseMs: 1_000, reconnectMaxMs: 60_000, leaseRenewMs: 5_000, baileysLogLevel: 'silent' },
+    socket: { url: (id) => url.replace('{instance_id}', id), connectTimeoutMs: 600_000, version: () => Promise.resolve(PINNED_WEB_VERSION), reconnectBaseMs: 1_000, reconnectMaxMs: 60_000, leaseRenewMs: 5_000, baileysLogLevel: 'silent' },
   });
   await network.prepare();
   const states = [];

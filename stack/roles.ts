@@ -1,5 +1,5 @@
 import { startConnectorRole } from '../connectors/network/index.js';
-import { BaileysNetwork, BaileysProtocol, leasePool } from '../connectors/baileys/index.js';
+import { BaileysNetwork, BaileysProtocol, leasePool, webVersion } from '../connectors/baileys/index.js';
 import { PendingReceipts, SandboxNetwork } from '../connectors/sandbox/index.js';
 import { startDispatcher } from '../connectors/webhooks/index.js';
 import { projectionsFor, runProjection } from '../processors/index.js';
@@ -72,6 +72,9 @@ function sandboxNetwork(clients: Clients): SandboxNetwork {
   });
 }
 
+/** A connect waits this long at most for the current WhatsApp Web version before it announces the pinned one. */
+const WEB_VERSION_TIMEOUT_MS = 3_000;
+
 /**
  * The real network through Baileys: every connector worker runs it beside the sandbox, and the
  * numbers whose `connector` is `baileys` open here (a deployment picks it for new numbers with
@@ -99,6 +102,7 @@ function baileysNetwork(clients: Clients, leases: pg.Pool): BaileysNetwork {
     socket: {
       url: (instanceId) => baileys.url.replaceAll('{instance_id}', encodeURIComponent(instanceId)),
       connectTimeoutMs: baileys.connectTimeoutMs,
+      version: webVersion({ override: baileys.webVersion, timeoutMs: WEB_VERSION_TIMEOUT_MS, logger }),
       reconnectBaseMs: baileys.reconnectBaseMs,
       reconnectMaxMs: baileys.reconnectMaxMs,
       leaseRenewMs: baileys.leaseRenewMs,

@@ -39,7 +39,9 @@ export interface BaileysSessionDeps {
 }
 
 const LIVE: ReadonlySet<InstanceStatus> = new Set(['connected', 'warming']);
-/** How long a QR is shown before the network sends the next one. */
+/** How long the first QR of a pairing is shown before the network sends the next one. */
+const FIRST_QR_LIFETIME_MS = 60_000;
+/** How long each later QR is shown. */
 const QR_LIFETIME_MS = 20_000;
 /** How long a pairing code can be typed. */
 const CODE_LIFETIME_MS = 180_000;
@@ -59,7 +61,7 @@ export class BaileysSession implements NumberSession {
   private health: number;
   /** The health score last written to the log. */
   private writtenHealth: number;
-  private pairing?: { readonly method: PairingMethod; readonly phone: string | null; codeAsked: boolean };
+  private pairing?: Pairing;
   private firstConnectedAt?: number;
   private readonly gate = new WarmingGate(() => this.firstConnectedAt);
   /** Sends run one at a time, in call order. */
@@ -158,7 +160,7 @@ export class BaileysSession implements NumberSession {
 
   async pair(method: PairingMethod, phone?: string): Promise<void> {
     if (LIVE.has(this.status)) return;
-    this.pairing = { method, phone: phone ?? null, codeAsked: false };
+    this.pairing = { method, phone: phone ?? null, codeAsked: false, qrs: 0, restarted: false };
     await this.setStatus('connecting', 'pairing');
     if (this.auth === undefined) return; // connects once the lease is taken
     await this.endSocket();
@@ -188,7 +190,6 @@ export class BaileysSession implements NumberSession {
     const socket = this.socket;
     if (socket !== undefined && LIVE.has(this.status)) await socket.logout().catch((err: unknown) => this.log.warn({ err }, 'logout on the network failed'));
     await this.auth?.remove().catch((err: unknown) => this.log.warn({ err }, 'auth state not removed'));
-    this.deps.mapping.forget(this.instance.instance_id);
     await this.stop();
   }
 
@@ -200,6 +201,8 @@ export class BaileysSession implements NumberSession {
     await this.endSocket();
     this.stopRenewing?.();
     if (this.lease) await this.deps.leases.release(this.lease).catch((err: unknown) => this.log.warn({ err }, 'lease not released; it expires'));
+    // The number is gone from this worker: its caches go with it.
+    this.deps.mapping.forget(this.instance.instance_id);
     this.onClose();
   }
 
@@ -219,9 +222,17 @@ export class BaileysSession implements NumberSession {
   }
 
   private connect(): void {
+    this.open().catch((err: unknown) => this.log.error({ err }, 'socket not opened'));
+  }
+
+  private async open(): Promise<void> {
     if (this.closed || this.auth === undefined) return;
     const auth = this.auth;
     const { socket: options, mapping } = this.deps;
+    const version = await options.version();
+    // Another connect, a close or a lost lease came first while the version was asked.
+    if (this.closed || this.auth !== auth || this.socket !== undefined) return;
+    if (this.pairing) this.pairing.qrs = 0;
     const keys: SignalKeyStore = {
       get: (type, ids) => auth.keys.get(type, ids),
       // A key the database does not have would stop messages reaching recipients: the session stops instead.
@@ -231,6 +242,7 @@ export class BaileysSession implements NumberSession {
     const socket = makeWASocket({
       waWebSocketUrl: options.url(this.instance.instance_id),
       connectTimeoutMs: options.connectTimeoutMs,
+      version,
       logger: this.log.child({ module: 'baileys' }, { level: options.baileysLogLevel }),
       auth: { creds: auth.creds, keys: makeCacheableSignalKeyStore(keys) },
       markOnlineOnConnect: false,
@@ -291,10 +303,25 @@ export class BaileysSession implements NumberSession {
     const pairing = this.pairing;
     if (pairing === undefined) return;
     const now = Date.now();
-    if (pairing.method === 'qr') return this.emit({ kind: 'pairing', method: 'qr', value: qr, expires_at: now + QR_LIFETIME_MS });
+    if (pairing.method === 'qr') return this.emit({ kind: 'pairing', method: 'qr', value: qr, expires_at: now + (pairing.qrs++ === 0 ? FIRST_QR_LIFETIME_MS : QR_LIFETIME_MS) });
     if (pairing.codeAsked || pairing.phone === null) return;
     pairing.codeAsked = true;
-    const code = await socket.requestPairingCode(pairing.phone.replace(/\D/g, ''));
+    const auth = this.auth!;
+    const me = auth.creds.me;
+    let code: string;
+    try {
+      code = await socket.requestPairingCode(pairing.phone.replace(/\D/g, ''));
+    } catch (err) {
+      this.log.warn({ err }, 'pairing code not obtained');
+      if (this.socket !== socket) return;
+      // Baileys set `me` to the phone before it asked: left there, the next connect would log in instead of pairing.
+      auth.creds.me = me;
+      await auth.saveCreds().catch((error: unknown) => this.log.warn({ err: error }, 'auth state not written'));
+      this.pairing = undefined;
+      await this.endSocket();
+      await this.setStatus('disconnected', `the pairing code could not be obtained (${String(err)}); ask for a new pairing`);
+      return;
+    }
     await this.emit({ kind: 'pairing', method: 'code', value: code, expires_at: now + CODE_LIFETIME_MS });
   }
 
@@ -302,26 +329,31 @@ export class BaileysSession implements NumberSession {
     this.socket = undefined;
     if (this.closed) return;
     const code = (error as { output?: { statusCode?: number } } | undefined)?.output?.statusCode;
-    const next = afterClose(code);
+    const paired = this.auth?.creds.me !== undefined;
+    const next = afterClose(code, paired && this.pairing?.restarted === false);
     if (next.kind === 'stop') {
       this.pairing = undefined;
       if (next.dropAuth) {
         await this.auth?.remove().catch((err: unknown) => this.log.warn({ err }, 'auth state not removed'));
         this.deps.mapping.forget(this.instance.instance_id);
+        // Baileys still holds the logged-out creds in memory: the next pairing starts from fresh ones, read anew.
+        this.auth = undefined;
       }
       await this.setStatus(next.status, next.reason);
+      if (next.dropAuth) void this.start();
       return;
     }
-    const paired = this.auth?.creds.me !== undefined;
     // The network ends a pairing nobody scanned with a timeout: it waits for a new request, not a loop of QRs.
     if (!paired && (this.pairing === undefined || code === DisconnectReason.timedOut)) {
       this.pairing = undefined;
       await this.setStatus('disconnected', 'pairing ended without a scan');
       return;
     }
-    if (next.at === 'backoff' && LIVE.has(this.status)) this.health = nextHealth(this.health, 'disconnected');
+    if (next.at === 'once' && this.pairing) this.pairing.restarted = true;
+    if (next.at !== 'once' && LIVE.has(this.status)) this.health = nextHealth(this.health, 'disconnected');
     await this.setStatus(next.at === 'once' ? this.status : next.status, next.reason);
-    const delay = next.at === 'once' ? 0 : backoffMs(++this.attempt, this.deps.socket.reconnectBaseMs, this.deps.socket.reconnectMaxMs);
+    const { reconnectBaseMs, reconnectMaxMs } = this.deps.socket;
+    const delay = next.at === 'once' ? 0 : next.at === 'slow' ? backoffMs(1, reconnectMaxMs, reconnectMaxMs) : backoffMs(++this.attempt, reconnectBaseMs, reconnectMaxMs);
     this.timer = setTimeout(() => this.connect(), delay);
   }
 
@@ -398,6 +430,17 @@ export class BaileysSession implements NumberSession {
   private wait(ms: number): Promise<void> {
     return new Promise((resolve) => setTimeout(resolve, ms).unref());
   }
+}
+
+/** A pairing under way: how it is asked for, and how far it went. */
+interface Pairing {
+  readonly method: PairingMethod;
+  readonly phone: string | null;
+  codeAsked: boolean;
+  /** QRs this socket showed so far: its first lives longer than the next ones. */
+  qrs: number;
+  /** The socket restarted once after the pairing succeeded (515): a later 515 waits like any drop. */
+  restarted: boolean;
 }
 
 /** `5511999998888:12@s.whatsapp.net` → `+5511999998888`. */

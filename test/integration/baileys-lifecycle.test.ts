@@ -3,6 +3,7 @@ import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { leasePool } from '../../connectors/baileys/lease.js';
 import { BaileysNetwork } from '../../connectors/baileys/network.js';
+import { PINNED_WEB_VERSION } from '../../connectors/baileys/web-version.js';
 import { BaileysProtocol } from '../../connectors/baileys/protocol.js';
 import type { SocketOptions } from '../../connectors/baileys/socket-options.js';
 import type { NumberSession, SessionFact, StateFact } from '../../connectors/network/connector.js';
@@ -36,6 +37,7 @@ describe('the Baileys session’s lifecycle under faults', () => {
     const socket: SocketOptions = {
       url: (id) => server.url(id),
       connectTimeoutMs: 60_000,
+      version: () => Promise.resolve(PINNED_WEB_VERSION),
       reconnectBaseMs: 100,
       reconnectMaxMs: 1_000,
       leaseRenewMs: PERIOD_MS,
@@ -150,5 +152,143 @@ describe('the Baileys session’s lifecycle under faults', () => {
     } finally {
       if (renamed) await db.pool.query(`ALTER TABLE baileys.creds_away RENAME TO creds`);
     }
+  });
+
+  /** What Baileys' socket does when the network ends the stream with this code. */
+  const streamError = (statusCode: number) => Object.assign(new Error('Stream Errored'), { output: { statusCode } });
+  const unpairedNumber = async (label: string): Promise<InstanceState> => {
+    const instance = { ...(await pairedNumber(label)), status: 'pending' as const, phone: null };
+    await db.pool.query(`DELETE FROM baileys.creds WHERE instance_id = $1`, [instance.instance_id]);
+    return instance;
+  };
+  const storedMe = async (id: string) => {
+    const { rows } = await db.pool.query<{ creds: string }>(`SELECT creds FROM baileys.creds WHERE instance_id = $1`, [id]);
+    return rows[0] === undefined ? 'no creds' : (JSON.parse(rows[0].creds) as { me?: unknown }).me;
+  };
+
+  it('pairs from fresh credentials after a logout from the phone (401)', async () => {
+    const instance = await pairedNumber('loggedout');
+    const id = instance.instance_id;
+    const { on } = await network();
+    const { facts } = await open(on, instance);
+    await socketOpen(id);
+    const old = on.sessionOf(id)!.liveSocket!.authState.creds;
+    await on.sessionOf(id)!.liveSocket!.end(streamError(401));
+    await waitFor('logged_out', () => states(facts).find((f) => f.status === 'logged_out'), { timeoutMs: 5_000 });
+
+    await on.apply(pairCommand(id));
+    await waitFor('a pairing socket', () => (server.attemptsOf(id).length === 2 && server.openOf(id).length === 1) || undefined, { timeoutMs: 10_000 });
+    const fresh = on.sessionOf(id)!.liveSocket!.authState.creds;
+    expect(fresh.me).toBeUndefined();
+    expect(fresh.registered).toBe(false);
+    expect(Buffer.from(fresh.noiseKey.public).equals(Buffer.from(old.noiseKey.public))).toBe(false);
+    expect(await storedMe(id)).toBeUndefined();
+  });
+
+  it('restarts at once for the first 515 after a pairing only; the next 515 waits its backoff', async () => {
+    const instance = await unpairedNumber('justpaired');
+    const id = instance.instance_id;
+    const { on } = await network({ reconnectBaseMs: 1_000, reconnectMaxMs: 2_000 });
+    const { session } = await open(on, instance);
+    await session.pair('qr');
+    await socketOpen(id);
+    const pairing = on.sessionOf(id)!.liveSocket!;
+    // The phone scanned: the socket learns who it is, then the network asks for a restart.
+    pairing.ev.emit('creds.update', { me: { id: '5511977776666:7@s.whatsapp.net' } });
+    await waitFor('the identity stored', async () => (await storedMe(id)) !== undefined || undefined, { timeoutMs: 5_000 });
+    await pairing.end(streamError(515));
+    await waitFor('the restart', () => (server.attemptsOf(id).length === 2 && server.openOf(id).length === 1) || undefined, { timeoutMs: 5_000 });
+    const [first, second] = server.connections.filter((c) => c.number === id);
+    expect(second!.openedAt - first!.closedAt!).toBeLessThan(400);
+
+    await on.sessionOf(id)!.liveSocket!.end(streamError(515));
+    await waitFor('the second restart', () => server.attemptsOf(id).length === 3 || undefined, { timeoutMs: 5_000 });
+    expect(server.attemptsOf(id)[2]! - second!.closedAt!).toBeGreaterThanOrEqual(500 - 25);
+  });
+
+  it('backs off against a network that keeps closing with 515 (no burst of connects)', async () => {
+    const instance = await pairedNumber('restarts');
+    const id = instance.instance_id;
+    const { on } = await network();
+    const { facts } = await open(on, instance);
+    const ended = new Set<unknown>();
+    const started = performance.now();
+    await waitFor(
+      'two seconds of 515s',
+      async () => {
+        const socket = on.sessionOf(id)?.liveSocket;
+        if (socket !== undefined && server.openOf(id).length === 1 && !ended.has(socket)) {
+          ended.add(socket);
+          await socket.end(streamError(515));
+        }
+        return performance.now() - started >= 2_000 || undefined;
+      },
+      { timeoutMs: 5_000, intervalMs: 5 },
+    );
+    const attempts = server.attemptsOf(id);
+    // Waits of half to all of 100, 200, 400, 800, 1000 ms: at most 7 connects in two seconds.
+    expect(attempts.length).toBeLessThanOrEqual(7);
+    attempts.slice(1).forEach((at, i) => expect(at - attempts[i]!, `wait before attempt ${i + 2}`).toBeGreaterThanOrEqual(Math.min(1_000, 100 * 2 ** i) / 2 - 25));
+    expect(states(facts).at(-1)).toMatchObject({ status: 'disconnected', reason: 'the network asked for a restart (515)' });
+  });
+
+  it('retries a replaced connection (440) slowly while it holds the number, and says so', async () => {
+    const instance = await pairedNumber('replaced');
+    const id = instance.instance_id;
+    const { on } = await network({ reconnectBaseMs: 100, reconnectMaxMs: 1_000 });
+    const { facts } = await open(on, instance);
+    await socketOpen(id);
+    await on.sessionOf(id)!.liveSocket!.end(streamError(440));
+    const replaced = await waitFor('disconnected', () => states(facts).find((f) => f.status === 'disconnected'), { timeoutMs: 5_000 });
+    expect(replaced.reason).toMatch(/took over; retrying slowly/);
+    await waitFor('the slow retry', () => (server.attemptsOf(id).length === 2 && server.openOf(id).length === 1) || undefined, { timeoutMs: 5_000 });
+    const [first] = server.connections.filter((c) => c.number === id);
+    // Half the longest wait at least, never the quick first step of the backoff.
+    expect(server.attemptsOf(id)[1]! - first!.closedAt!).toBeGreaterThanOrEqual(500 - 25);
+  });
+
+  it('reports a pairing code the network could not be asked for, instead of waiting silently', async () => {
+    const instance = await unpairedNumber('nocode');
+    const id = instance.instance_id;
+    server.set(id, { kind: 'stall' });
+    const { on } = await network();
+    const { session, facts } = await open(on, instance);
+    await session.pair('code', '+5511912345678');
+    const socket = await waitFor('the connecting socket', () => (server.attemptsOf(id).length === 1 && on.sessionOf(id)?.liveSocket) || undefined, { timeoutMs: 10_000 });
+    socket.ev.emit('connection.update', { qr: '2@qr-ref,noise,identity,adv' });
+    const failed = await waitFor('the pairing failure', () => states(facts).find((f) => f.status === 'disconnected'), { timeoutMs: 5_000 });
+    expect(failed.reason).toMatch(/pairing code could not be obtained.*ask for a new pairing/);
+    expect(facts.some((f) => f.kind === 'pairing')).toBe(false);
+    expect(on.sessionOf(id)!.liveSocket).toBeUndefined();
+    // The next pairing registers anew rather than logging in as the phone Baileys noted before it asked.
+    expect(await storedMe(id)).toBeUndefined();
+  });
+
+  it('shows the first QR of a pairing for 60 s and the next ones for 20 s', async () => {
+    const instance = await unpairedNumber('qrs');
+    const id = instance.instance_id;
+    const { on } = await network();
+    const { session, facts } = await open(on, instance);
+    await session.pair('qr');
+    await socketOpen(id);
+    const socket = on.sessionOf(id)!.liveSocket!;
+    const shown = Date.now();
+    socket.ev.emit('connection.update', { qr: 'first' });
+    socket.ev.emit('connection.update', { qr: 'second' });
+    await waitFor('two QRs', () => facts.filter((f) => f.kind === 'pairing').length === 2 || undefined, { timeoutMs: 5_000 });
+    const lives = facts.flatMap((f) => (f.kind === 'pairing' ? [Math.round((f.expires_at - shown) / 1_000)] : []));
+    expect(lives).toEqual([60, 20]);
+  });
+
+  it('drops a number’s caches when its session stops for good (its partition moved away)', async () => {
+    const instance = await pairedNumber('moved');
+    const id = instance.instance_id;
+    const { on, mapping } = await network();
+    const { session } = await open(on, instance);
+    await socketOpen(id);
+    await mapping.retryCounters(id).set('MSG1', 3);
+    expect(await mapping.retryCounters(id).get('MSG1')).toBe(3);
+    await session.close();
+    expect(await mapping.retryCounters(id).get('MSG1')).toBeUndefined();
   });
 });

@@ -3,6 +3,7 @@ import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { BaileysProtocol } from '../../connectors/baileys/protocol.js';
 import { BaileysNetwork } from '../../connectors/baileys/network.js';
+import { PINNED_WEB_VERSION } from '../../connectors/baileys/web-version.js';
 import { leasePool } from '../../connectors/baileys/lease.js';
 import type { Pool } from 'pg';
 import type { SocketOptions } from '../../connectors/baileys/socket-options.js';
@@ -33,6 +34,7 @@ describe('the Baileys session against a local network server', () => {
   const options = (overrides: Partial<SocketOptions> = {}): SocketOptions => ({
     url: (id) => server.url(id),
     connectTimeoutMs: 60_000,
+    version: () => Promise.resolve(PINNED_WEB_VERSION),
     reconnectBaseMs: 100,
     reconnectMaxMs: 1_000,
     leaseRenewMs: 300,
