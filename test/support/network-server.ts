@@ -7,7 +7,7 @@ export type Behaviour =
   | { readonly kind: 'drop' }
   /** Leaves the upgrade unanswered: the client's socket stays connecting, and anything it sends fails. */
   | { readonly kind: 'stall' }
-  /** Refuses the upgrade with this HTTP status: Baileys reads 401 as logged out, 403 as forbidden. */
+  /** Refuses the upgrade with this HTTP status: the session reads any refusal as the edge's transient close (503). */
   | { readonly kind: 'refuse'; readonly status: number };
 
 export interface Connection {
