@@ -162,7 +162,11 @@ export class BaileysSession implements NumberSession {
     if (LIVE.has(this.status)) return;
     this.pairing = { method, phone: phone ?? null, codeAsked: false, qrs: 0, restarted: false };
     await this.setStatus('connecting', 'pairing');
-    if (this.auth === undefined) return; // connects once the lease is taken
+    // Connects once the lease and the auth state are taken (after a logout, the auth state is read anew now).
+    if (this.auth === undefined) {
+      void this.start();
+      return;
+    }
     await this.endSocket();
     this.connect();
   }
@@ -336,11 +340,10 @@ export class BaileysSession implements NumberSession {
       if (next.dropAuth) {
         await this.auth?.remove().catch((err: unknown) => this.log.warn({ err }, 'auth state not removed'));
         this.deps.mapping.forget(this.instance.instance_id);
-        // Baileys still holds the logged-out creds in memory: the next pairing starts from fresh ones, read anew.
+        // Baileys still holds the logged-out creds in memory: the next pairing reads fresh ones.
         this.auth = undefined;
       }
       await this.setStatus(next.status, next.reason);
-      if (next.dropAuth) void this.start();
       return;
     }
     // The network ends a pairing nobody scanned with a timeout: it waits for a new request, not a loop of QRs.
