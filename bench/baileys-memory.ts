@@ -17,7 +17,8 @@ import { fileURLToPath } from 'node:url';
 import { initAuthCreds, makeCacheableSignalKeyStore, makeWASocket, type SignalDataTypeMap, type SignalKeyStore } from '@whiskeysockets/baileys';
 import pg from 'pg';
 import { pino } from 'pino';
-import { BaileysNetwork, BaileysProtocol } from '../connectors/baileys/index.js';
+import { BaileysNetwork, BaileysProtocol, leasePool } from '../connectors/baileys/index.js';
+import { PINNED_WEB_VERSION } from '../connectors/baileys/web-version.js';
 import { pairedBaileysNumber } from '../test/support/baileys-numbers.js';
 import { NetworkServer } from '../test/support/network-server.js';
 import { benchSlice, runMain, until } from './support.js';
@@ -55,9 +56,10 @@ async function ours(url: string, databaseUrl: string): Promise<void> {
   const mapping = new BaileysProtocol({ pool, logger, media: { store: unused }, mediaOf: unused, otp: { open: unused } });
   const network = new BaileysNetwork({
     pool,
+    leasePool: leasePool(databaseUrl, 5_000, logger),
     logger,
     mapping,
-    socket: { url: (id) => url.replace('{instance_id}', id), connectTimeoutMs: 600_000, reconnectBaseMs: 1_000, reconnectMaxMs: 60_000, leaseRenewMs: 5_000, baileysLogLevel: 'silent' },
+    socket: { url: (id) => url.replace('{instance_id}', id), connectTimeoutMs: 600_000, version: () => Promise.resolve(PINNED_WEB_VERSION), reconnectBaseMs: 1_000, reconnectMaxMs: 60_000, leaseRenewMs: 5_000, baileysLogLevel: 'silent' },
   });
   await network.prepare();
   const states = [];

@@ -96,6 +96,8 @@ export interface BaileysOptions {
   readonly reconnectBaseMs: number;
   readonly reconnectMaxMs: number;
   readonly leaseRenewMs: number;
+  /** `BAILEYS_WA_VERSION`: the WhatsApp Web version to announce instead of fetching the current one. */
+  readonly webVersion: [number, number, number] | undefined;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -219,9 +221,19 @@ export function loadConfig(env: Env = process.env, { defaultMode = 'production' 
       reconnectBaseMs: positive(env, 'BAILEYS_RECONNECT_BASE_MS', 1_000),
       reconnectMaxMs: positive(env, 'BAILEYS_RECONNECT_MAX_MS', 60_000),
       leaseRenewMs: positive(env, 'BAILEYS_LEASE_RENEW_MS', 5_000),
+      webVersion: webVersion(env, 'BAILEYS_WA_VERSION'),
     }),
     stackRoot,
   });
+}
+
+/** `2.3000.1023223821` → `[2, 3000, 1023223821]`; unset → undefined. */
+function webVersion(env: Env, name: string): [number, number, number] | undefined {
+  const raw = text(env, name, '');
+  if (raw === '') return undefined;
+  const parts = /^(\d+)\.(\d+)\.(\d+)$/.exec(raw);
+  if (parts === null) throw new Error(`${name} must be a WhatsApp Web version like 2.3000.1023223821, not ${raw}`);
+  return [Number(parts[1]), Number(parts[2]), Number(parts[3])];
 }
 
 function gatewayMode(value: string): GatewayMode {

@@ -1,5 +1,5 @@
 import { OpenedOtpCodes, OtpKeys, startConnectorRole, type OtpOpener } from '../connectors/network/index.js';
-import { BaileysNetwork, BaileysProtocol } from '../connectors/baileys/index.js';
+import { BaileysNetwork, BaileysProtocol, leasePool, webVersion } from '../connectors/baileys/index.js';
 import { PendingReceipts, SandboxNetwork } from '../connectors/sandbox/index.js';
 import { startDispatcher } from '../connectors/webhooks/index.js';
 import { projectionsFor, runProjection } from '../processors/index.js';
@@ -7,6 +7,7 @@ import { startUsageWriter } from '../processors/usage/index.js';
 import { startSweeper } from '../processors/connections/sweeper.js';
 import { startApi, type RunningApi } from './api-role.js';
 import type { Clients } from './clients.js';
+import type pg from 'pg';
 import { mediaSink } from './media-sink.js';
 import { serveMetrics } from './metrics.js';
 
@@ -40,7 +41,10 @@ export async function startRoles(roles: readonly Role[], clients: Clients): Prom
   }
   if (roles.includes('connector')) {
     const otp = new OpenedOtpCodes(new OtpKeys(clients.pool), clients.cipher);
-    running.push(await startConnectorRole(clients, { connectors: [sandboxNetwork(clients, otp), baileysNetwork(clients, otp)], otp }));
+    const leases = leasePool(clients.config.databaseUrl, clients.config.baileys.leaseRenewMs, clients.logger);
+    running.push(await startConnectorRole(clients, { connectors: [sandboxNetwork(clients, otp), baileysNetwork(clients, otp, leases)], otp }));
+    // After the sessions: a closing session renews and releases its lease through this pool.
+    running.push({ stop: () => leases.end() });
   }
   if (roles.includes('dispatcher')) running.push(await startDispatcher(clients));
   if (roles.includes('sweeper')) running.push(await startSweeper(clients, { intervalMs: clients.config.sweepIntervalMs }));
@@ -69,12 +73,15 @@ function sandboxNetwork(clients: Clients, otp: OtpOpener): SandboxNetwork {
   });
 }
 
+/** A connect waits this long at most for the current WhatsApp Web version before it announces the pinned one. */
+const WEB_VERSION_TIMEOUT_MS = 3_000;
+
 /**
  * The real network through Baileys: every connector worker runs it beside the sandbox, and the
  * numbers whose `connector` is `baileys` open here (a deployment picks it for new numbers with
  * CONNECTOR=baileys). Received media go to the media store; sends read theirs from it.
  */
-function baileysNetwork(clients: Clients, otp: OtpOpener): BaileysNetwork {
+function baileysNetwork(clients: Clients, otp: OtpOpener, leases: pg.Pool): BaileysNetwork {
   const logger = clients.logger.child({ role: 'connector', connector: 'baileys' });
   const { baileys } = clients.config;
   const mapping = new BaileysProtocol({
@@ -90,11 +97,13 @@ function baileysNetwork(clients: Clients, otp: OtpOpener): BaileysNetwork {
   });
   return new BaileysNetwork({
     pool: clients.pool,
+    leasePool: leases,
     logger,
     mapping,
     socket: {
       url: (instanceId) => baileys.url.replaceAll('{instance_id}', encodeURIComponent(instanceId)),
       connectTimeoutMs: baileys.connectTimeoutMs,
+      version: webVersion({ override: baileys.webVersion, timeoutMs: WEB_VERSION_TIMEOUT_MS, logger }),
       reconnectBaseMs: baileys.reconnectBaseMs,
       reconnectMaxMs: baileys.reconnectMaxMs,
       leaseRenewMs: baileys.leaseRenewMs,

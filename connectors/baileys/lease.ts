@@ -1,4 +1,5 @@
-import type { Pool, PoolClient } from 'pg';
+import pg, { type Pool, type PoolClient } from 'pg';
+import type { Logger } from 'pino';
 
 export const leaseDdl = [
   `CREATE SCHEMA IF NOT EXISTS baileys`,
@@ -25,6 +26,16 @@ export class LeaseLost extends Error {
   constructor(readonly instanceId: string) {
     super(`the lease on ${instanceId} is held by another worker`);
   }
+}
+
+/**
+ * The leases' own small pool: a renewal never waits behind message traffic for a connection, and a
+ * renewal held by a lock or a slow database gives up within one period (the next one tries again).
+ */
+export function leasePool(connectionString: string, periodMs: number, logger: Logger): Pool {
+  const pool = new pg.Pool({ connectionString, max: 2, connectionTimeoutMillis: periodMs, statement_timeout: periodMs });
+  pool.on('error', (err) => logger.warn({ err }, 'idle Postgres client of the leases failed'));
+  return pool;
 }
 
 /**

@@ -17,6 +17,8 @@ const PURGE_EVERY_MS = 3_600_000;
 
 export interface BaileysNetworkDeps {
   readonly pool: Pool;
+  /** The leases' own connections (`leasePool`), apart from message traffic. */
+  readonly leasePool: Pool;
   readonly logger: Logger;
   readonly socket: SocketOptions;
   readonly mapping: BaileysMapping;
@@ -37,7 +39,7 @@ export class BaileysNetwork implements NetworkConnector {
   private readonly firstConnections: FirstConnections;
 
   constructor(private readonly deps: BaileysNetworkDeps) {
-    this.leases = new NumberLeases(deps.pool, deps.socket.leaseRenewMs * 3);
+    this.leases = new NumberLeases(deps.leasePool, deps.socket.leaseRenewMs * 3);
     this.firstConnections = new FirstConnections(deps.pool);
   }
 
@@ -56,7 +58,7 @@ export class BaileysNetwork implements NetworkConnector {
       if (this.sessions.get(id) === session) this.sessions.delete(id);
     });
     this.sessions.set(id, session);
-    session.start().catch((err: unknown) => logger.error({ err, instanceId: id }, 'baileys session did not start'));
+    void session.start();
     return session;
   }
 

@@ -20,6 +20,7 @@ import { afterClose } from './close-reasons.js';
 import { nextHealth, type HealthFact } from './health.js';
 import { ownJids } from './people.js';
 import { LeaseLost, type Lease, type NumberLeases } from './lease.js';
+import { keepLease } from './lease-keeper.js';
 import type { BaileysMapping, OutgoingMessage } from './mapping.js';
 import type { SocketOptions } from './socket-options.js';
 import { isWarming, WarmingGate } from './warming.js';
@@ -38,7 +39,9 @@ export interface BaileysSessionDeps {
 }
 
 const LIVE: ReadonlySet<InstanceStatus> = new Set(['connected', 'warming']);
-/** How long a QR is shown before the network sends the next one. */
+/** How long the first QR of a pairing is shown before the network sends the next one. */
+const FIRST_QR_LIFETIME_MS = 60_000;
+/** How long each later QR is shown. */
 const QR_LIFETIME_MS = 20_000;
 /** How long a pairing code can be typed. */
 const CODE_LIFETIME_MS = 180_000;
@@ -58,14 +61,16 @@ export class BaileysSession implements NumberSession {
   private health: number;
   /** The health score last written to the log. */
   private writtenHealth: number;
-  private pairing?: { readonly method: PairingMethod; readonly phone: string | null; codeAsked: boolean };
+  private pairing?: Pairing;
   private firstConnectedAt?: number;
   private readonly gate = new WarmingGate(() => this.firstConnectedAt);
   /** Sends run one at a time, in call order. */
   private queue: Promise<unknown> = Promise.resolve();
   private attempt = 0;
   private timer?: NodeJS.Timeout;
-  private renewTimer?: NodeJS.Timeout;
+  private stopRenewing?: () => void;
+  /** A run of `start` is under way: it takes the lease and the auth state. */
+  private starting = false;
   private closed = false;
   private readonly log: Logger;
 
@@ -82,23 +87,55 @@ export class BaileysSession implements NumberSession {
     this.log = deps.logger.child({ instanceId: instance.instance_id });
   }
 
-  /** Takes the lease (waiting while another worker holds it), then connects if the number is paired. */
+  /**
+   * Takes the lease (waiting while another worker holds it) and the auth state, retrying a database
+   * error with backoff (the number reads `disconnected` with the error meanwhile); then connects if
+   * the number is paired or pairing. Runs again after the lease is lost.
+   */
   async start(): Promise<void> {
+    if (this.starting) return;
+    this.starting = true;
+    try {
+      await this.takeOver();
+    } finally {
+      this.starting = false;
+    }
+  }
+
+  private async takeOver(): Promise<void> {
     const id = this.instance.instance_id;
-    this.firstConnectedAt = await this.deps.firstConnected.get(id);
-    while (!this.closed && this.lease === undefined) {
-      this.lease = await this.deps.leases.acquire(id, this.deps.owner);
-      if (this.lease === undefined) await this.wait(this.deps.socket.leaseRenewMs);
+    const { reconnectBaseMs, reconnectMaxMs, leaseRenewMs } = this.deps.socket;
+    let failures = 0;
+    while (!this.closed && this.auth === undefined) {
+      try {
+        const lease = this.lease ?? (await this.acquire());
+        if (lease === undefined) {
+          await this.wait(leaseRenewMs);
+          continue;
+        }
+        this.firstConnectedAt ??= await this.deps.firstConnected.get(id);
+        const auth = await PostgresAuthStore.open(this.deps.pool, id, lease);
+        if (this.lease === lease) this.auth = auth;
+      } catch (err) {
+        this.log.warn({ err }, 'the session could not start; retrying');
+        if (++failures === 1) await this.setStatus('disconnected', `the session could not start (${String(err)}); retrying`).catch(() => undefined);
+        await this.wait(backoffMs(failures, reconnectBaseMs, reconnectMaxMs));
+      }
     }
-    if (this.lease === undefined) return;
+    if (this.auth !== undefined && (this.auth.creds.me !== undefined || this.pairing !== undefined)) this.connect();
+  }
+
+  /** The lease if it is free, renewed from then on; given back at once if the session closed meanwhile. */
+  private async acquire(): Promise<Lease | undefined> {
+    const lease = await this.deps.leases.acquire(this.instance.instance_id, this.deps.owner);
+    if (lease === undefined) return undefined;
     if (this.closed) {
-      // Closed while it waited: the lease it just took goes back at once.
-      await this.deps.leases.release(this.lease);
-      return;
+      await this.deps.leases.release(lease);
+      return undefined;
     }
-    this.keepLease(this.lease);
-    this.auth = await PostgresAuthStore.open(this.deps.pool, id, this.lease);
-    if (this.auth.creds.me !== undefined || this.pairing !== undefined) this.connect();
+    this.lease = lease;
+    this.stopRenewing = keepLease(this.deps.leases, lease, this.deps.socket.leaseRenewMs, this.log, (why) => void this.lost(why));
+    return lease;
   }
 
   /** The socket open now, if any (tests end it as the network would). */
@@ -123,9 +160,13 @@ export class BaileysSession implements NumberSession {
 
   async pair(method: PairingMethod, phone?: string): Promise<void> {
     if (LIVE.has(this.status)) return;
-    this.pairing = { method, phone: phone ?? null, codeAsked: false };
+    this.pairing = { method, phone: phone ?? null, codeAsked: false, qrs: 0, restarted: false };
     await this.setStatus('connecting', 'pairing');
-    if (this.auth === undefined) return; // connects once the lease is taken
+    // Connects once the lease and the auth state are taken (after a logout, the auth state is read anew now).
+    if (this.auth === undefined) {
+      void this.start();
+      return;
+    }
     await this.endSocket();
     this.connect();
   }
@@ -153,7 +194,6 @@ export class BaileysSession implements NumberSession {
     const socket = this.socket;
     if (socket !== undefined && LIVE.has(this.status)) await socket.logout().catch((err: unknown) => this.log.warn({ err }, 'logout on the network failed'));
     await this.auth?.remove().catch((err: unknown) => this.log.warn({ err }, 'auth state not removed'));
-    this.deps.mapping.forget(this.instance.instance_id);
     await this.stop();
   }
 
@@ -163,34 +203,40 @@ export class BaileysSession implements NumberSession {
     clearTimeout(this.timer);
     // The lease is renewed until the socket is closed: a slow close must not let another worker in.
     await this.endSocket();
-    clearInterval(this.renewTimer);
+    this.stopRenewing?.();
     if (this.lease) await this.deps.leases.release(this.lease).catch((err: unknown) => this.log.warn({ err }, 'lease not released; it expires'));
+    // The number is gone from this worker: its caches go with it.
+    this.deps.mapping.forget(this.instance.instance_id);
     this.onClose();
   }
 
-  /** Renews the lease; closes the socket by itself before the lease can expire unrenewed. */
-  private keepLease(lease: Lease): void {
-    const { leaseRenewMs } = this.deps.socket;
-    this.renewTimer = setInterval(() => {
-      if (performance.now() + leaseRenewMs >= lease.validUntil) this.lost('lease not renewed in time');
-      this.deps.leases.renew(lease).then(
-        (kept) => kept || this.lost('lease taken by another worker'),
-        (err: unknown) => this.log.warn({ err }, 'lease renewal failed'),
-      );
-    }, leaseRenewMs);
-    this.renewTimer.unref();
-  }
-
-  private lost(why: string): void {
+  /**
+   * The lease is gone (not renewed in time, or taken): the socket closes before anyone else can take
+   * the lease, the number reads `disconnected`, and the session goes back to taking the lease.
+   */
+  private async lost(why: string): Promise<void> {
     if (this.closed) return;
-    this.log.warn({ why }, 'the number is no longer ours: socket closed');
-    void this.stop();
+    this.log.warn({ why }, 'the number is no longer ours: socket closed, taking the lease again');
+    this.stopRenewing?.();
+    this.lease = undefined;
+    this.auth = undefined;
+    await this.endSocket();
+    await this.setStatus('disconnected', `${why}; taking the number back`).catch((err: unknown) => this.log.warn({ err }, 'status not written'));
+    void this.start();
   }
 
   private connect(): void {
+    this.open().catch((err: unknown) => this.log.error({ err }, 'socket not opened'));
+  }
+
+  private async open(): Promise<void> {
     if (this.closed || this.auth === undefined) return;
     const auth = this.auth;
     const { socket: options, mapping } = this.deps;
+    const version = await options.version();
+    // Another connect, a close or a lost lease came first while the version was asked.
+    if (this.closed || this.auth !== auth || this.socket !== undefined) return;
+    if (this.pairing) this.pairing.qrs = 0;
     const keys: SignalKeyStore = {
       get: (type, ids) => auth.keys.get(type, ids),
       // A key the database does not have would stop messages reaching recipients: the session stops instead.
@@ -200,6 +246,7 @@ export class BaileysSession implements NumberSession {
     const socket = makeWASocket({
       waWebSocketUrl: options.url(this.instance.instance_id),
       connectTimeoutMs: options.connectTimeoutMs,
+      version,
       logger: this.log.child({ module: 'baileys' }, { level: options.baileysLogLevel }),
       auth: { creds: auth.creds, keys: makeCacheableSignalKeyStore(keys) },
       markOnlineOnConnect: false,
@@ -260,10 +307,25 @@ export class BaileysSession implements NumberSession {
     const pairing = this.pairing;
     if (pairing === undefined) return;
     const now = Date.now();
-    if (pairing.method === 'qr') return this.emit({ kind: 'pairing', method: 'qr', value: qr, expires_at: now + QR_LIFETIME_MS });
+    if (pairing.method === 'qr') return this.emit({ kind: 'pairing', method: 'qr', value: qr, expires_at: now + (pairing.qrs++ === 0 ? FIRST_QR_LIFETIME_MS : QR_LIFETIME_MS) });
     if (pairing.codeAsked || pairing.phone === null) return;
     pairing.codeAsked = true;
-    const code = await socket.requestPairingCode(pairing.phone.replace(/\D/g, ''));
+    const auth = this.auth!;
+    const me = auth.creds.me;
+    let code: string;
+    try {
+      code = await socket.requestPairingCode(pairing.phone.replace(/\D/g, ''));
+    } catch (err) {
+      this.log.warn({ err }, 'pairing code not obtained');
+      if (this.socket !== socket) return;
+      // Baileys set `me` to the phone before it asked: left there, the next connect would log in instead of pairing.
+      auth.creds.me = me;
+      await auth.saveCreds().catch((error: unknown) => this.log.warn({ err: error }, 'auth state not written'));
+      this.pairing = undefined;
+      await this.endSocket();
+      await this.setStatus('disconnected', `the pairing code could not be obtained (${String(err)}); ask for a new pairing`);
+      return;
+    }
     await this.emit({ kind: 'pairing', method: 'code', value: code, expires_at: now + CODE_LIFETIME_MS });
   }
 
@@ -271,26 +333,30 @@ export class BaileysSession implements NumberSession {
     this.socket = undefined;
     if (this.closed) return;
     const code = (error as { output?: { statusCode?: number } } | undefined)?.output?.statusCode;
-    const next = afterClose(code);
+    const paired = this.auth?.creds.me !== undefined;
+    const next = afterClose(code, paired && this.pairing?.restarted === false);
     if (next.kind === 'stop') {
       this.pairing = undefined;
       if (next.dropAuth) {
         await this.auth?.remove().catch((err: unknown) => this.log.warn({ err }, 'auth state not removed'));
         this.deps.mapping.forget(this.instance.instance_id);
+        // Baileys still holds the logged-out creds in memory: the next pairing reads fresh ones.
+        this.auth = undefined;
       }
       await this.setStatus(next.status, next.reason);
       return;
     }
-    const paired = this.auth?.creds.me !== undefined;
     // The network ends a pairing nobody scanned with a timeout: it waits for a new request, not a loop of QRs.
     if (!paired && (this.pairing === undefined || code === DisconnectReason.timedOut)) {
       this.pairing = undefined;
       await this.setStatus('disconnected', 'pairing ended without a scan');
       return;
     }
-    if (next.at === 'backoff' && LIVE.has(this.status)) this.health = nextHealth(this.health, 'disconnected');
+    if (next.at === 'once' && this.pairing) this.pairing.restarted = true;
+    if (next.at !== 'once' && LIVE.has(this.status)) this.health = nextHealth(this.health, 'disconnected');
     await this.setStatus(next.at === 'once' ? this.status : next.status, next.reason);
-    const delay = next.at === 'once' ? 0 : backoffMs(++this.attempt, this.deps.socket.reconnectBaseMs, this.deps.socket.reconnectMaxMs);
+    const { reconnectBaseMs, reconnectMaxMs } = this.deps.socket;
+    const delay = next.at === 'once' ? 0 : next.at === 'slow' ? backoffMs(1, reconnectMaxMs, reconnectMaxMs) : backoffMs(++this.attempt, reconnectBaseMs, reconnectMaxMs);
     this.timer = setTimeout(() => this.connect(), delay);
   }
 
@@ -334,7 +400,7 @@ export class BaileysSession implements NumberSession {
   private async failedWrite(err: unknown): Promise<never> {
     const lost = err instanceof LeaseLost;
     this.log.error({ err }, lost ? 'auth write refused: the number moved to another worker' : 'auth state not written: the session stops');
-    if (lost) await this.stop();
+    if (lost) await this.lost('auth write refused: the lease moved to another worker');
     else {
       await this.endSocket();
       await this.setStatus('disconnected', 'auth state could not be saved');
@@ -367,6 +433,17 @@ export class BaileysSession implements NumberSession {
   private wait(ms: number): Promise<void> {
     return new Promise((resolve) => setTimeout(resolve, ms).unref());
   }
+}
+
+/** A pairing under way: how it is asked for, and how far it went. */
+interface Pairing {
+  readonly method: PairingMethod;
+  readonly phone: string | null;
+  codeAsked: boolean;
+  /** QRs this socket showed so far: its first lives longer than the next ones. */
+  qrs: number;
+  /** The socket restarted once after the pairing succeeded (515): a later 515 waits like any drop. */
+  restarted: boolean;
 }
 
 /** `5511999998888:12@s.whatsapp.net` → `+5511999998888`. */

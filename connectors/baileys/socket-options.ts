@@ -1,3 +1,4 @@
+import type { WAVersion } from '@whiskeysockets/baileys';
 import type { LevelWithSilent } from 'pino';
 
 /** How sessions reach the network and how patient they are (docs/configuration.md, `BAILEYS_*`). */
@@ -5,6 +6,8 @@ export interface SocketOptions {
   /** The network's WebSocket address for a number (tests point it at a local server). */
   readonly url: (instanceId: string) => string;
   readonly connectTimeoutMs: number;
+  /** The WhatsApp Web version to announce, asked at every connect (`webVersion`). */
+  readonly version: () => Promise<WAVersion>;
   readonly reconnectBaseMs: number;
   readonly reconnectMaxMs: number;
   /** A lease lives three renewals. */

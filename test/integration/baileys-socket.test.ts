@@ -3,6 +3,9 @@ import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { BaileysProtocol } from '../../connectors/baileys/protocol.js';
 import { BaileysNetwork } from '../../connectors/baileys/network.js';
+import { PINNED_WEB_VERSION } from '../../connectors/baileys/web-version.js';
+import { leasePool } from '../../connectors/baileys/lease.js';
+import type { Pool } from 'pg';
 import type { SocketOptions } from '../../connectors/baileys/socket-options.js';
 import type { NumberSession, SessionFact } from '../../connectors/network/connector.js';
 import type { InstanceState } from '../../schemas/records.js';
@@ -24,12 +27,14 @@ const unused = (): never => {
 describe('the Baileys session against a local network server', () => {
   let db: TestDatabase;
   let server: NetworkServer;
+  let leases: Pool;
   const networks: BaileysNetwork[] = [];
   const protocols = new Map<BaileysNetwork, BaileysProtocol>();
   const sessions: NumberSession[] = [];
   const options = (overrides: Partial<SocketOptions> = {}): SocketOptions => ({
     url: (id) => server.url(id),
     connectTimeoutMs: 60_000,
+    version: () => Promise.resolve(PINNED_WEB_VERSION),
     reconnectBaseMs: 100,
     reconnectMaxMs: 1_000,
     leaseRenewMs: 300,
@@ -40,7 +45,7 @@ describe('the Baileys session against a local network server', () => {
   async function network(overrides: Partial<SocketOptions> = {}): Promise<BaileysNetwork> {
     const logger = pino({ level: 'silent' });
     const mapping = new BaileysProtocol({ pool: db.pool, logger, media: { store: unused }, mediaOf: unused, otp: { open: unused } });
-    const made = new BaileysNetwork({ pool: db.pool, logger, socket: options(overrides), mapping });
+    const made = new BaileysNetwork({ pool: db.pool, leasePool: leases, logger, socket: options(overrides), mapping });
     protocols.set(made, mapping);
     await made.prepare();
     networks.push(made);
@@ -59,6 +64,7 @@ describe('the Baileys session against a local network server', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase();
+    leases = leasePool(db.url, 300, pino({ level: 'silent' }));
     server = await NetworkServer.start();
     await network(); // creates the connector's tables
   });
@@ -69,6 +75,7 @@ describe('the Baileys session against a local network server', () => {
 
   afterAll(async () => {
     await server?.close();
+    await leases?.end();
     await db?.dispose();
   });
 

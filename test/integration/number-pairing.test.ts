@@ -81,6 +81,28 @@ describe('pairing numbers through POST /instances/{id}/connect and /disconnect',
     expect(server.connections.filter((c) => c.number === id)).toHaveLength(1);
   });
 
+  it('takes a Baileys number back after its lease renewal stalled, and pairs it again on POST connect without a restart', async () => {
+    const id = (await call('POST', '/instances', { nickname: 'Stalled', connector: 'baileys' })).body.id as string;
+    expect(await call('POST', `/instances/${id}/connect`, { method: 'qr' })).toMatchObject({ status: 202 });
+    await waitFor('the session on the network', async () => server.openOf(id).length === 1 || undefined, { timeoutMs: 30_000 });
+    // Another connection holds the lease row: every renewal waits on it, then gives up.
+    const locker = await clients.pool.connect();
+    try {
+      await locker.query('BEGIN');
+      await locker.query(`SELECT 1 FROM baileys.leases WHERE instance_id = $1 FOR UPDATE`, [id]);
+      await waitFor('disconnected', async () => (await numberOf(id))?.status === 'disconnected' || undefined, { timeoutMs: 20_000 });
+      expect(server.openOf(id)).toHaveLength(0);
+      await locker.query('ROLLBACK');
+    } finally {
+      locker.release();
+    }
+    await waitFor('the number taken back', async () => server.openOf(id).length === 1 || undefined, { timeoutMs: 20_000 });
+    const before = server.attemptsOf(id).length;
+    expect(await call('POST', `/instances/${id}/connect`, { method: 'qr' })).toMatchObject({ status: 202 });
+    await waitFor('connecting', async () => (await numberOf(id))?.status === 'connecting' || undefined, { timeoutMs: 20_000 });
+    await waitFor('a new pairing socket', async () => (server.attemptsOf(id).length > before && server.openOf(id).length === 1) || undefined, { timeoutMs: 20_000 });
+  });
+
   it('answers 404 for a number of no project of the key, and 400 for a bad body', async () => {
     expect(await call('POST', '/instances/inst_nobody/connect', {})).toMatchObject({ status: 404, body: { code: 'not_found' } });
     expect(await call('POST', '/instances/inst_nobody/disconnect')).toMatchObject({ status: 404, body: { code: 'not_found' } });

@@ -42,6 +42,8 @@ export async function createTestEnv(overrides: Record<string, string> = {}): Pro
     KAFKA_TOPIC_PREFIX: `${id}.`,
     KAFKA_CLIENT_ID: `gateway-${id}`,
     LOG_LEVEL: 'warn',
+    // Baileys sessions must not ask the internet for the current WhatsApp Web version.
+    BAILEYS_WA_VERSION: '2.3000.1',
     ...overrides,
   };
   const chdbPath = path.join(base.stackRoot, 'test', id);

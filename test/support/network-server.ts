@@ -5,7 +5,9 @@ import { WebSocketServer, type WebSocket } from 'ws';
 export type Behaviour =
   | { readonly kind: 'hold' }
   | { readonly kind: 'drop' }
-  /** Refuses the upgrade with this HTTP status: Baileys reads 401 as logged out, 403 as forbidden. */
+  /** Leaves the upgrade unanswered: the client's socket stays connecting, and anything it sends fails. */
+  | { readonly kind: 'stall' }
+  /** Refuses the upgrade with this HTTP status: the session reads any refusal as the edge's transient close (503). */
   | { readonly kind: 'refuse'; readonly status: number };
 
 export interface Connection {
@@ -24,6 +26,8 @@ export class NetworkServer {
   readonly connections: Connection[] = [];
   private readonly behaviours = new Map<string, Behaviour>();
   private readonly sockets = new Set<WebSocket>();
+  /** Upgrades left unanswered, refused when the server closes. */
+  private readonly stalled: ((accept: boolean, status: number) => void)[] = [];
 
   private readonly server: WebSocketServer;
 
@@ -36,6 +40,7 @@ export class NetworkServer {
         this.attempts.push({ number, at: performance.now() });
         const behaviour = this.behaviourOf(number);
         if (behaviour.kind === 'refuse') done(false, behaviour.status);
+        else if (behaviour.kind === 'stall') this.stalled.push(done);
         else done(true);
       },
     });
@@ -83,6 +88,7 @@ export class NetworkServer {
 
   async close(): Promise<void> {
     for (const socket of this.sockets) socket.terminate();
+    for (const done of this.stalled.splice(0)) done(false, 503);
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 

@@ -34,11 +34,12 @@ describe('warming, health and close reasons of Baileys numbers', () => {
     expect(nextHealth(50, 'disconnected')).toBe(45);
   });
 
-  it('stops on logged out (dropping the auth state), banned and replaced; restarts at once after pairing; backs off otherwise', () => {
-    expect(afterClose(401)).toMatchObject({ kind: 'stop', status: 'logged_out', dropAuth: true });
-    expect(afterClose(403)).toMatchObject({ kind: 'stop', status: 'banned', dropAuth: false });
-    expect(afterClose(440)).toMatchObject({ kind: 'stop', status: 'disconnected', dropAuth: false });
-    expect(afterClose(515)).toMatchObject({ kind: 'reconnect', at: 'once' });
-    for (const code of [408, 428, 500, 503, undefined]) expect(afterClose(code)).toMatchObject({ kind: 'reconnect', status: 'disconnected', at: 'backoff' });
-  });
-});
+  it('stops on logged out (dropping the auth state) and banned; retries replaced slowly; restarts at once only after pairing; backs off otherwise', () => {
+    expect(afterClose(401, false)).toMatchObject({ kind: 'stop', status: 'logged_out', dropAuth: true });
+    expect(afterClose(403, false)).toMatchObject({ kind: 'stop', status: 'banned', dropAuth: false });
+    expect(afterClose(440, false)).toMatchObject({ kind: 'reconnect', status: 'disconnected', at: 'slow' });
+    expect(afterClose(440, false).reason).toMatch(/took over; retrying slowly/);
+    expect(afterClose(515, true)).toMatchObject({ kind: 'reconnect', at: 'once' });
+    expect(afterClose(515, false)).toMatchObject({ kind: 'reconnect', status: 'disconnected', at: 'backoff' });
+    for (const code of [408, 411, 428, 500, 503, undefined]) expect(afterClose(code, false)).toMatchObject({ kind: 'reconnect', status: 'disconnected', at: 'backoff' });
+  });});

@@ -64,4 +64,10 @@ describe('configuration', () => {
     expect(shown).not.toContain('topsecret');
     expect(shown).not.toContain('scrapetoken');
   });
+
+  it('reads the WhatsApp Web version override, and refuses one that is not three numbers', () => {
+    expect(loadConfig({}).baileys.webVersion).toBeUndefined();
+    expect(loadConfig({ BAILEYS_WA_VERSION: '2.3000.1023223821' }).baileys.webVersion).toEqual([2, 3000, 1_023_223_821]);
+    expect(() => loadConfig({ BAILEYS_WA_VERSION: '2.3000' })).toThrow(/BAILEYS_WA_VERSION must be a WhatsApp Web version/);
+  });
 });
