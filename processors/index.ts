@@ -15,6 +15,7 @@ export type { Projection } from './runtime/projection.js';
 export { instancesProjection } from './instances/projection.js';
 export { conversationsProjection } from './conversations/index.js';
 export { deliveriesProjection } from './deliveries/index.js';
+export { seedContactStates } from './contacts/index.js';
 
 /**
  * The Postgres projections the processor role runs, by name. `replay` mode is for rebuilding:

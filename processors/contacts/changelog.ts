@@ -1,7 +1,8 @@
-import type { PoolClient } from 'pg';
+import type { Pool, PoolClient } from 'pg';
 import { asAccountId, asEventId } from '../../schemas/ids.js';
 import type { ContactState } from '../../schemas/records.js';
-import { topics, type Producer } from '../../topics/index.js';
+import { endOffsets, topicName, topics, type Kafka, type Producer, type TopicSerdes } from '../../topics/index.js';
+import { projectionLockKey } from '../runtime/store.js';
 import { applyOptChange, upsertContact } from './store.js';
 
 interface ContactRow {
@@ -66,4 +67,43 @@ export async function applyContactState(tx: PoolClient, state: ContactState | nu
   await tx.query(`UPDATE contacts SET updated_at = GREATEST(updated_at, $2) WHERE contact_id = $1`, [state.contact_id, new Date(state.occurred_at)]);
   if (state.opt_changed_at === null || state.opt_event_id === null) return;
   await applyOptChange(tx, state.contact_id, { optedOut: state.opted_out, at: state.opt_changed_at, source: state.opt_out_source ?? 'api', eventId: state.opt_event_id });
+}
+
+/** Rows written to the changelog per statement and request when seeding it. */
+const SEED_PAGE = 1_000;
+
+/**
+ * A deployment whose contacts predate the changelog writes them all to it once, the first time a
+ * processor starts with an empty `gw.contacts.state`. It holds the projection's lock exclusively,
+ * so no live batch writes a newer state of a contact in between, and a second processor starting
+ * at the same time finds the changelog written. Returns how many contacts it wrote.
+ */
+export async function seedContactStates(deps: { pool: Pool; producer: Producer; kafka: Kafka; serdes: TopicSerdes }): Promise<number> {
+  const client = await deps.pool.connect();
+  try {
+    await client.query('BEGIN');
+    await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [projectionLockKey({ name: 'contacts' })]);
+    const { rows: present } = await client.query<{ present: boolean }>(`SELECT to_regclass('contacts.contacts') IS NOT NULL AS present`);
+    const ends = await endOffsets(deps.kafka, topicName(topics.contactStates, deps.serdes.prefix));
+    if (present[0]?.present !== true || [...ends.values()].some((end) => end > 0)) {
+      await client.query('COMMIT');
+      return 0;
+    }
+    let written = 0;
+    let after = '';
+    for (;;) {
+      const { rows } = await client.query<ContactRow>(`SELECT * FROM contacts.contacts WHERE contact_id > $1 ORDER BY contact_id LIMIT ${SEED_PAGE}`, [after]);
+      if (rows.length === 0) break;
+      await deps.producer.send(topics.contactStates, rows.map((row) => ({ key: row.contact_id, value: stateOf(row, row.opt_event_id ?? `seed:${row.contact_id}`) })));
+      written += rows.length;
+      after = rows[rows.length - 1]!.contact_id;
+    }
+    await client.query('COMMIT');
+    return written;
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  } finally {
+    client.release();
+  }
 }

@@ -2,3 +2,4 @@ export { contactsProjection, type ContactsProjectionOptions } from './projection
 export { optedOut, contactById, contactsByPhone, listContacts, type ContactRow, type ContactFilter } from './queries.js';
 export { contactId } from '../../schemas/contact-ids.js';
 export { isOptOutKeyword } from './keywords.js';
+export { seedContactStates } from './changelog.js';

@@ -29,6 +29,6 @@ export async function storedOffsets(db: Pool | PoolClient, schema: string, topic
 }
 
 /** The key of the advisory lock that orders live batches (shared) against a replay swap (exclusive). */
-export function projectionLockKey(projection: Projection): string {
+export function projectionLockKey(projection: Pick<Projection, 'name'>): string {
   return `projection:${projection.name}`;
 }

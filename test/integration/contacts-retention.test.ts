@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount } from '../../api/accounts/create.js';
-import { contactId, contactsProjection } from '../../processors/contacts/index.js';
+import { contactId, contactsProjection, seedContactStates } from '../../processors/contacts/index.js';
 import { instancesProjection, replayProjection, runProjection, waitUntilCaughtUp, type RunningProjection } from '../../processors/index.js';
 import { asAccountId, asEventId, asInstanceId, asMessageId, asProjectId, newId } from '../../schemas/ids.js';
 import type { ContactEvent, InboundMessage, InstanceState } from '../../schemas/records.js';
 import { startApi, type RunningApi } from '../../stack/api-role.js';
 import type { Clients } from '../../stack/clients.js';
-import { topicName, topics, watermarks } from '../../topics/index.js';
+import { readRange, topicName, topics, watermarks } from '../../topics/index.js';
 import { testClients } from '../support/clients.js';
 import { createTestEnv, type TestEnv } from '../support/env.js';
 
@@ -120,5 +120,33 @@ describe('contacts older than the retention of their topics', () => {
       expect(refused.json()).toMatchObject({ code: 'contact_opted_out' });
     }
     expect((await send(phone(7))).statusCode).toBe(202);
+  });
+
+  it('writes the contacts of a deployment older than the changelog to it once, at the first start', async () => {
+    const upgraded = await createTestEnv();
+    const upgradedClients = await testClients(upgraded);
+    try {
+      // Contacts as an earlier version left them: in the projection, none on the changelog.
+      const projection = await runProjection(upgradedClients, contactsProjection({ producer: upgradedClients.producer, mode: 'live' }));
+      await projection.stop();
+      await upgradedClients.pool.query(
+        `INSERT INTO contacts.contacts (contact_id, account_id, phone, name, tags, opted_out, opted_out_at, opt_out_source, opt_changed_at, opt_event_id, created_at, updated_at)
+         SELECT 'ct_' || n, 'acc_upgraded', '+5511' || (900000000 + n), 'Old ' || n, '{}', n % 3 = 0,
+                CASE WHEN n % 3 = 0 THEN now() END, CASE WHEN n % 3 = 0 THEN 'api' END, CASE WHEN n % 3 = 0 THEN now() END,
+                CASE WHEN n % 3 = 0 THEN 'evt_old_' || n END, now(), now()
+         FROM generate_series(1, 2500) AS n`,
+      );
+      expect(await seedContactStates(upgradedClients)).toBe(2500);
+      expect(await seedContactStates(upgradedClients)).toBe(0);
+      const name = topicName(topics.contactStates, upgradedClients.serdes.prefix);
+      const marks = [...(await watermarks(upgradedClients.kafka, name))];
+      const states = await readRange(upgradedClients, topics.contactStates, new Map(marks.map(([p, m]) => [p, m.low])), new Map(marks.map(([p, m]) => [p, m.high])));
+      const values = states.flatMap((r) => (r.decoded.ok && r.decoded.value !== null ? [r.decoded.value] : []));
+      expect(new Set(values.map((v) => v.contact_id)).size).toBe(2500);
+      expect(values.filter((v) => v.opted_out)).toHaveLength(833);
+    } finally {
+      await upgradedClients.close();
+      await upgraded.dispose();
+    }
   });
 });
