@@ -15,7 +15,7 @@ import { backoffMs } from '../../shared/backoff.js';
 import type { NumberSession, SendResult, SessionEvents, SessionFact } from '../network/connector.js';
 import { QueryRefused, type AnswerOf, type SessionQuery } from '../network/query.js';
 import { checkPhones } from './phone-checks.js';
-import { PostgresAuthStore } from './auth-store.js';
+import { PostgresAuthStore, StaleSocket, type SocketAuth } from './auth-store.js';
 import { afterClose } from './close-reasons.js';
 import { nextHealth, type HealthFact } from './health.js';
 import { ownJids } from './people.js';
@@ -42,6 +42,11 @@ const LIVE: ReadonlySet<InstanceStatus> = new Set(['connected', 'warming']);
 const QR_LIFETIME_MS = 20_000;
 /** How long a pairing code can be typed. */
 const CODE_LIFETIME_MS = 180_000;
+/**
+ * One commit per key transaction: a failed write ends its socket at once, so a retry (Baileys' own
+ * default is 10 tries 3 s apart) could only be refused, and would come from an ended socket.
+ */
+const KEY_TRANSACTIONS = { maxCommitRetries: 1, delayBetweenTriesMs: 0 };
 
 /**
  * The Baileys socket of one number, held under a lease so no other worker has one open at the same
@@ -191,17 +196,24 @@ export class BaileysSession implements NumberSession {
     if (this.closed || this.auth === undefined) return;
     const auth = this.auth;
     const { socket: options, mapping } = this.deps;
+    // From now on this socket alone writes the number's auth state; the writes of those before it are refused.
+    const claimed = auth.claim();
+    const write = async (work: (own: SocketAuth) => Promise<void>): Promise<void> => {
+      if (this.socket !== socket) throw new StaleSocket(this.instance.instance_id);
+      // A key the database does not have would stop messages reaching recipients: the socket stops instead.
+      await work(await claimed).catch((err: unknown) => this.failedWrite(socket, err));
+    };
     const keys: SignalKeyStore = {
-      get: (type, ids) => auth.keys.get(type, ids),
-      // A key the database does not have would stop messages reaching recipients: the session stops instead.
-      set: (data) => Promise.resolve(auth.keys.set(data)).catch((err: unknown) => this.failedWrite(err)),
-      clear: () => auth.keys.clear?.() ?? Promise.resolve(),
+      get: async (type, ids) => (await claimed).keys.get(type, ids),
+      set: (data) => write((own) => Promise.resolve(own.keys.set(data))),
+      clear: () => write((own) => own.keys.clear?.() ?? Promise.resolve()),
     };
     const socket = makeWASocket({
       waWebSocketUrl: options.url(this.instance.instance_id),
       connectTimeoutMs: options.connectTimeoutMs,
       logger: this.log.child({ module: 'baileys' }, { level: options.baileysLogLevel }),
       auth: { creds: auth.creds, keys: makeCacheableSignalKeyStore(keys) },
+      transactionOpts: KEY_TRANSACTIONS,
       markOnlineOnConnect: false,
       syncFullHistory: false,
       emitOwnEvents: true,
@@ -211,15 +223,16 @@ export class BaileysSession implements NumberSession {
       cachedGroupMetadata: (jid) => mapping.groupMetadata(this.instance.instance_id, jid, this.socket),
     });
     this.socket = socket;
+    claimed.catch((err: unknown) => this.failedWrite(socket, err)).catch(() => undefined);
     // Baileys forwards a refused upgrade without acting on it: the socket would sit out its connect timeout.
     socket.ws.on('unexpected-response', (_request: unknown, response: { statusCode?: number }) => void socket.end(refused(response.statusCode)));
-    socket.ev.process((batch) => this.onEvents(socket, batch));
+    socket.ev.process((batch) => this.onEvents(socket, batch, () => write((own) => own.saveCreds())));
   }
 
-  private async onEvents(socket: WASocket, batch: Partial<BaileysEventMap>): Promise<void> {
+  private async onEvents(socket: WASocket, batch: Partial<BaileysEventMap>, saveCreds: () => Promise<void>): Promise<void> {
     if (this.socket !== socket) return;
     try {
-      if (batch['creds.update']) await this.auth!.saveCreds().catch((err: unknown) => this.failedWrite(err));
+      if (batch['creds.update']) await saveCreds();
       if (batch['connection.update']) await this.onConnection(socket, batch['connection.update']);
       if (batch['lid-mapping.update']) this.deps.mapping.learnLid(this.instance.instance_id, batch['lid-mapping.update']);
       // History sync is not replayed as messages, but it teaches the number who is behind its lids.
@@ -331,7 +344,9 @@ export class BaileysSession implements NumberSession {
     if (Math.abs(this.health - this.writtenHealth) >= 5) await this.setStatus(this.status, null);
   }
 
-  private async failedWrite(err: unknown): Promise<never> {
+  /** A write of `socket` failed: that socket stops (never a newer one), and the session goes on from the database. */
+  private async failedWrite(socket: WASocket, err: unknown): Promise<never> {
+    if (this.socket !== socket || err instanceof StaleSocket) throw err;
     const lost = err instanceof LeaseLost;
     this.log.error({ err }, lost ? 'auth write refused: the number moved to another worker' : 'auth state not written: the session stops');
     if (lost) await this.stop();
