@@ -22,6 +22,7 @@ import { ownJids } from './people.js';
 import { LeaseLost, type Lease, type NumberLeases } from './lease.js';
 import type { BaileysMapping, OutgoingMessage } from './mapping.js';
 import type { SocketOptions } from './socket-options.js';
+import { ReceivedQueue } from './received-queue.js';
 import { isWarming, WarmingGate } from './warming.js';
 import type { Pool } from 'pg';
 
@@ -47,6 +48,8 @@ const CODE_LIFETIME_MS = 180_000;
  * default is 10 tries 3 s apart) could only be refused, and would come from an ended socket.
  */
 const KEY_TRANSACTIONS = { maxCommitRetries: 1, delayBetweenTriesMs: 0 };
+/** How long a closing session may take to write out what it received before its socket ends. */
+const DRAIN_MS = 20_000;
 
 /**
  * The Baileys socket of one number, held under a lease so no other worker has one open at the same
@@ -68,6 +71,8 @@ export class BaileysSession implements NumberSession {
   private readonly gate = new WarmingGate(() => this.firstConnectedAt);
   /** Sends run one at a time, in call order. */
   private queue: Promise<unknown> = Promise.resolve();
+  /** Received messages and group facts, written in the network's order, across this number's sockets. */
+  private readonly received = new ReceivedQueue();
   private attempt = 0;
   private timer?: NodeJS.Timeout;
   private renewTimer?: NodeJS.Timeout;
@@ -166,11 +171,22 @@ export class BaileysSession implements NumberSession {
     if (this.closed) return;
     this.closed = true;
     clearTimeout(this.timer);
+    await this.drainReceived();
     // The lease is renewed until the socket is closed: a slow close must not let another worker in.
     await this.endSocket();
     clearInterval(this.renewTimer);
     if (this.lease) await this.deps.leases.release(this.lease).catch((err: unknown) => this.log.warn({ err }, 'lease not released; it expires'));
     this.onClose();
+  }
+
+  /**
+   * What the network counts as delivered reaches the log before the socket ends (Baileys sends the
+   * receipt before it hands a message over): the socket stops reading, so nothing more is
+   * acknowledged (the network delivers it again to the next socket), and the queue is written out.
+   */
+  private async drainReceived(): Promise<void> {
+    readingOf(this.socket)?.pause();
+    if (!(await this.received.drain(DRAIN_MS))) this.log.warn({ deadlineMs: DRAIN_MS }, 'received messages still being written when the session closed');
   }
 
   /** Renews the lease; closes the socket by itself before the lease can expire unrenewed. */
@@ -230,28 +246,37 @@ export class BaileysSession implements NumberSession {
   }
 
   private async onEvents(socket: WASocket, batch: Partial<BaileysEventMap>, saveCreds: () => Promise<void>): Promise<void> {
+    // What the batch teaches about lids first, then what it received, queued before anything is awaited.
+    if (batch['lid-mapping.update']) this.deps.mapping.learnLid(this.instance.instance_id, batch['lid-mapping.update']);
+    // History sync is not replayed as messages, but it teaches the number who is behind its lids.
+    for (const mapping of batch['messaging-history.set']?.lidPnMappings ?? []) this.deps.mapping.learnLid(this.instance.instance_id, mapping);
+    this.take(socket, batch);
     if (this.socket !== socket) return;
     try {
       if (batch['creds.update']) await saveCreds();
       if (batch['connection.update']) await this.onConnection(socket, batch['connection.update']);
-      if (batch['lid-mapping.update']) this.deps.mapping.learnLid(this.instance.instance_id, batch['lid-mapping.update']);
-      // History sync is not replayed as messages, but it teaches the number who is behind its lids.
-      for (const mapping of batch['messaging-history.set']?.lidPnMappings ?? []) this.deps.mapping.learnLid(this.instance.instance_id, mapping);
-      if (batch['messages.upsert']) for (const message of batch['messages.upsert'].messages) await this.onMessage(socket, message);
-      const facts: SessionFact[] = [
-        ...this.deps.mapping.statuses(batch['messages.update'] ?? [], batch['message-receipt.update'] ?? []),
-        ...this.deps.mapping.groupEvents(this.instance.instance_id, ownJids(socket), batch['group-participants.update'], batch['groups.update']).map((event) => ({ kind: 'group' as const, event })),
-      ];
-      for (const fact of facts) await this.emit(fact);
+      for (const fact of this.deps.mapping.statuses(batch['messages.update'] ?? [], batch['message-receipt.update'] ?? [])) await this.emit(fact);
     } catch (err) {
       this.log.error({ err }, 'network events not handled');
     }
   }
 
+  /**
+   * Queues the batch's received messages and group facts. The network counts a message delivered
+   * once Baileys hands it over, so it is written even if its socket has ended since, or while the
+   * session closes.
+   */
+  private take(socket: WASocket, batch: Partial<BaileysEventMap>): void {
+    for (const message of batch['messages.upsert']?.messages ?? []) this.received.push(() => this.onMessage(socket, message));
+    if (batch['group-participants.update'] === undefined && batch['groups.update'] === undefined) return;
+    const groups = this.deps.mapping.groupEvents(this.instance.instance_id, ownJids(socket), batch['group-participants.update'], batch['groups.update']);
+    for (const event of groups) this.received.push(() => this.events.emit({ kind: 'group', event }));
+  }
+
   private async onMessage(socket: WASocket, message: WAMessage): Promise<void> {
     try {
       const fact = await this.deps.mapping.inbound(this.instance, message, socket);
-      if (fact) await this.emit({ kind: 'inbound', message: fact });
+      if (fact) await this.events.emit({ kind: 'inbound', message: fact });
     } catch (err) {
       this.log.error({ err, waMessageId: message.key.id }, 'received message not mapped');
     }
@@ -376,7 +401,10 @@ export class BaileysSession implements NumberSession {
     const socket = this.socket;
     this.socket = undefined;
     clearTimeout(this.timer);
-    await socket?.end(undefined);
+    // Baileys drops its frame handlers as it ends; only then may a drained socket read its close handshake.
+    const ended = socket?.end(undefined);
+    readingOf(socket)?.resume();
+    await ended;
   }
 
   private wait(ms: number): Promise<void> {
@@ -388,6 +416,11 @@ export class BaileysSession implements NumberSession {
 function phoneOf(jid: string | undefined): string | undefined {
   const user = jidDecode(jid)?.user;
   return user === undefined ? undefined : `+${user}`;
+}
+
+/** The WebSocket under Baileys' socket (Baileys keeps it protected), to pause and resume reading frames. */
+function readingOf(socket: WASocket | undefined): { pause(): void; resume(): void } | undefined {
+  return (socket?.ws as unknown as { socket?: { pause(): void; resume(): void } | null } | undefined)?.socket ?? undefined;
 }
 
 /** An HTTP refusal of the upgrade is the edge's, never the number's: a transient close, retried with backoff. */
