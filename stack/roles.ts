@@ -71,7 +71,7 @@ function sandboxNetwork(clients: Clients): SandboxNetwork {
  * numbers whose `connector` is `baileys` open here (a deployment picks it for new numbers with
  * CONNECTOR=baileys). Received media go to the media store; sends read theirs from it.
  */
-function baileysNetwork(clients: Clients): BaileysNetwork {
+export function baileysNetwork(clients: Clients): BaileysNetwork {
   const logger = clients.logger.child({ role: 'connector', connector: 'baileys' });
   const { baileys } = clients.config;
   const mapping = new BaileysProtocol({
