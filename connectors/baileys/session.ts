@@ -185,7 +185,7 @@ export class BaileysSession implements NumberSession {
    * acknowledged (the network delivers it again to the next socket), and the queue is written out.
    */
   private async drainReceived(): Promise<void> {
-    readingOf(this.socket)?.pause();
+    pauseReading(this.socket);
     if (!(await this.received.drain(DRAIN_MS))) this.log.warn({ deadlineMs: DRAIN_MS }, 'received messages still being written when the session closed');
   }
 
@@ -403,7 +403,7 @@ export class BaileysSession implements NumberSession {
     clearTimeout(this.timer);
     // Baileys drops its frame handlers as it ends; only then may a drained socket read its close handshake.
     const ended = socket?.end(undefined);
-    readingOf(socket)?.resume();
+    resumeReading(socket);
     await ended;
   }
 
@@ -419,8 +419,19 @@ function phoneOf(jid: string | undefined): string | undefined {
 }
 
 /** The WebSocket under Baileys' socket (Baileys keeps it protected), to pause and resume reading frames. */
-function readingOf(socket: WASocket | undefined): { pause(): void; resume(): void } | undefined {
-  return (socket?.ws as unknown as { socket?: { pause(): void; resume(): void } | null } | undefined)?.socket ?? undefined;
+type Reading = { readonly readyState: number; readonly isPaused: boolean; pause(): void; resume(): void };
+
+const wsOf = (socket: WASocket | undefined) => (socket?.ws as unknown as { socket?: Reading | null } | undefined)?.socket ?? undefined;
+
+/** Stops reading an open socket (one still connecting or closing has nothing to read, and ws cannot pause it). */
+function pauseReading(socket: WASocket | undefined): void {
+  const ws = wsOf(socket);
+  if (ws?.readyState === 1) ws.pause();
+}
+
+function resumeReading(socket: WASocket | undefined): void {
+  const ws = wsOf(socket);
+  if (ws?.isPaused) ws.resume();
 }
 
 /** An HTTP refusal of the upgrade is the edge's, never the number's: a transient close, retried with backoff. */
