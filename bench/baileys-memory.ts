@@ -10,24 +10,39 @@
  * wrapped in Baileys' cacheable key store, nothing else. Physical anchor: WAHA's NOWEB engine
  * (Baileys-based) documents about 80-200 MB per session.
  *
- *   npm run bench:baileys-memory   (BENCH_NUMBERS=200)
+ * A third child weighs *logged-in* sessions (BENCH_LOGGED_IN numbers, 20 by default): registered
+ * creds, the socket told it is open (as after a login), a history sync of thousands of chats,
+ * contacts, messages and lid mappings (`messaging-history.set`), then 10k received messages per
+ * number handed over (`messages.upsert`, 100 a batch) and mapped to facts by the session. The
+ * local server speaks no protocol, so these are emitted on each socket's own emitter, as Baileys
+ * does once it decrypted them; no signal sessions or app state are built up, which real traffic
+ * would add.
+ *
+ *   npm run bench:baileys-memory   (BENCH_NUMBERS=200 BENCH_LOGGED_IN=20)
  */
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { initAuthCreds, makeCacheableSignalKeyStore, makeWASocket, type SignalDataTypeMap, type SignalKeyStore } from '@whiskeysockets/baileys';
+import { initAuthCreds, makeCacheableSignalKeyStore, makeWASocket, proto, type SignalDataTypeMap, type SignalKeyStore, type WAMessage } from '@whiskeysockets/baileys';
 import pg from 'pg';
 import { pino } from 'pino';
 import { BaileysNetwork, BaileysProtocol, leasePool } from '../connectors/baileys/index.js';
 import { PINNED_WEB_VERSION } from '../connectors/baileys/web-version.js';
 import { pairedBaileysNumber } from '../test/support/baileys-numbers.js';
 import { NetworkServer } from '../test/support/network-server.js';
+import { loggedIn } from '../test/support/received-messages.js';
 import { benchSlice, runMain, until } from './support.js';
 
 const NUMBERS = Number(process.env.BENCH_NUMBERS ?? 200);
+const LOGGED_IN = Number(process.env.BENCH_LOGGED_IN ?? 20);
+/** Per logged-in number: its history sync, and the messages it receives after it. */
+const HISTORY = { chats: 3_000, contacts: 3_000, messages: 5_000, lids: 2_000 };
+const RECEIVED = 10_000;
 const MB = 1024 * 1024;
 
+type Side = 'ours' | 'minimal' | 'loggedin';
+
 interface Measured {
-  readonly side: 'ours' | 'minimal';
+  readonly side: Side;
   readonly rssBefore: number;
   readonly rssAfter: number;
   readonly heapBefore: number;
@@ -72,6 +87,54 @@ async function ours(url: string, databaseUrl: string): Promise<void> {
   await tell({ side: 'ours', rssBefore: before.rss, rssAfter: after.rss, heapBefore: before.heap, heapAfter: after.heap } satisfies Measured);
 }
 
+const text = (id: string, from: string, at: number): WAMessage =>
+  proto.WebMessageInfo.fromObject({ key: { remoteJid: from, fromMe: false, id }, messageTimestamp: at, pushName: 'Cliente', message: { conversation: `mensagem ${id}` } }) as WAMessage;
+
+async function loggedInSessions(url: string, databaseUrl: string): Promise<void> {
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 10 });
+  const logger = pino({ level: 'silent' });
+  const unused = (): never => {
+    throw new Error('no media or sends in this bench');
+  };
+  const mapping = new BaileysProtocol({ pool, logger, media: { store: unused }, mediaOf: unused, otp: { open: unused } });
+  const network = new BaileysNetwork({
+    pool,
+    leasePool: leasePool(databaseUrl, 5_000, logger),
+    logger,
+    mapping,
+    socket: { url: (id) => url.replace('{instance_id}', id), connectTimeoutMs: 600_000, reconnectBaseMs: 1_000, reconnectMaxMs: 60_000, leaseRenewMs: 5_000, baileysLogLevel: 'silent', version: () => Promise.resolve(PINNED_WEB_VERSION) },
+  });
+  await network.prepare();
+  const numbers = ids.slice(0, LOGGED_IN).map((id) => `${id}_in`);
+  const states = [];
+  // Registered creds with an identity: each session logs in at once.
+  for (const id of numbers) states.push(await pairedBaileysNumber(pool, id, { account: 'acc_mem', project: 'prj_mem' }));
+  const before = measure();
+  let mapped = 0;
+  for (const state of states) await network.open(state, { emit: async (fact) => void (fact.kind === 'inbound' && mapped++) });
+  await tell({ opened: true });
+  await new Promise((resolve) => process.once('message', resolve));
+  for (const [n, id] of numbers.entries()) {
+    const socket = network.sessionOf(id)!.liveSocket!;
+    loggedIn(socket);
+    const jid = (i: number) => `55119${String(n).padStart(2, '0')}${String(i).padStart(6, '0')}@s.whatsapp.net`;
+    socket.ev.emit('messaging-history.set', {
+      chats: Array.from({ length: HISTORY.chats }, (_, i) => ({ id: jid(i), conversationTimestamp: 1_764_000_000 + i, unreadCount: i % 3, name: `Chat ${i}` })),
+      contacts: Array.from({ length: HISTORY.contacts }, (_, i) => ({ id: jid(i), name: `Contato ${i}`, notify: `C${i}` })),
+      messages: Array.from({ length: HISTORY.messages }, (_, i) => text(`H${n}-${i}`, jid(i % HISTORY.chats), 1_763_000_000 + i)),
+      lidPnMappings: Array.from({ length: HISTORY.lids }, (_, i) => ({ lid: `${900_000_000 + n * 10_000 + i}@lid`, pn: jid(i) })),
+      isLatest: true,
+      syncType: proto.HistorySync.HistorySyncType.INITIAL_BOOTSTRAP,
+    });
+    for (let i = 0; i < RECEIVED; i += 100) {
+      socket.ev.emit('messages.upsert', { type: 'notify', messages: Array.from({ length: 100 }, (_, k) => text(`R${n}-${i + k}`, jid((i + k) % HISTORY.chats), 1_764_100_000 + i + k)) });
+    }
+  }
+  await until(`${LOGGED_IN * RECEIVED} received messages mapped`, () => mapped >= LOGGED_IN * RECEIVED, 600_000);
+  const after = measure();
+  await tell({ side: 'loggedin', rssBefore: before.rss, rssAfter: after.rss, heapBefore: before.heap, heapAfter: after.heap } satisfies Measured);
+}
+
 async function minimal(url: string): Promise<void> {
   const before = measure();
   for (const id of ids) {
@@ -93,13 +156,13 @@ async function minimal(url: string): Promise<void> {
 }
 
 /** Runs one side in a child process; answers what it measured once all its sockets are open. */
-async function side(name: 'ours' | 'minimal', server: NetworkServer, env: Record<string, string>): Promise<Measured> {
+async function side(name: Side, server: NetworkServer, env: Record<string, string>, sockets = NUMBERS): Promise<Measured> {
   const child = fork(fileURLToPath(import.meta.url), [name, server.template()], { env: { ...process.env, ...env }, execArgv: ['--expose-gc'] });
   const opened = server.connections.length;
   const measured = new Promise<Measured>((resolve, reject) => {
     child.on('message', (message: { opened?: boolean } & Partial<Measured>) => {
       if (message.opened) {
-        until(`${NUMBERS} sockets of ${name}`, () => server.connections.length - opened >= NUMBERS, 120_000).then(
+        until(`${sockets} sockets of ${name}`, () => server.connections.length - opened >= sockets, 120_000).then(
           () => child.send('measure'),
           reject,
         );
@@ -118,6 +181,7 @@ async function main(): Promise<void> {
   const [role, url] = process.argv.slice(2);
   if (role === 'ours') return ours(url!, process.env.DATABASE_URL!);
   if (role === 'minimal') return minimal(url!);
+  if (role === 'loggedin') return loggedInSessions(url!, process.env.DATABASE_URL!);
 
   const slice = await benchSlice('baileysmem');
   const server = await NetworkServer.start();
@@ -133,6 +197,12 @@ async function main(): Promise<void> {
     const [base, our] = results.map(per) as [{ rss: number; heap: number }, { rss: number; heap: number }];
     console.log(`ours / minimal per number: heap ×${(our.heap / base.heap).toFixed(2)}, RSS ×${(our.rss / base.rss).toFixed(2)}`);
     console.log(`anchor: WAHA NOWEB documents ~80-200 MB per session; ours holds ${(our.rss / 1024).toFixed(2)} MB RSS per idle number here`);
+    const logged = await side('loggedin', server, slice.env, LOGGED_IN);
+    const each = { rss: (logged.rssAfter - logged.rssBefore) / LOGGED_IN / MB, heap: (logged.heapAfter - logged.heapBefore) / LOGGED_IN / MB };
+    console.log(
+      `logged in: ${LOGGED_IN} sessions, each with a history sync (${HISTORY.chats} chats, ${HISTORY.contacts} contacts, ${HISTORY.messages} messages, ${HISTORY.lids} lids) and ${RECEIVED} received messages mapped: RSS ${(logged.rssBefore / MB).toFixed(0)} → ${(logged.rssAfter / MB).toFixed(0)} MB, heap ${(logged.heapBefore / MB).toFixed(0)} → ${(logged.heapAfter / MB).toFixed(0)} MB; per session ${each.rss.toFixed(2)} MB RSS, ${each.heap.toFixed(2)} MB heap`,
+    );
+    console.log(`anchor: WAHA NOWEB ~80-200 MB per session; a logged-in session of ours holds ${each.rss.toFixed(2)} MB RSS after its history sync and ${RECEIVED} messages`);
   } finally {
     await server.close();
     await slice.dispose();

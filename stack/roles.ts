@@ -83,7 +83,7 @@ const WEB_VERSION_TIMEOUT_MS = 3_000;
  * numbers whose `connector` is `baileys` open here (a deployment picks it for new numbers with
  * CONNECTOR=baileys). Received media go to the media store; sends read theirs from it.
  */
-function baileysNetwork(clients: Clients, otp: OtpOpener, leases: pg.Pool): BaileysNetwork {
+export function baileysNetwork(clients: Clients, otp: OtpOpener, leases: pg.Pool): BaileysNetwork {
   const logger = clients.logger.child({ role: 'connector', connector: 'baileys' });
   const { baileys } = clients.config;
   const mapping = new BaileysProtocol({

@@ -16,6 +16,7 @@ import type { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
 import type { Pool } from 'pg';
 import type { InstanceState, Media, MediaSource, SendCommand } from '../../schemas/records.js';
+import { withDeadline } from '../../shared/deadline.js';
 import type { GroupFact, InboundFact, OtpOpener, StatusFact } from '../network/connector.js';
 import type { MediaSink } from '../network/media-sink.js';
 import { groupFacts } from './group-events.js';
@@ -44,6 +45,8 @@ export interface BaileysProtocolDeps {
   /** Media of sends, by the key the API stored them under. */
   readonly mediaOf: (source: MediaSource) => Promise<Readable>;
   readonly otp: OtpOpener;
+  /** How long a received media may take to download; 60 s unless a test says otherwise. */
+  readonly mediaDownloadMs?: number;
 }
 
 /** What the connector keeps per number across its sockets: caches Baileys asks for, and learnt lids. */
@@ -174,8 +177,10 @@ export class BaileysProtocol implements BaileysMapping {
     const size = Number(inner?.fileLength?.toString() ?? 0);
     if (size > MEDIA_MAX_BYTES) return null;
     try {
-      // Bounded: the message waits for its media before it is written, and the number's other messages behind it.
-      const bytes = await downloadMediaMessage(message, 'buffer', { options: { signal: AbortSignal.timeout(MEDIA_DOWNLOAD_MS) } }, { reuploadRequest: socket.updateMediaMessage, logger: socket.logger });
+      // Bounded: the message waits for its media before it is written, and the number's other messages
+      // behind it. Baileys' download hands no signal on to its fetch, so the bound is ours.
+      const download = downloadMediaMessage(message, 'buffer', {}, { reuploadRequest: socket.updateMediaMessage, logger: socket.logger });
+      const bytes = await withDeadline(download, this.deps.mediaDownloadMs ?? MEDIA_DOWNLOAD_MS);
       const filename = kind === 'document' ? (extractMessageContent(message.message)?.documentMessage?.fileName ?? undefined) : undefined;
       return await this.deps.media.store(bytes, inner?.mimetype ?? 'application/octet-stream', filename, {
         accountId: instance.account_id,

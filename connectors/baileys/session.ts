@@ -15,7 +15,7 @@ import { backoffMs } from '../../shared/backoff.js';
 import type { NumberSession, SendResult, SessionEvents, SessionFact } from '../network/connector.js';
 import { QueryRefused, type AnswerOf, type SessionQuery } from '../network/query.js';
 import { checkPhones } from './phone-checks.js';
-import { PostgresAuthStore } from './auth-store.js';
+import { PostgresAuthStore, StaleSocket, type SocketAuth } from './auth-store.js';
 import { afterClose } from './close-reasons.js';
 import { nextHealth, type HealthFact } from './health.js';
 import { ownJids } from './people.js';
@@ -23,6 +23,7 @@ import { LeaseLost, type Lease, type NumberLeases } from './lease.js';
 import { keepLease } from './lease-keeper.js';
 import type { BaileysMapping, OutgoingMessage } from './mapping.js';
 import type { SocketOptions } from './socket-options.js';
+import { ReceivedQueue } from './received-queue.js';
 import { isWarming, WarmingGate } from './warming.js';
 import type { Pool } from 'pg';
 
@@ -45,6 +46,13 @@ const FIRST_QR_LIFETIME_MS = 60_000;
 const QR_LIFETIME_MS = 20_000;
 /** How long a pairing code can be typed. */
 const CODE_LIFETIME_MS = 180_000;
+/**
+ * One commit per key transaction: a failed write ends its socket at once, so a retry (Baileys' own
+ * default is 10 tries 3 s apart) could only be refused, and would come from an ended socket.
+ */
+const KEY_TRANSACTIONS = { maxCommitRetries: 1, delayBetweenTriesMs: 0 };
+/** How long a closing session may take to write out what it received before its socket ends. */
+const DRAIN_MS = 20_000;
 
 /**
  * The Baileys socket of one number, held under a lease so no other worker has one open at the same
@@ -66,6 +74,8 @@ export class BaileysSession implements NumberSession {
   private readonly gate = new WarmingGate(() => this.firstConnectedAt);
   /** Sends run one at a time, in call order. */
   private queue: Promise<unknown> = Promise.resolve();
+  /** Received messages and group facts, written in the network's order, across this number's sockets. */
+  private readonly received = new ReceivedQueue();
   private attempt = 0;
   private timer?: NodeJS.Timeout;
   private stopRenewing?: () => void;
@@ -201,6 +211,7 @@ export class BaileysSession implements NumberSession {
     if (this.closed) return;
     this.closed = true;
     clearTimeout(this.timer);
+    await this.drainReceived();
     // The lease is renewed until the socket is closed: a slow close must not let another worker in.
     await this.endSocket();
     this.stopRenewing?.();
@@ -208,6 +219,16 @@ export class BaileysSession implements NumberSession {
     // The number is gone from this worker: its caches go with it.
     this.deps.mapping.forget(this.instance.instance_id);
     this.onClose();
+  }
+
+  /**
+   * What the network counts as delivered reaches the log before the socket ends (Baileys sends the
+   * receipt before it hands a message over): the socket stops reading, so nothing more is
+   * acknowledged (the network delivers it again to the next socket), and the queue is written out.
+   */
+  private async drainReceived(): Promise<void> {
+    pauseReading(this.socket);
+    if (!(await this.received.drain(DRAIN_MS))) this.log.warn({ deadlineMs: DRAIN_MS }, 'received messages still being written when the session closed');
   }
 
   /**
@@ -237,11 +258,17 @@ export class BaileysSession implements NumberSession {
     // Another connect, a close or a lost lease came first while the version was asked.
     if (this.closed || this.auth !== auth || this.socket !== undefined) return;
     if (this.pairing) this.pairing.qrs = 0;
+    // From now on this socket alone writes the number's auth state; the writes of those before it are refused.
+    const claimed = auth.claim();
+    const write = async (work: (own: SocketAuth) => Promise<void>): Promise<void> => {
+      if (this.socket !== socket) throw new StaleSocket(this.instance.instance_id);
+      // A key the database does not have would stop messages reaching recipients: the socket stops instead.
+      await work(await claimed).catch((err: unknown) => this.failedWrite(socket, err));
+    };
     const keys: SignalKeyStore = {
-      get: (type, ids) => auth.keys.get(type, ids),
-      // A key the database does not have would stop messages reaching recipients: the session stops instead.
-      set: (data) => Promise.resolve(auth.keys.set(data)).catch((err: unknown) => this.failedWrite(err)),
-      clear: () => auth.keys.clear?.() ?? Promise.resolve(),
+      get: async (type, ids) => (await claimed).keys.get(type, ids),
+      set: (data) => write((own) => Promise.resolve(own.keys.set(data))),
+      clear: () => write((own) => own.keys.clear?.() ?? Promise.resolve()),
     };
     const socket = makeWASocket({
       waWebSocketUrl: options.url(this.instance.instance_id),
@@ -249,6 +276,7 @@ export class BaileysSession implements NumberSession {
       version,
       logger: this.log.child({ module: 'baileys' }, { level: options.baileysLogLevel }),
       auth: { creds: auth.creds, keys: makeCacheableSignalKeyStore(keys) },
+      transactionOpts: KEY_TRANSACTIONS,
       markOnlineOnConnect: false,
       syncFullHistory: false,
       emitOwnEvents: true,
@@ -258,34 +286,44 @@ export class BaileysSession implements NumberSession {
       cachedGroupMetadata: (jid) => mapping.groupMetadata(this.instance.instance_id, jid, this.socket),
     });
     this.socket = socket;
+    claimed.catch((err: unknown) => this.failedWrite(socket, err)).catch(() => undefined);
     // Baileys forwards a refused upgrade without acting on it: the socket would sit out its connect timeout.
     socket.ws.on('unexpected-response', (_request: unknown, response: { statusCode?: number }) => void socket.end(refused(response.statusCode)));
-    socket.ev.process((batch) => this.onEvents(socket, batch));
+    socket.ev.process((batch) => this.onEvents(socket, batch, () => write((own) => own.saveCreds())));
   }
 
-  private async onEvents(socket: WASocket, batch: Partial<BaileysEventMap>): Promise<void> {
+  private async onEvents(socket: WASocket, batch: Partial<BaileysEventMap>, saveCreds: () => Promise<void>): Promise<void> {
+    // What the batch teaches about lids first, then what it received, queued before anything is awaited.
+    if (batch['lid-mapping.update']) this.deps.mapping.learnLid(this.instance.instance_id, batch['lid-mapping.update']);
+    // History sync is not replayed as messages, but it teaches the number who is behind its lids.
+    for (const mapping of batch['messaging-history.set']?.lidPnMappings ?? []) this.deps.mapping.learnLid(this.instance.instance_id, mapping);
+    this.take(socket, batch);
     if (this.socket !== socket) return;
     try {
-      if (batch['creds.update']) await this.auth!.saveCreds().catch((err: unknown) => this.failedWrite(err));
+      if (batch['creds.update']) await saveCreds();
       if (batch['connection.update']) await this.onConnection(socket, batch['connection.update']);
-      if (batch['lid-mapping.update']) this.deps.mapping.learnLid(this.instance.instance_id, batch['lid-mapping.update']);
-      // History sync is not replayed as messages, but it teaches the number who is behind its lids.
-      for (const mapping of batch['messaging-history.set']?.lidPnMappings ?? []) this.deps.mapping.learnLid(this.instance.instance_id, mapping);
-      if (batch['messages.upsert']) for (const message of batch['messages.upsert'].messages) await this.onMessage(socket, message);
-      const facts: SessionFact[] = [
-        ...this.deps.mapping.statuses(batch['messages.update'] ?? [], batch['message-receipt.update'] ?? []),
-        ...this.deps.mapping.groupEvents(this.instance.instance_id, ownJids(socket), batch['group-participants.update'], batch['groups.update']).map((event) => ({ kind: 'group' as const, event })),
-      ];
-      for (const fact of facts) await this.emit(fact);
+      for (const fact of this.deps.mapping.statuses(batch['messages.update'] ?? [], batch['message-receipt.update'] ?? [])) await this.emit(fact);
     } catch (err) {
       this.log.error({ err }, 'network events not handled');
     }
   }
 
+  /**
+   * Queues the batch's received messages and group facts. The network counts a message delivered
+   * once Baileys hands it over, so it is written even if its socket has ended since, or while the
+   * session closes.
+   */
+  private take(socket: WASocket, batch: Partial<BaileysEventMap>): void {
+    for (const message of batch['messages.upsert']?.messages ?? []) this.received.push(() => this.onMessage(socket, message));
+    if (batch['group-participants.update'] === undefined && batch['groups.update'] === undefined) return;
+    const groups = this.deps.mapping.groupEvents(this.instance.instance_id, ownJids(socket), batch['group-participants.update'], batch['groups.update']);
+    for (const event of groups) this.received.push(() => this.events.emit({ kind: 'group', event }));
+  }
+
   private async onMessage(socket: WASocket, message: WAMessage): Promise<void> {
     try {
       const fact = await this.deps.mapping.inbound(this.instance, message, socket);
-      if (fact) await this.emit({ kind: 'inbound', message: fact });
+      if (fact) await this.events.emit({ kind: 'inbound', message: fact });
     } catch (err) {
       this.log.error({ err, waMessageId: message.key.id }, 'received message not mapped');
     }
@@ -397,7 +435,9 @@ export class BaileysSession implements NumberSession {
     if (Math.abs(this.health - this.writtenHealth) >= 5) await this.setStatus(this.status, null);
   }
 
-  private async failedWrite(err: unknown): Promise<never> {
+  /** A write of `socket` failed: that socket stops (never a newer one), and the session goes on from the database. */
+  private async failedWrite(socket: WASocket, err: unknown): Promise<never> {
+    if (this.socket !== socket || err instanceof StaleSocket) throw err;
     const lost = err instanceof LeaseLost;
     this.log.error({ err }, lost ? 'auth write refused: the number moved to another worker' : 'auth state not written: the session stops');
     if (lost) await this.lost('auth write refused: the lease moved to another worker');
@@ -427,7 +467,10 @@ export class BaileysSession implements NumberSession {
     const socket = this.socket;
     this.socket = undefined;
     clearTimeout(this.timer);
-    await socket?.end(undefined);
+    // Baileys drops its frame handlers as it ends; only then may a drained socket read its close handshake.
+    const ended = socket?.end(undefined);
+    resumeReading(socket);
+    await ended;
   }
 
   private wait(ms: number): Promise<void> {
@@ -450,6 +493,22 @@ interface Pairing {
 function phoneOf(jid: string | undefined): string | undefined {
   const user = jidDecode(jid)?.user;
   return user === undefined ? undefined : `+${user}`;
+}
+
+/** The WebSocket under Baileys' socket (Baileys keeps it protected), to pause and resume reading frames. */
+type Reading = { readonly readyState: number; readonly isPaused: boolean; pause(): void; resume(): void };
+
+const wsOf = (socket: WASocket | undefined) => (socket?.ws as unknown as { socket?: Reading | null } | undefined)?.socket ?? undefined;
+
+/** Stops reading an open socket (one still connecting or closing has nothing to read, and ws cannot pause it). */
+function pauseReading(socket: WASocket | undefined): void {
+  const ws = wsOf(socket);
+  if (ws?.readyState === 1) ws.pause();
+}
+
+function resumeReading(socket: WASocket | undefined): void {
+  const ws = wsOf(socket);
+  if (ws?.isPaused) ws.resume();
 }
 
 /** An HTTP refusal of the upgrade is the edge's, never the number's: a transient close, retried with backoff. */

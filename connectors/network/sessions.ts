@@ -118,12 +118,16 @@ export class OwnedSessions {
     await number.session?.[how]().catch((err: unknown) => this.deps.logger.warn({ err, instanceId: number.state.instance_id }, `session ${how} failed`));
   }
 
-  /** Writes a fact of a session, in order with the other records of its number; facts of closed sessions are dropped. */
+  /**
+   * Writes a fact of a session, in order with the other records of its number. A closed session's
+   * states and pairings are dropped; what it received is written (a closing session drains what the
+   * network already counts as delivered).
+   */
   private onFact(number: OwnedNumber, fact: SessionFact): Promise<void> {
     const id = number.state.instance_id;
     if (fact.kind === 'status') return this.deps.writeReceipt(id, fact, () => this.numbers.get(id) === number);
     return this.deps.writer.run(id, async () => {
-      if (this.numbers.get(id) !== number) return;
+      if (this.numbers.get(id) !== number && fact.kind !== 'inbound' && fact.kind !== 'group') return;
       const { producer } = this.deps;
       switch (fact.kind) {
         case 'state': {
