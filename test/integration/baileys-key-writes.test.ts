@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { BufferJSON } from '@whiskeysockets/baileys';
 import pg from 'pg';
 import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { PostgresAuthStore, StaleSocket } from '../../connectors/baileys/auth-store.js';
 import { BaileysNetwork } from '../../connectors/baileys/network.js';
 import { BaileysProtocol } from '../../connectors/baileys/protocol.js';
@@ -115,7 +115,10 @@ describe('key writes fenced by socket', () => {
 
   it('makes the newest socket the only writer in the database: an older claim is refused, and a claim waits for a write in flight', async () => {
     const id = `inst_claims_${Date.now().toString(36)}`;
-    const store = await PostgresAuthStore.open(db.pool, id);
+    // A pool of its own: the write in flight and the claim each hold a connection while they wait.
+    const own = new pg.Pool({ connectionString: db.url, max: 4 });
+    onTestFinished(() => own.end());
+    const store = await PostgresAuthStore.open(own, id);
     const first = await store.claim();
     await first.keys.set({ session: { 'a.0': randomBytes(8) } });
 
