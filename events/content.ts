@@ -80,6 +80,9 @@ export function inboundContent(content: InboundMessage['content']): ContentColum
         vote_poll_message_id: content.poll_message_id,
         vote_selected: content.selected,
       };
+    case 'view_once':
+      // The phone alone could open it: the history and the event say it came, with no content.
+      return { ...nothing, type: 'view_once', body: null };
   }
 }
 

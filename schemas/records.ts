@@ -675,7 +675,7 @@ export interface InboundMessage {
   /** Mentioned jids. */
   readonly mentions: ReadonlyArray<string>;
   /** What was received; the branch kind is the public payload.type. */
-  readonly content: TextContent | InboundImageContent | InboundVideoContent | InboundAudioContent | InboundDocumentContent | InboundStickerContent | LocationContent | ContactContent | ReactionContent | PollContent | PollVoteContent;
+  readonly content: TextContent | InboundImageContent | InboundVideoContent | InboundAudioContent | InboundDocumentContent | InboundStickerContent | LocationContent | ContactContent | ReactionContent | PollContent | PollVoteContent | ViewOnceContent;
 }
 
 /** Who wrote an inbound record: `customer` (received, message.received) or `external` (the number's owner from the phone or another linked device, message.sent with origin external). */
@@ -871,6 +871,13 @@ export interface VideoContent {
   readonly media: MediaSource;
   /** Caption (public `body`). */
   readonly caption: null | string;
+}
+
+/** A view-once photo, video or voice note the network did not hand to this linked device (the phone alone may open it): kept as a fact that it arrived, without content, instead of vanishing. */
+export interface ViewOnceContent {
+  readonly kind: 'view_once';
+  /** image, video or audio when the message says which; null otherwise. */
+  readonly media_type: null | string;
 }
 
 /** How the Pro plan is paid (spec 4.5): card renews by itself; pix (BRL only) renews through a link sent by e-mail. */

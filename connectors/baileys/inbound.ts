@@ -19,6 +19,7 @@ import type { InboundFact } from '../network/connector.js';
 import { resolveVote } from '../network/polls.js';
 import { personOf, type LidLookup } from './people.js';
 import type { KnownPoll } from './poll-store.js';
+import { viewOnceWithoutContent } from './view-once.js';
 
 export type MediaKind = 'image' | 'video' | 'audio' | 'document' | 'sticker';
 
@@ -61,7 +62,8 @@ export async function mapInbound(message: WAMessage, ctx: InboundContext): Promi
   if (isJidNewsletter(remote)) return skip('a channel post');
   const body = extractMessageContent(message.message);
   const type = getContentType(body);
-  if (body === undefined || type === undefined) return skip(message.messageStubType ? 'a system notice' : 'no content');
+  const viewOnce = viewOnceWithoutContent(message.message, body);
+  if (viewOnce === undefined && (body === undefined || type === undefined)) return skip(message.messageStubType ? 'a system notice' : 'no content');
   if (key.fromMe && (await ctx.isOurSend(waId))) return skip('the echo of one of our sends');
 
   const group = isJidGroup(remote) ? remote : null;
@@ -69,10 +71,10 @@ export async function mapInbound(message: WAMessage, ctx: InboundContext): Promi
   if (author === undefined) return skip('no author of a group or broadcast message');
   // A customer's broadcast list reaches us as a message of theirs; the owner's own is to the list.
   const chat = group ?? (key.fromMe ? personOf(remote, key.remoteJidAlt, null, ctx.phoneOfLid).jid : author.jid);
-  const content = await contentOf(message, body, type, author, ctx);
+  const content = viewOnce ?? (await contentOf(message, body!, type!, author, ctx));
   if ('skip' in content) return skip(content.skip);
-  const context = contextOf(body, type);
-  const reacted = content.kind === 'reaction' ? body.reactionMessage?.key : undefined;
+  const context = body === undefined || type === undefined ? undefined : contextOf(body, type);
+  const reacted = content.kind === 'reaction' ? body?.reactionMessage?.key : undefined;
   const quotedId = content.kind === 'reaction' ? content.quoted_message_id : (context?.stanzaId ?? null);
   const quotedParticipant = reacted ? keyAuthor(reacted, ctx) : context?.participant ? personOf(context.participant, undefined, null, ctx.phoneOfLid).jid : null;
   return {

@@ -15,6 +15,7 @@ const BRUNO = '5511966665555@s.whatsapp.net';
 const BRUNO_LID = '555555555555555@lid';
 const GROUP = '120363040000000000@g.us';
 const SENT_AT = 1_764_000_000;
+const KEY = Buffer.alloc(32, 7);
 
 type Alt = { remoteJidAlt?: string; participantAlt?: string };
 
@@ -125,15 +126,26 @@ describe('Baileys messages mapped to inbound facts (real protocol objects)', () 
     const { ctx, stored } = context();
     const ephemeral = await fact(from(ANA, 'E1', { ephemeralMessage: { message: { extendedTextMessage: { text: 'some', contextInfo: { stanzaId: 'Q' } } } } }), ctx);
     expect(ephemeral).toMatchObject({ quoted_id: 'Q', content: { kind: 'text', body: 'some' } });
-    const viewOnce = await fact(from(ANA, 'E2', { viewOnceMessage: { message: { videoMessage: { caption: 'uma vez' } } } }), ctx);
+    const viewOnce = await fact(from(ANA, 'E2', { viewOnceMessage: { message: { videoMessage: { caption: 'uma vez', mediaKey: KEY, directPath: '/v/1' } } } }), ctx);
     expect(viewOnce.content).toMatchObject({ kind: 'video', caption: 'uma vez' });
-    const viewOnce2 = await fact(from(ANA, 'E3', { viewOnceMessageV2: { message: { imageMessage: { caption: 'de novo' } } } }), ctx);
+    const viewOnce2 = await fact(from(ANA, 'E3', { viewOnceMessageV2: { message: { imageMessage: { caption: 'de novo', viewOnce: true, mediaKey: KEY, directPath: '/i/1' } } } }), ctx);
     expect(viewOnce2.content).toMatchObject({ kind: 'image', caption: 'de novo' });
     const captioned = await fact(from(ANA, 'E4', { documentWithCaptionMessage: { message: { documentMessage: { fileName: 'a.pdf', caption: 'doc' } } } }), ctx);
     expect(captioned.content).toMatchObject({ kind: 'document', caption: 'doc' });
     const template = await fact(from(ANA, 'E5', { buttonsMessage: { contentText: 'Escolha uma opção', buttons: [{ buttonId: 'a', buttonText: { displayText: 'A' } }] } }), ctx);
     expect(template.content).toEqual({ kind: 'text', body: 'Escolha uma opção' });
     expect(stored.map((s) => s.kind)).toEqual(['video', 'image', 'document']);
+  });
+
+  it('keeps a view-once message the network kept for the phone as a fact without content', async () => {
+    const { ctx, stored } = context();
+    const empty = await fact(from(ANA, 'V1', { viewOnceMessageV2: { message: {} } }), ctx);
+    expect(empty).toMatchObject({ wa_message_id: 'V1', from: ANA, content: { kind: 'view_once', media_type: null } });
+    const hollow = await fact(from(ANA, 'V2', { viewOnceMessageV2Extension: { message: { audioMessage: { viewOnce: true, ptt: true } } } }), ctx);
+    expect(hollow.content).toEqual({ kind: 'view_once', media_type: 'audio' });
+    const flagged = await fact(from(ANA, 'V3', { ephemeralMessage: { message: { imageMessage: { viewOnce: true } } } }), ctx);
+    expect(flagged.content).toEqual({ kind: 'view_once', media_type: 'image' });
+    expect(stored).toEqual([]);
   });
 
   it('maps location, live location, a contact and a contacts array (vCards concatenated)', async () => {
