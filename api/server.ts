@@ -43,6 +43,8 @@ import cookie from '@fastify/cookie';
 import { PanelGate } from './panel/gate.js';
 import { panelRoutes } from './panel/routes.js';
 import { PanelSessions } from './panel/sessions.js';
+import type { LiveNumbers } from './live/numbers.js';
+import { presenceRoutes } from './presence/routes.js';
 
 export interface ApiDeps extends HealthOptions {
   readonly logger: Logger;
@@ -68,6 +70,8 @@ export interface ApiDeps extends HealthOptions {
    * port unless it has a port of its own, and needs `token` when one is set (api/metrics/access.ts).
    */
   readonly metrics: { readonly registry: Registry; readonly http: HttpMetrics; readonly onApiPort: boolean; readonly token: string | undefined };
+  /** Reads and actions of a number's live session: presence, calls, chats, labels. */
+  readonly numbers: LiveNumbers;
 }
 
 /**
@@ -153,6 +157,7 @@ export async function buildServer(deps: ApiDeps) {
     await api.register(logoRoutes, { ctx });
     await api.register(accountRoutes, { ctx });
     await api.register(widgetRoutes, { widgetDir: deps.widgetDir });
+    await api.register(presenceRoutes, { ctx, numbers: deps.numbers });
   });
 
   return app;

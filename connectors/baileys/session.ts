@@ -13,8 +13,9 @@ import type { Logger } from 'pino';
 import type { InstanceState, InstanceStatus, PairingMethod, SendCommand } from '../../schemas/records.js';
 import { backoffMs } from '../../shared/backoff.js';
 import type { NumberSession, SendResult, SessionEvents, SessionFact } from '../network/connector.js';
-import { QueryRefused, type AnswerOf, type SessionQuery } from '../network/query.js';
+import { answerWith, QueryRefused, type AnswerOf, type QueryHandlers, type SessionQuery } from '../network/query.js';
 import { checkPhones } from './phone-checks.js';
+import { PresenceBook, readPresence, setPresence } from './presence.js';
 import { PostgresAuthStore } from './auth-store.js';
 import { afterClose } from './close-reasons.js';
 import { nextHealth, type HealthFact } from './health.js';
@@ -67,6 +68,8 @@ export class BaileysSession implements NumberSession {
   private timer?: NodeJS.Timeout;
   private renewTimer?: NodeJS.Timeout;
   private closed = false;
+  /** The last presence heard of each contact. */
+  private readonly presence = new PresenceBook();
   private readonly log: Logger;
 
   constructor(
@@ -115,10 +118,20 @@ export class BaileysSession implements NumberSession {
   async query<Q extends SessionQuery>(query: Q): Promise<AnswerOf<Q>> {
     const socket = this.socket;
     if (socket === undefined || !LIVE.has(this.status)) throw new QueryRefused('not_connected', `the number is ${this.status}`);
-    switch (query.kind) {
-      case 'check_phones':
-        return { kind: 'phone_checks', results: await checkPhones(socket, query.phones) };
-    }
+    return answerWith(this.answers(socket), query);
+  }
+
+  private answers(socket: WASocket): QueryHandlers {
+    return {
+      check_phones: async (query) => ({ kind: 'phone_checks', results: await checkPhones(socket, query.phones) }),
+      set_presence: (query) => setPresence(socket, query),
+      read_presence: (query) => readPresence(socket, this.presence, query.jid),
+      reject_call: notYet,
+      list_chats: notYet,
+      modify_chat: notYet,
+      list_labels: notYet,
+      label_chat: notYet,
+    };
   }
 
   async pair(method: PairingMethod, phone?: string): Promise<void> {
@@ -221,6 +234,7 @@ export class BaileysSession implements NumberSession {
     try {
       if (batch['creds.update']) await this.auth!.saveCreds().catch((err: unknown) => this.failedWrite(err));
       if (batch['connection.update']) await this.onConnection(socket, batch['connection.update']);
+      if (batch['presence.update']) this.presence.learn(batch['presence.update']);
       if (batch['lid-mapping.update']) this.deps.mapping.learnLid(this.instance.instance_id, batch['lid-mapping.update']);
       // History sync is not replayed as messages, but it teaches the number who is behind its lids.
       for (const mapping of batch['messaging-history.set']?.lidPnMappings ?? []) this.deps.mapping.learnLid(this.instance.instance_id, mapping);
@@ -379,3 +393,7 @@ function phoneOf(jid: string | undefined): string | undefined {
 function refused(httpStatus: number | undefined): Error {
   return Object.assign(new Error(`the network refused the connection (HTTP ${httpStatus ?? '?'})`), { output: { statusCode: DisconnectReason.unavailableService } });
 }
+
+const notYet = (query: SessionQuery): never => {
+  throw new QueryRefused('not_supported', `${query.kind} is not offered yet`);
+};

@@ -12,7 +12,7 @@ import type {
   TextContent,
 } from '../../schemas/records.js';
 import type { NumberSession, OtpOpener, SendResult, SessionEvents, SessionFact } from '../network/connector.js';
-import { QueryRefused, type AnswerOf, type SessionQuery } from '../network/query.js';
+import { answerWith, QueryRefused, type AnswerOf, type QueryHandlers, type SessionQuery } from '../network/query.js';
 import { sandboxChecks } from './directory.js';
 import { isGroupJid, phoneJid } from '../../schemas/phones.js';
 import type { MediaSink } from '../network/media-sink.js';
@@ -23,6 +23,7 @@ import { derivedPhone, pairingChallenge, sentWaId, simulatedWaId } from './ids.j
 import { People } from './people.js';
 import type { OwedReceipt, PendingReceipts } from './receipts.js';
 import { Recent } from './recent.js';
+import { SandboxPresence, type PresenceView } from './presence.js';
 
 export interface SessionDeps {
   readonly logger: Logger;
@@ -48,6 +49,7 @@ export interface SandboxView {
   /** Messages delivered from the number, oldest first; buttons and lists as text, an OTP as two bubbles. */
   readonly delivered: readonly Delivered[];
   readonly behaviour: Behaviour;
+  readonly presence: PresenceView;
 }
 
 /** How much each session remembers: polls, authors, messages waiting to arrive. */
@@ -71,6 +73,7 @@ export class SandboxSession implements NumberSession {
   /** Author jid of each message the number has seen, for quoted_participant. */
   private readonly authors = new Recent<string, string>(MEMORY);
   private readonly delivered: Delivered[] = [];
+  private readonly presence = new SandboxPresence();
   /** Customer messages and group facts sent while the number was offline: they arrive when it connects. */
   private readonly waiting: SessionFact[] = [];
   private readonly timers = new Set<NodeJS.Timeout>();
@@ -128,11 +131,19 @@ export class SandboxSession implements NumberSession {
 
   async query<Q extends SessionQuery>(query: Q): Promise<AnswerOf<Q>> {
     if (!canSend(this.status)) throw new QueryRefused('not_connected', `the number is ${this.status}`);
-    switch (query.kind) {
-      case 'check_phones':
-        return { kind: 'phone_checks', results: sandboxChecks(query.phones) };
-    }
+    return answerWith(this.answers, query);
   }
+
+  private readonly answers: QueryHandlers = {
+    check_phones: (query) => ({ kind: 'phone_checks', results: sandboxChecks(query.phones) }),
+    set_presence: (query) => this.presence.set(query),
+    read_presence: (query) => this.presence.read(query.jid),
+    reject_call: notYet,
+    list_chats: notYet,
+    modify_chat: notYet,
+    list_labels: notYet,
+    label_chat: notYet,
+  };
 
   async pair(method: PairingMethod, phone?: string): Promise<void> {
     if (canSend(this.status)) return;
@@ -180,7 +191,7 @@ export class SandboxSession implements NumberSession {
   }
 
   view(): SandboxView {
-    return { status: this.status, phone: this.phone, delivered: [...this.delivered], behaviour: this.behaviour };
+    return { status: this.status, phone: this.phone, delivered: [...this.delivered], behaviour: this.behaviour, presence: this.presence.view() };
   }
 
   private async scan(phone: string | null): Promise<void> {
@@ -228,6 +239,7 @@ export class SandboxSession implements NumberSession {
       },
     });
     this.seen(waId, sender.jid, content);
+    this.presence.heardFrom(sender.jid, command.occurred_at);
   }
 
   private async fromPhone(command: SandboxCommand, message: SandboxPhoneMessage): Promise<void> {
@@ -342,3 +354,7 @@ export class SandboxSession implements NumberSession {
     this.timers.add(timer);
   }
 }
+
+const notYet = (query: SessionQuery): never => {
+  throw new QueryRefused('not_supported', `${query.kind} is not offered yet`);
+};
