@@ -45,6 +45,7 @@ import { panelRoutes } from './panel/routes.js';
 import { PanelSessions } from './panel/sessions.js';
 import type { LiveNumbers } from './live/numbers.js';
 import { presenceRoutes } from './presence/routes.js';
+import { callRoutes } from './calls/routes.js';
 
 export interface ApiDeps extends HealthOptions {
   readonly logger: Logger;
@@ -158,6 +159,7 @@ export async function buildServer(deps: ApiDeps) {
     await api.register(accountRoutes, { ctx });
     await api.register(widgetRoutes, { widgetDir: deps.widgetDir });
     await api.register(presenceRoutes, { ctx, numbers: deps.numbers });
+    await api.register(callRoutes, { ctx, numbers: deps.numbers });
   });
 
   return app;

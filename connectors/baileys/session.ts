@@ -16,6 +16,7 @@ import type { NumberSession, SendResult, SessionEvents, SessionFact } from '../n
 import { answerWith, QueryRefused, type AnswerOf, type QueryHandlers, type SessionQuery } from '../network/query.js';
 import { checkPhones } from './phone-checks.js';
 import { PresenceBook, readPresence, setPresence } from './presence.js';
+import { callFacts, rejectCall, RingingCalls } from './calls.js';
 import { PostgresAuthStore } from './auth-store.js';
 import { afterClose } from './close-reasons.js';
 import { nextHealth, type HealthFact } from './health.js';
@@ -70,6 +71,7 @@ export class BaileysSession implements NumberSession {
   private closed = false;
   /** The last presence heard of each contact. */
   private readonly presence = new PresenceBook();
+  private readonly calls = new RingingCalls();
   private readonly log: Logger;
 
   constructor(
@@ -126,7 +128,7 @@ export class BaileysSession implements NumberSession {
       check_phones: async (query) => ({ kind: 'phone_checks', results: await checkPhones(socket, query.phones) }),
       set_presence: (query) => setPresence(socket, query),
       read_presence: (query) => readPresence(socket, this.presence, query.jid),
-      reject_call: notYet,
+      reject_call: (query) => rejectCall(socket, this.calls, query, (call) => this.emit({ kind: 'call', call })),
       list_chats: notYet,
       modify_chat: notYet,
       list_labels: notYet,
@@ -243,6 +245,10 @@ export class BaileysSession implements NumberSession {
         ...this.deps.mapping.statuses(batch['messages.update'] ?? [], batch['message-receipt.update'] ?? []),
         ...this.deps.mapping.groupEvents(this.instance.instance_id, ownJids(socket), batch['group-participants.update'], batch['groups.update']).map((event) => ({ kind: 'group' as const, event })),
       ];
+      for (const call of batch.call ? await callFacts(socket, batch.call) : []) {
+        this.calls.seen(call);
+        facts.push({ kind: 'call', call });
+      }
       for (const fact of facts) await this.emit(fact);
     } catch (err) {
       this.log.error({ err }, 'network events not handled');

@@ -18,6 +18,7 @@ export type {
   StatusFact,
   InboundFact,
   GroupFact,
+  CallFact,
   OtpOpener,
 } from './connector.js';
 export type { MediaOwner, MediaSink } from './media-sink.js';

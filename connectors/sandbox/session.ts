@@ -24,6 +24,7 @@ import { People } from './people.js';
 import type { OwedReceipt, PendingReceipts } from './receipts.js';
 import { Recent } from './recent.js';
 import { SandboxPresence, type PresenceView } from './presence.js';
+import { SandboxCalls } from './calls.js';
 
 export interface SessionDeps {
   readonly logger: Logger;
@@ -74,6 +75,7 @@ export class SandboxSession implements NumberSession {
   private readonly authors = new Recent<string, string>(MEMORY);
   private readonly delivered: Delivered[] = [];
   private readonly presence = new SandboxPresence();
+  private readonly calls = new SandboxCalls();
   /** Customer messages and group facts sent while the number was offline: they arrive when it connects. */
   private readonly waiting: SessionFact[] = [];
   private readonly timers = new Set<NodeJS.Timeout>();
@@ -138,7 +140,11 @@ export class SandboxSession implements NumberSession {
     check_phones: (query) => ({ kind: 'phone_checks', results: sandboxChecks(query.phones) }),
     set_presence: (query) => this.presence.set(query),
     read_presence: (query) => this.presence.read(query.jid),
-    reject_call: notYet,
+    reject_call: async (query) => {
+      const { done, fact } = this.calls.reject(query);
+      await this.events.emit({ kind: 'call', call: fact });
+      return done;
+    },
     list_chats: notYet,
     modify_chat: notYet,
     list_labels: notYet,
@@ -187,6 +193,10 @@ export class SandboxSession implements NumberSession {
         return;
       case 'group_update':
         return this.groupUpdate(command, control);
+      case 'incoming_call': {
+        const caller = this.people.person(control.from);
+        return this.arrive({ kind: 'call', call: this.calls.incoming(control.call_id, caller, control.status, control.is_video, command.occurred_at) });
+      }
     }
   }
 

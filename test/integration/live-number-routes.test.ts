@@ -1,7 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount, type CreatedAccount } from '../../api/accounts/create.js';
 import { connectSandboxNumbers } from '../../api/accounts/sandbox.js';
+import type { PublicEvent } from '../../schemas/records.js';
 import type { Clients } from '../../stack/clients.js';
+import { topics, type TopicConsumer } from '../../topics/index.js';
+import { collectTopic } from '../support/topic-collector.js';
 import { startRoles, type RunningRoles } from '../../stack/roles.js';
 import { testClients } from '../support/clients.js';
 import { createTestEnv, waitFor, type TestEnv } from '../support/env.js';
@@ -17,6 +20,7 @@ describe('live number routes through the API on the sandbox', () => {
   let shop: CreatedAccount;
   let idle: CreatedAccount;
   let number: string;
+  let events: { values: PublicEvent[]; consumer: TopicConsumer };
 
   const call = async (account: CreatedAccount, method: 'GET' | 'POST' | 'DELETE', url: string, body?: unknown) => {
     const response = await roles.api!.app.inject({
@@ -44,9 +48,11 @@ describe('live number routes through the API on the sandbox', () => {
     number = shop.instance_ids[0]!;
     await waitFor('the shop number connected', connected(number), { timeoutMs: 90_000 });
     await roles.api!.directory.until(() => roles.api!.directory.keysOf(idle.account_id).length > 0, 30_000);
+    events = await collectTopic(clients, topics.events, `${env.id}.events`);
   });
 
   afterAll(async () => {
+    await events?.consumer.stop();
     await roles?.stop();
     await clients?.close();
     await env?.dispose();
@@ -92,6 +98,53 @@ describe('live number routes through the API on the sandbox', () => {
       expect([notConnected.status, notConnected.body.code]).toEqual([409, 'not_connected']);
       const noNumber = await call(shop, 'GET', '/presence/+5511988887777');
       expect([noNumber.status, noNumber.body.code]).toEqual([400, 'invalid_request']);
+    });
+  });
+
+  describe('/calls', () => {
+    const ring = (callId: string, from: string, extra: object = {}) => call(shop, 'POST', `/sandbox/instances/${number}/calls`, { from, call_id: callId, ...extra });
+    const logged = (callId: string, status: string) => async () => {
+      const { body } = await call(shop, 'GET', `/calls?instance_id=${number}`);
+      const found = (body.data as { call_id: string; status: string }[]).find((c) => c.call_id === callId);
+      return found?.status === status ? found : undefined;
+    };
+
+    it('logs a call that rings, announces call.received, and rejects it with a reply text', async () => {
+      expect((await ring('CALL1', '+5511944443333', { is_video: true })).status).toBe(202);
+      const ringing = await waitFor('the call in the log', logged('CALL1', 'offer'));
+      expect(ringing).toMatchObject({ call_id: 'CALL1', instance_id: number, from: '5511944443333@s.whatsapp.net', is_video: true, rejected_by_us: false, offline: false });
+      const announced = await waitFor('call.received on gw.events', async () => events.values.find((e) => e.event_type === 'call.received' && (JSON.parse(e.payload_json) as { call_id: string }).call_id === 'CALL1'));
+      expect(JSON.parse(announced.payload_json) as unknown).toEqual({ call_id: 'CALL1', from: '5511944443333@s.whatsapp.net', is_video: true, offline: false });
+      expect(announced).toMatchObject({ instance_id: number, sender: { jid: '5511944443333@s.whatsapp.net' } });
+
+      const rejected = await call(shop, 'POST', '/calls/CALL1/reject', { reply_text: 'Busy now, I will call you back' });
+      expect(rejected.status, JSON.stringify(rejected.body)).toBe(200);
+      expect(rejected.body).toMatchObject({ call_id: 'CALL1', instance_id: number, status: 'reject' });
+      expect(rejected.body.reply_message_id).toMatch(/^msg_/);
+      expect(await waitFor('the reject in the log', logged('CALL1', 'reject'))).toMatchObject({ rejected_by_us: true });
+      await waitFor('the reply sent', async () => {
+        const { rows } = await clients.pool.query<{ message_id: string }>('SELECT message_id FROM conversations.messages WHERE message_id = $1', [rejected.body.reply_message_id]);
+        return rows[0];
+      });
+    });
+
+    it('refuses bad inputs with a code', async () => {
+      await ring('CALL2', '+5511944442222');
+      await waitFor('the second call', logged('CALL2', 'offer'));
+      await ring('CALL2', '+5511944442222', { status: 'timeout' });
+      await waitFor('the second call missed', logged('CALL2', 'timeout'));
+      const over = await call(shop, 'POST', '/calls/CALL2/reject', {});
+      expect([over.status, over.body.code]).toEqual([400, 'invalid_request']);
+      const unknown = await call(shop, 'POST', '/calls/NOSUCHCALL/reject', {});
+      expect([unknown.status, unknown.body.code]).toEqual([404, 'not_found']);
+      const empty = await call(shop, 'POST', '/calls/CALL2/reject', { reply_text: '' });
+      expect([empty.status, empty.body.code]).toEqual([400, 'invalid_request']);
+      const badLimit = await call(shop, 'GET', '/calls?limit=0');
+      expect([badLimit.status, badLimit.body.code]).toEqual([400, 'invalid_request']);
+      const badCursor = await call(shop, 'GET', '/calls?cursor=nonsense');
+      expect([badCursor.status, badCursor.body.code]).toEqual([400, 'invalid_request']);
+      const otherProject = await call(idle, 'POST', '/calls/CALL2/reject', {});
+      expect([otherProject.status, otherProject.body.code]).toEqual([404, 'not_found']);
     });
   });
 });
