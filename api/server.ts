@@ -46,6 +46,7 @@ import { PanelSessions } from './panel/sessions.js';
 import type { LiveNumbers } from './live/numbers.js';
 import { presenceRoutes } from './presence/routes.js';
 import { callRoutes } from './calls/routes.js';
+import { chatRoutes } from './chats/routes.js';
 
 export interface ApiDeps extends HealthOptions {
   readonly logger: Logger;
@@ -160,6 +161,7 @@ export async function buildServer(deps: ApiDeps) {
     await api.register(widgetRoutes, { widgetDir: deps.widgetDir });
     await api.register(presenceRoutes, { ctx, numbers: deps.numbers });
     await api.register(callRoutes, { ctx, numbers: deps.numbers });
+    await api.register(chatRoutes, { ctx, numbers: deps.numbers });
   });
 
   return app;

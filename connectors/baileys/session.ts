@@ -17,6 +17,7 @@ import { answerWith, QueryRefused, type AnswerOf, type QueryHandlers, type Sessi
 import { checkPhones } from './phone-checks.js';
 import { PresenceBook, readPresence, setPresence } from './presence.js';
 import { callFacts, rejectCall, RingingCalls } from './calls.js';
+import { ChatBook, modifyChat } from './chats.js';
 import { PostgresAuthStore } from './auth-store.js';
 import { afterClose } from './close-reasons.js';
 import { nextHealth, type HealthFact } from './health.js';
@@ -72,6 +73,7 @@ export class BaileysSession implements NumberSession {
   /** The last presence heard of each contact. */
   private readonly presence = new PresenceBook();
   private readonly calls = new RingingCalls();
+  private readonly chats = new ChatBook();
   private readonly log: Logger;
 
   constructor(
@@ -129,8 +131,8 @@ export class BaileysSession implements NumberSession {
       set_presence: (query) => setPresence(socket, query),
       read_presence: (query) => readPresence(socket, this.presence, query.jid),
       reject_call: (query) => rejectCall(socket, this.calls, query, (call) => this.emit({ kind: 'call', call })),
-      list_chats: notYet,
-      modify_chat: notYet,
+      list_chats: (query) => this.chats.list(query.limit),
+      modify_chat: (query) => modifyChat(socket, this.chats, query.chat_jid, query.action),
       list_labels: notYet,
       label_chat: notYet,
     };
@@ -237,6 +239,7 @@ export class BaileysSession implements NumberSession {
       if (batch['creds.update']) await this.auth!.saveCreds().catch((err: unknown) => this.failedWrite(err));
       if (batch['connection.update']) await this.onConnection(socket, batch['connection.update']);
       if (batch['presence.update']) this.presence.learn(batch['presence.update']);
+      this.chats.learn(batch);
       if (batch['lid-mapping.update']) this.deps.mapping.learnLid(this.instance.instance_id, batch['lid-mapping.update']);
       // History sync is not replayed as messages, but it teaches the number who is behind its lids.
       for (const mapping of batch['messaging-history.set']?.lidPnMappings ?? []) this.deps.mapping.learnLid(this.instance.instance_id, mapping);

@@ -25,6 +25,7 @@ import type { OwedReceipt, PendingReceipts } from './receipts.js';
 import { Recent } from './recent.js';
 import { SandboxPresence, type PresenceView } from './presence.js';
 import { SandboxCalls } from './calls.js';
+import { SandboxChats } from './chats.js';
 
 export interface SessionDeps {
   readonly logger: Logger;
@@ -76,6 +77,7 @@ export class SandboxSession implements NumberSession {
   private readonly delivered: Delivered[] = [];
   private readonly presence = new SandboxPresence();
   private readonly calls = new SandboxCalls();
+  private readonly chats = new SandboxChats();
   /** Customer messages and group facts sent while the number was offline: they arrive when it connects. */
   private readonly waiting: SessionFact[] = [];
   private readonly timers = new Set<NodeJS.Timeout>();
@@ -103,6 +105,7 @@ export class SandboxSession implements NumberSession {
       if (this.phone) this.authors.set(waId, phoneJid(this.phone));
     }
     if (command.content.kind === 'poll') this.polls.set(waId, command.content.options);
+    this.chats.sent(command.to, Date.now());
     const { deliveredAfterMs, readAfterMs } = this.behaviour;
     const now = Date.now();
     const owed = (status: OwedReceipt['status'], afterMs: number): OwedReceipt =>
@@ -145,8 +148,8 @@ export class SandboxSession implements NumberSession {
       await this.events.emit({ kind: 'call', call: fact });
       return done;
     },
-    list_chats: notYet,
-    modify_chat: notYet,
+    list_chats: (query) => this.chats.list(query.limit),
+    modify_chat: (query) => this.chats.modify(query.chat_jid, query.action),
     list_labels: notYet,
     label_chat: notYet,
   };
@@ -250,6 +253,7 @@ export class SandboxSession implements NumberSession {
     });
     this.seen(waId, sender.jid, content);
     this.presence.heardFrom(sender.jid, command.occurred_at);
+    this.chats.received(chat, message.group?.name ?? sender.name, command.occurred_at);
   }
 
   private async fromPhone(command: SandboxCommand, message: SandboxPhoneMessage): Promise<void> {
@@ -281,6 +285,7 @@ export class SandboxSession implements NumberSession {
       },
     });
     this.seen(waId, own.jid, content);
+    this.chats.sent(chat, command.occurred_at);
   }
 
   private async groupUpdate(command: SandboxCommand, update: SandboxGroupUpdate): Promise<void> {

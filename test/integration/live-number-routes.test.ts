@@ -147,4 +147,45 @@ describe('live number routes through the API on the sandbox', () => {
       expect([otherProject.status, otherProject.body.code]).toEqual([404, 'not_found']);
     });
   });
+
+  describe('/chats', () => {
+    const chatOf = async (jid: string) => {
+      const { status, body } = await call(shop, 'GET', `/chats?instance_id=${number}`);
+      expect(status).toBe(200);
+      return (body.data as { jid: string; unread_count: number; archived: boolean; pinned: boolean }[]).find((c) => c.jid === jid);
+    };
+
+    it('lists the chats a customer opened, and archives, reads and pins one', async () => {
+      const jid = '5511933332222@s.whatsapp.net';
+      await customerWrites('+5511933332222', 'first');
+      await customerWrites('+5511933332222', 'second');
+      expect(await waitFor('the chat with two unread', async () => ((await chatOf(jid))?.unread_count === 2 ? chatOf(jid) : undefined))).toMatchObject({ archived: false, pinned: false });
+      for (const action of ['archive', 'read', 'pin']) {
+        const done = await call(shop, 'POST', `/chats/+5511933332222/${action}`, { instance_id: number });
+        expect(done).toEqual({ status: 200, body: { instance_id: number, jid, action } });
+      }
+      expect(await chatOf(jid)).toMatchObject({ archived: true, unread_count: 0, pinned: true });
+      await call(shop, 'POST', `/chats/${jid}/unread`, { instance_id: number });
+      await call(shop, 'POST', `/chats/${jid}/unpin`, { instance_id: number });
+      expect(await chatOf(jid)).toMatchObject({ unread_count: -1, pinned: false });
+    });
+
+    it('refuses bad inputs with a code', async () => {
+      const cases: [string, string, unknown, number, string][] = [
+        ['POST', '/chats/+5511933332222/delete', { instance_id: number }, 400, 'invalid_request'],
+        ['POST', '/chats/not-a-chat/archive', { instance_id: number }, 400, 'invalid_request'],
+        ['POST', '/chats/+5511933332222/archive', {}, 400, 'invalid_request'],
+        ['POST', '/chats/+5511911110000/archive', { instance_id: number }, 400, 'invalid_request'],
+        ['POST', '/chats/+5511933332222/archive', { instance_id: 'inst_elsewhere' }, 404, 'not_found'],
+        ['GET', '/chats', undefined, 400, 'invalid_request'],
+        ['GET', `/chats?instance_id=${number}&limit=0`, undefined, 400, 'invalid_request'],
+      ];
+      for (const [method, url, body, status, code] of cases) {
+        const answer = await call(shop, method as 'GET' | 'POST', url, body);
+        expect([answer.status, answer.body.code], `${method} ${url}`).toEqual([status, code]);
+      }
+      const notConnected = await call(idle, 'GET', `/chats?instance_id=${idle.instance_ids[0]}`);
+      expect([notConnected.status, notConnected.body.code]).toEqual([409, 'not_connected']);
+    });
+  });
 });
