@@ -47,6 +47,7 @@ import type { LiveNumbers } from './live/numbers.js';
 import { presenceRoutes } from './presence/routes.js';
 import { callRoutes } from './calls/routes.js';
 import { chatRoutes } from './chats/routes.js';
+import { labelRoutes } from './labels/routes.js';
 
 export interface ApiDeps extends HealthOptions {
   readonly logger: Logger;
@@ -162,6 +163,7 @@ export async function buildServer(deps: ApiDeps) {
     await api.register(presenceRoutes, { ctx, numbers: deps.numbers });
     await api.register(callRoutes, { ctx, numbers: deps.numbers });
     await api.register(chatRoutes, { ctx, numbers: deps.numbers });
+    await api.register(labelRoutes, { ctx, numbers: deps.numbers });
   });
 
   return app;

@@ -47,6 +47,11 @@ export class ChatBook {
     else labels.delete(labelId);
   }
 
+  /** The chats that carry a label. */
+  labelledWith(labelId: string): string[] {
+    return [...this.chats].filter(([, chat]) => chat.labels.has(labelId)).map(([jid]) => jid);
+  }
+
   list(limit: number): ChatList {
     const chats = [...this.chats].map(([jid, chat]): ChatSummary => ({
       jid,

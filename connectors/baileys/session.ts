@@ -18,6 +18,7 @@ import { checkPhones } from './phone-checks.js';
 import { PresenceBook, readPresence, setPresence } from './presence.js';
 import { callFacts, rejectCall, RingingCalls } from './calls.js';
 import { ChatBook, modifyChat } from './chats.js';
+import { LabelBook } from './labels.js';
 import { PostgresAuthStore } from './auth-store.js';
 import { afterClose } from './close-reasons.js';
 import { nextHealth, type HealthFact } from './health.js';
@@ -74,6 +75,7 @@ export class BaileysSession implements NumberSession {
   private readonly presence = new PresenceBook();
   private readonly calls = new RingingCalls();
   private readonly chats = new ChatBook();
+  private readonly labels = new LabelBook(this.chats);
   private readonly log: Logger;
 
   constructor(
@@ -133,8 +135,8 @@ export class BaileysSession implements NumberSession {
       reject_call: (query) => rejectCall(socket, this.calls, query, (call) => this.emit({ kind: 'call', call })),
       list_chats: (query) => this.chats.list(query.limit),
       modify_chat: (query) => modifyChat(socket, this.chats, query.chat_jid, query.action),
-      list_labels: notYet,
-      label_chat: notYet,
+      list_labels: (query) => this.labels.list(socket, query.with_chats),
+      label_chat: (query) => this.labels.label(socket, query),
     };
   }
 
@@ -240,6 +242,7 @@ export class BaileysSession implements NumberSession {
       if (batch['connection.update']) await this.onConnection(socket, batch['connection.update']);
       if (batch['presence.update']) this.presence.learn(batch['presence.update']);
       this.chats.learn(batch);
+      this.labels.learn(batch);
       if (batch['lid-mapping.update']) this.deps.mapping.learnLid(this.instance.instance_id, batch['lid-mapping.update']);
       // History sync is not replayed as messages, but it teaches the number who is behind its lids.
       for (const mapping of batch['messaging-history.set']?.lidPnMappings ?? []) this.deps.mapping.learnLid(this.instance.instance_id, mapping);
@@ -402,7 +405,3 @@ function phoneOf(jid: string | undefined): string | undefined {
 function refused(httpStatus: number | undefined): Error {
   return Object.assign(new Error(`the network refused the connection (HTTP ${httpStatus ?? '?'})`), { output: { statusCode: DisconnectReason.unavailableService } });
 }
-
-const notYet = (query: SessionQuery): never => {
-  throw new QueryRefused('not_supported', `${query.kind} is not offered yet`);
-};

@@ -26,6 +26,7 @@ import { Recent } from './recent.js';
 import { SandboxPresence, type PresenceView } from './presence.js';
 import { SandboxCalls } from './calls.js';
 import { SandboxChats } from './chats.js';
+import { SandboxLabels } from './labels.js';
 
 export interface SessionDeps {
   readonly logger: Logger;
@@ -78,6 +79,7 @@ export class SandboxSession implements NumberSession {
   private readonly presence = new SandboxPresence();
   private readonly calls = new SandboxCalls();
   private readonly chats = new SandboxChats();
+  private readonly labels = new SandboxLabels(this.chats);
   /** Customer messages and group facts sent while the number was offline: they arrive when it connects. */
   private readonly waiting: SessionFact[] = [];
   private readonly timers = new Set<NodeJS.Timeout>();
@@ -150,8 +152,8 @@ export class SandboxSession implements NumberSession {
     },
     list_chats: (query) => this.chats.list(query.limit),
     modify_chat: (query) => this.chats.modify(query.chat_jid, query.action),
-    list_labels: notYet,
-    label_chat: notYet,
+    list_labels: (query) => this.labels.list(query.with_chats),
+    label_chat: (query) => this.labels.label(query),
   };
 
   async pair(method: PairingMethod, phone?: string): Promise<void> {
@@ -369,7 +371,3 @@ export class SandboxSession implements NumberSession {
     this.timers.add(timer);
   }
 }
-
-const notYet = (query: SessionQuery): never => {
-  throw new QueryRefused('not_supported', `${query.kind} is not offered yet`);
-};

@@ -188,4 +188,42 @@ describe('live number routes through the API on the sandbox', () => {
       expect([notConnected.status, notConnected.body.code]).toEqual([409, 'not_connected']);
     });
   });
+
+  describe('/labels', () => {
+    it("lists the number's labels and puts one on a chat and takes it off", async () => {
+      const jid = '5511933334444@s.whatsapp.net';
+      await customerWrites('+5511933334444', 'I want to order');
+      await waitFor('the chat opened', async () => {
+        const { body } = await call(shop, 'GET', `/chats?instance_id=${number}`);
+        return (body.data as { jid: string }[]).some((c) => c.jid === jid) || undefined;
+      });
+      const put = await call(shop, 'POST', `/labels/2/chats/+5511933334444`, { instance_id: number });
+      expect(put).toEqual({ status: 200, body: { instance_id: number, label_id: '2', jid, labelled: true } });
+      const { status, body } = await call(shop, 'GET', `/labels?instance_id=${number}`);
+      expect(status).toBe(200);
+      expect((body.data as { id: string; name: string; chat_jids: string[] }[]).find((l) => l.id === '2')).toEqual({ id: '2', name: 'New order', color: 1, chat_jids: [jid] });
+      const off = await call(shop, 'DELETE', `/labels/2/chats/${jid}?instance_id=${number}`);
+      expect(off).toEqual({ status: 200, body: { instance_id: number, label_id: '2', jid, labelled: false } });
+      const chats = await call(shop, 'GET', `/chats?instance_id=${number}`);
+      expect((chats.body.data as { jid: string; label_ids: string[] }[]).find((c) => c.jid === jid)?.label_ids).toEqual([]);
+    });
+
+    it('refuses bad inputs with a code', async () => {
+      const cases: [string, string, unknown, number, string][] = [
+        ['POST', '/labels/99/chats/+5511933334444', { instance_id: number }, 400, 'invalid_request'],
+        ['POST', '/labels/2/chats/+5511911112222', { instance_id: number }, 400, 'invalid_request'],
+        ['POST', '/labels/2/chats/nobody', { instance_id: number }, 400, 'invalid_request'],
+        ['POST', '/labels/2/chats/+5511933334444', {}, 400, 'invalid_request'],
+        ['DELETE', '/labels/2/chats/+5511933334444', undefined, 400, 'invalid_request'],
+        ['GET', '/labels', undefined, 400, 'invalid_request'],
+        ['GET', '/labels?instance_id=inst_elsewhere', undefined, 404, 'not_found'],
+      ];
+      for (const [method, url, body, status, code] of cases) {
+        const answer = await call(shop, method as 'GET' | 'POST' | 'DELETE', url, body);
+        expect([answer.status, answer.body.code], `${method} ${url}`).toEqual([status, code]);
+      }
+      const notConnected = await call(idle, 'GET', `/labels?instance_id=${idle.instance_ids[0]}`);
+      expect([notConnected.status, notConnected.body.code]).toEqual([409, 'not_connected']);
+    });
+  });
 });
