@@ -43,6 +43,11 @@ import cookie from '@fastify/cookie';
 import { PanelGate } from './panel/gate.js';
 import { panelRoutes } from './panel/routes.js';
 import { PanelSessions } from './panel/sessions.js';
+import type { LiveNumbers } from './live/numbers.js';
+import { presenceRoutes } from './presence/routes.js';
+import { callRoutes } from './calls/routes.js';
+import { chatRoutes } from './chats/routes.js';
+import { labelRoutes } from './labels/routes.js';
 
 export interface ApiDeps extends HealthOptions {
   readonly logger: Logger;
@@ -68,6 +73,8 @@ export interface ApiDeps extends HealthOptions {
    * port unless it has a port of its own, and needs `token` when one is set (api/metrics/access.ts).
    */
   readonly metrics: { readonly registry: Registry; readonly http: HttpMetrics; readonly onApiPort: boolean; readonly token: string | undefined };
+  /** Reads and actions of a number's live session: presence, calls, chats, labels. */
+  readonly numbers: LiveNumbers;
 }
 
 /**
@@ -153,6 +160,10 @@ export async function buildServer(deps: ApiDeps) {
     await api.register(logoRoutes, { ctx });
     await api.register(accountRoutes, { ctx });
     await api.register(widgetRoutes, { widgetDir: deps.widgetDir });
+    await api.register(presenceRoutes, { ctx, numbers: deps.numbers });
+    await api.register(callRoutes, { ctx, numbers: deps.numbers });
+    await api.register(chatRoutes, { ctx, numbers: deps.numbers });
+    await api.register(labelRoutes, { ctx, numbers: deps.numbers });
   });
 
   return app;

@@ -25,6 +25,7 @@ export const webhookEventTypes = [
   'campaign.paused',
   'usage.threshold',
   'advisory.published',
+  'call.received',
 ] as const;
 export type WebhookEventType = (typeof webhookEventTypes)[number];
 

@@ -141,3 +141,14 @@ export interface AdvisoryPayload {
   readonly link: string;
   readonly published_at: string;
 }
+
+/** `call.received`: a call rings on the number; the caller is the envelope's sender. */
+export interface CallReceivedPayload {
+  /** The network's id of the call, to reject it (`POST /calls/{id}/reject`) or find it in `GET /calls`. */
+  readonly call_id: string;
+  /** The caller's jid (the phone's where known). */
+  readonly from: string;
+  readonly is_video: boolean;
+  /** Told while the number was offline: the call is already over. */
+  readonly offline: boolean;
+}

@@ -4,7 +4,7 @@ import { asAccountId, asEventId, asInstanceId, asMessageId, asProjectId, newId, 
 import type { GroupEventKind, InboundMessage, InstanceState, InstanceStatus, MessageStatus, PublicEvent, SendStatus } from '../schemas/records.js';
 import type { WebhookEventType } from './catalogue.js';
 import type { CampaignPausedPayload } from './payloads.js';
-import { advisoryEvents, groupEvent, inboundEvent, instanceEvents, optedOutEvent, scheduledEvent, statusEvent, thresholdEvent } from './renderers/index.js';
+import { advisoryEvents, callEvents, groupEvent, inboundEvent, instanceEvents, optedOutEvent, scheduledEvent, statusEvent, thresholdEvent } from './renderers/index.js';
 
 export interface SampleOwner {
   readonly accountId: string;
@@ -160,6 +160,8 @@ function rendered(eventType: WebhookEventType, f: Facts): PublicEvent {
         newId('adv'),
         f.now,
       )[0]!;
+    case 'call.received':
+      return callEvents({ ...f.ids, call_id: 'SAMPLE0F3C1A2B4D5E6F708192A3B4C5D6E7F8', status: 'offer', caller: customer, is_video: false, group_jid: null, offline: false, by_us: false })[0]!;
   }
 }
 

@@ -8,6 +8,7 @@ import { instancesProjection } from './instances/projection.js';
 import { connectionsProjection } from './connections/projection.js';
 import type { Projection } from './runtime/projection.js';
 import { usageProjection } from './usage/index.js';
+import { callsProjection } from './calls/projection.js';
 
 export { runProjection, type RunnerDeps, type RunningProjection } from './runtime/runner.js';
 export { LogGapsError, logGaps, replayProjection, waitUntilCaughtUp, type LogGap, type ReplayResult } from './runtime/replay.js';
@@ -16,6 +17,8 @@ export { instancesProjection } from './instances/projection.js';
 export { conversationsProjection } from './conversations/index.js';
 export { deliveriesProjection } from './deliveries/index.js';
 export { seedContactStates } from './contacts/index.js';
+export { callsProjection } from './calls/projection.js';
+export { callById, listCalls, type CallRow } from './calls/queries.js';
 
 /**
  * The Postgres projections the processor role runs, by name. `replay` mode is for rebuilding:
@@ -25,11 +28,11 @@ export function projectionsFor(
   { producer, mediaLinks }: { readonly producer: Producer; readonly mediaLinks: MediaLinks },
   mode: 'live' | 'replay',
 ): ReadonlyMap<string, Projection> {
-  const projections = [instancesProjection, connectionsProjection, conversationsProjection, contactsProjection({ producer, mode }), usageProjection(producer), deliveriesProjection];
+  const projections = [instancesProjection, connectionsProjection, conversationsProjection, contactsProjection({ producer, mode }), usageProjection(producer), deliveriesProjection, callsProjection];
   // The events projection only announces what happens now: replayed, it would announce the past again.
   if (mode === 'live') projections.push(eventsProjection({ producer, mediaLinks }));
   return new Map(projections.map((p) => [p.name, p]));
 }
 
 /** Projections `gateway replay` rebuilds. Usage counters are left out: their inputs are kept for days, not for ever. */
-export const replayable = ['instances', 'connections', 'conversations', 'contacts', 'deliveries'] as const;
+export const replayable = ['instances', 'connections', 'conversations', 'contacts', 'deliveries', 'calls'] as const;

@@ -1,6 +1,38 @@
 // Generated from schemas/**/*.avsc by `npm run schemas:generate`. Do not edit.
 import type { AccountId, ConnectionId, EventId, InstanceId, MessageId, PartnerId, ProjectId, WebhookId } from './ids.js';
 
+/** A call fact seen by a number (Baileys call event); source of the call log and of call.received (on offer). */
+export interface CallEvent {
+  /** Unique id; the public evt_ id of call.received on an offer. */
+  readonly event_id: EventId;
+  /** When the network says it happened. */
+  readonly occurred_at: number;
+  /** Account the record belongs to. */
+  readonly account_id: AccountId;
+  /** Project the record belongs to. */
+  readonly project_id: ProjectId;
+  /** Number called. */
+  readonly instance_id: InstanceId;
+  /** The network's id of the call, the same on every fact of one call. */
+  readonly call_id: string;
+  /** What happened. */
+  readonly status: CallStatus;
+  /** Who calls, lid resolved where the number knows the phone. */
+  readonly caller: Sender;
+  /** A video call. */
+  readonly is_video: boolean;
+  /** The group of a group call. */
+  readonly group_jid: null | string;
+  /** Told while the number was offline (the call is over). */
+  readonly offline: boolean;
+  /** A reject made through the API (the number rejected it), not by the caller or another device. */
+  readonly by_us: boolean;
+}
+
+/** Where a call is (Baileys WACallUpdateType, less the transport steps): offer (it rings here), ringing (at the caller), timeout (nobody answered), reject, accept, terminate (ended). unknown: a status of a newer writer. */
+export const CallStatusValues = ['unknown', 'offer', 'ringing', 'timeout', 'reject', 'accept', 'terminate'] as const;
+export type CallStatus = (typeof CallStatusValues)[number];
+
 /** A group as shown on messages and events: {jid, name}. */
 export interface GroupRef {
   /** Group jid (ends @g.us). */
@@ -387,6 +419,54 @@ export interface GroupEvent {
 export const GroupEventKindValues = ['joined', 'left', 'participant_added', 'participant_removed', 'participant_promoted', 'participant_demoted', 'subject_changed', 'description_changed'] as const;
 export type GroupEventKind = (typeof GroupEventKindValues)[number];
 
+/** An action asked of the session was carried out on the network. */
+export interface ActionDone {
+  readonly kind: 'action_done';
+  /** What was done, for people; null when the action says it all. */
+  readonly detail: null | string;
+}
+
+/** A change of one chat (Baileys chatModify). */
+export const ChatActionValues = ['archive', 'unarchive', 'read', 'unread', 'pin', 'unpin'] as const;
+export type ChatAction = (typeof ChatActionValues)[number];
+
+/** A label of a business account. */
+export interface ChatLabel {
+  /** The network's id of the label. */
+  readonly id: string;
+  /** Its name. */
+  readonly name: string;
+  /** The network's color index (0-19). */
+  readonly color: number;
+  /** The chats it is on. */
+  readonly chat_jids: ReadonlyArray<string>;
+}
+
+/** The answer to ListChats. */
+export interface ChatList {
+  readonly kind: 'chats';
+  /** Most recent first. */
+  readonly chats: ReadonlyArray<ChatSummary>;
+}
+
+/** One chat of a number as the network shows it. */
+export interface ChatSummary {
+  /** The chat's jid (a person's phone jid, a lid, or a group). */
+  readonly jid: string;
+  /** The chat's name (group subject, contact name), when known. */
+  readonly name: null | string;
+  /** Messages not read; -1 when marked unread by hand. */
+  readonly unread_count: number;
+  /** Archived. */
+  readonly archived: boolean;
+  /** Pinned to the top. */
+  readonly pinned: boolean;
+  /** When the last message of the chat was sent or received. */
+  readonly last_message_at: null | number;
+  /** Labels on the chat (business accounts). */
+  readonly label_ids: ReadonlyArray<string>;
+}
+
 /** Whether phones (E.164) or lids are on the messaging network, asked of the network through the number. */
 export interface CheckPhones {
   readonly kind: 'check_phones';
@@ -397,6 +477,19 @@ export interface CheckPhones {
 /** Which connector implementation runs a number. */
 export const ConnectorKindValues = ['sandbox', 'baileys'] as const;
 export type ConnectorKind = (typeof ConnectorKindValues)[number];
+
+/** The answer to ReadPresence. */
+export interface ContactPresence {
+  readonly kind: 'contact_presence';
+  /** The contact asked. */
+  readonly jid: string;
+  /** The last presence heard; unknown when none yet (a contact may hide it). */
+  readonly presence: Presence;
+  /** When the contact was last online, when the network says. */
+  readonly last_seen: null | number;
+  /** When the number heard this presence. */
+  readonly heard_at: null | number;
+}
 
 /** Unlinks the number from the network (a logout from this device): its auth state is deleted and it must be paired again. */
 export interface DisconnectNumber {
@@ -441,6 +534,47 @@ export interface InstanceState {
 export const InstanceStatusValues = ['pending', 'connecting', 'connected', 'warming', 'disconnected', 'logged_out', 'banned'] as const;
 export type InstanceStatus = (typeof InstanceStatusValues)[number];
 
+/** Puts a label on a chat, or takes it off (Baileys addChatLabel, removeChatLabel). */
+export interface LabelChat {
+  readonly kind: 'label_chat';
+  /** The chat. */
+  readonly chat_jid: string;
+  /** The label. */
+  readonly label_id: string;
+  /** True puts it on, false takes it off. */
+  readonly add: boolean;
+}
+
+/** The answer to ListLabels. */
+export interface LabelList {
+  readonly kind: 'labels';
+  /** The labels not deleted. */
+  readonly labels: ReadonlyArray<ChatLabel>;
+}
+
+/** The chats the number knows, most recent first. */
+export interface ListChats {
+  readonly kind: 'list_chats';
+  /** At most this many. */
+  readonly limit: number;
+}
+
+/** The labels of the number (business accounts only). */
+export interface ListLabels {
+  readonly kind: 'list_labels';
+  /** Whether each label lists the chats it is on. */
+  readonly with_chats: boolean;
+}
+
+/** Archives, marks read or unread, or pins a chat of the number. */
+export interface ModifyChat {
+  readonly kind: 'modify_chat';
+  /** The chat. */
+  readonly chat_jid: string;
+  /** What to change. */
+  readonly action: ChatAction;
+}
+
 /** A command to the session of one real-network number (connector baileys), written by the API and applied by the connector worker that owns instance_id; sandbox numbers take theirs on gw.sandbox.commands. Never a public event. */
 export interface NumberCommand {
   /** Unique id of this command. */
@@ -474,7 +608,7 @@ export interface NumberQuery {
   /** When the asker stops waiting; a query read after it is not carried out. */
   readonly expires_at: number;
   /** What is asked; the branch kind names it. */
-  readonly query: CheckPhones;
+  readonly query: CheckPhones | SetPresence | ReadPresence | RejectCall | ListChats | ModifyChat | ListLabels | LabelChat;
 }
 
 /** The answer of a number's session to a NumberQuery, by request_id; read by the API process that asked. */
@@ -492,7 +626,7 @@ export interface NumberReply {
   /** The request_id of the query answered. */
   readonly request_id: string;
   /** The answer; the branch kind names it. */
-  readonly answer: QueryFailed | PhoneChecks;
+  readonly answer: QueryFailed | PhoneChecks | ActionDone | ContactPresence | ChatList | LabelList;
 }
 
 /** A QR or pairing code to show while a number pairs. Stream only (GET /stream, GET /connect/stream); never a webhook, never forwarded to partners (spec 6.1 rule 2). */
@@ -547,6 +681,10 @@ export interface PhoneChecks {
   readonly results: ReadonlyArray<PhoneCheck>;
 }
 
+/** A presence on the network (Baileys WAPresence): available and unavailable are a number's online state, composing, recording and paused what it shows in one chat. unknown: nothing heard yet. */
+export const PresenceValues = ['unknown', 'available', 'unavailable', 'composing', 'recording', 'paused'] as const;
+export type Presence = (typeof PresenceValues)[number];
+
 /** The session could not answer. */
 export interface QueryFailed {
   readonly kind: 'failed';
@@ -554,6 +692,31 @@ export interface QueryFailed {
   readonly error_code: string;
   /** What happened, for people. */
   readonly error_reason: string;
+}
+
+/** The last presence the number heard of a contact; subscribes to it on the network. */
+export interface ReadPresence {
+  readonly kind: 'read_presence';
+  /** The contact's jid. */
+  readonly jid: string;
+}
+
+/** Rejects a call ringing on the number (Baileys rejectCall). A reply text goes as an ordinary send. */
+export interface RejectCall {
+  readonly kind: 'reject_call';
+  /** The network's id of the call. */
+  readonly call_id: string;
+  /** Who calls (the jid the call came from, a lid possibly). */
+  readonly caller_jid: string;
+}
+
+/** Shows a presence: online or offline for the number (chat_jid null), typing, recording or paused in one chat. */
+export interface SetPresence {
+  readonly kind: 'set_presence';
+  /** What to show; never unknown. */
+  readonly presence: Presence;
+  /** The chat shown the typing state; null for the number's online state. */
+  readonly chat_jid: null | string;
 }
 
 /** Audio send; no caption (spec 4.2). */
@@ -935,7 +1098,7 @@ export interface SandboxCommand {
   /** Sandbox number the control applies to. */
   readonly instance_id: InstanceId;
   /** What to simulate; the branch kind names it. */
-  readonly control: SandboxConnect | SandboxScan | SandboxSetStatus | SandboxCustomerMessage | SandboxPhoneMessage | SandboxSetBehaviour | SandboxMapLid | SandboxGroupUpdate;
+  readonly control: SandboxConnect | SandboxScan | SandboxSetStatus | SandboxCustomerMessage | SandboxPhoneMessage | SandboxSetBehaviour | SandboxMapLid | SandboxGroupUpdate | SandboxIncomingCall;
 }
 
 /** Starts pairing: the number goes to connecting and a QR payload or an 8-character pairing code is published on gw.instances.pairing. */
@@ -981,6 +1144,19 @@ export interface SandboxGroupUpdate {
   readonly subject: null | string;
   /** New description (description_changed). */
   readonly description: null | string;
+}
+
+/** A customer calls the number (as Baileys' call offer); status ends it another way. */
+export interface SandboxIncomingCall {
+  readonly kind: 'incoming_call';
+  /** E.164 phone or jid of the caller. */
+  readonly from: string;
+  /** The call's id, the same for its later statuses. */
+  readonly call_id: string;
+  /** offer rings; timeout, terminate end it. */
+  readonly status: CallStatus;
+  /** A video call. */
+  readonly is_video: boolean;
 }
 
 /** The number learns which phone is behind a privacy identity (as Baileys lid-mapping.update does): later messages from the lid carry the phone jid, with the lid kept in sender.lid. */

@@ -5,6 +5,7 @@ import { SandboxPayments } from '../connectors/payments/sandbox.js';
 import { StripePayments } from '../connectors/payments/stripe.js';
 import { NumberAsker, OtpKeys } from '../connectors/network/index.js';
 import { NetworkChecks } from '../api/contacts/network-checks.js';
+import { LiveNumbers } from '../api/live/numbers.js';
 import { startDirectory, type Directory } from '../processors/directory.js';
 import { startConnectionsView, type ConnectionsView } from '../processors/connections/view.js';
 import { ConnectionWriter } from '../processors/connections/writer.js';
@@ -100,6 +101,7 @@ export async function startApi(clients: Clients, options: { listen: boolean; clo
       onApiPort: clients.config.metricsPort === 0,
       token: clients.config.metricsToken,
     },
+    numbers: new LiveNumbers({ pool: clients.pool, asker }),
   });
   if (options.listen) await app.listen({ host: clients.config.host, port: clients.config.port });
   return {

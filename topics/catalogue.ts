@@ -111,6 +111,10 @@ export const topics = {
     name: 'gw.usage', key: 'account id', schema: 'gateway.usage.UsageRecord',
     partitions: 6, cleanup: 'delete', retentionMs: 30 * DAY,
   }),
+  calls: topic<R.CallEvent>({
+    name: 'gw.calls', key: 'instance id', schema: 'gateway.calls.CallEvent',
+    partitions: 12, cleanup: 'delete', retentionMs: 30 * DAY,
+  }),
 } as const;
 
 /**

@@ -213,7 +213,21 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
       description: b.description ?? null,
     }),
   );
+
+  control(
+    'calls',
+    'A customer calls the number (status offer rings; timeout, accept, terminate end the call)',
+    Type.Object({
+      from: Person,
+      call_id: Type.String({ minLength: 1, maxLength: 128, description: 'The id the call keeps on its later statuses' }),
+      status: Type.Optional(Type.Union(SANDBOX_CALL_STATUSES.map((s) => Type.Literal(s)))),
+      is_video: Type.Optional(Type.Boolean()),
+    }, closed),
+    (b) => ({ kind: 'incoming_call', from: b.from, call_id: b.call_id, status: b.status ?? 'offer', is_video: b.is_video ?? false }),
+  );
 };
+
+const SANDBOX_CALL_STATUSES = ['offer', 'ringing', 'timeout', 'accept', 'terminate'] as const;
 
 function controlContent(content: Static<typeof Content>): ControlContent {
   switch (content.type) {

@@ -13,8 +13,12 @@ import type { Logger } from 'pino';
 import type { InstanceState, InstanceStatus, PairingMethod, SendCommand } from '../../schemas/records.js';
 import { backoffMs } from '../../shared/backoff.js';
 import type { NumberSession, SendResult, SessionEvents, SessionFact } from '../network/connector.js';
-import { QueryRefused, type AnswerOf, type SessionQuery } from '../network/query.js';
+import { answerWith, QueryRefused, type AnswerOf, type QueryHandlers, type SessionQuery } from '../network/query.js';
 import { checkPhones } from './phone-checks.js';
+import { PresenceBook, readPresence, setPresence } from './presence.js';
+import { callFacts, rejectCall, RingingCalls } from './calls.js';
+import { ChatBook, modifyChat } from './chats.js';
+import { LabelBook } from './labels.js';
 import { PostgresAuthStore, StaleSocket, type SocketAuth } from './auth-store.js';
 import { afterClose } from './close-reasons.js';
 import { nextHealth, type HealthFact } from './health.js';
@@ -82,6 +86,11 @@ export class BaileysSession implements NumberSession {
   /** A run of `start` is under way: it takes the lease and the auth state. */
   private starting = false;
   private closed = false;
+  /** The last presence heard of each contact. */
+  private readonly presence = new PresenceBook();
+  private readonly calls = new RingingCalls();
+  private readonly chats = new ChatBook();
+  private readonly labels = new LabelBook(this.chats);
   private readonly log: Logger;
 
   constructor(
@@ -162,10 +171,20 @@ export class BaileysSession implements NumberSession {
   async query<Q extends SessionQuery>(query: Q): Promise<AnswerOf<Q>> {
     const socket = this.socket;
     if (socket === undefined || !LIVE.has(this.status)) throw new QueryRefused('not_connected', `the number is ${this.status}`);
-    switch (query.kind) {
-      case 'check_phones':
-        return { kind: 'phone_checks', results: await checkPhones(socket, query.phones) };
-    }
+    return answerWith(this.answers(socket), query);
+  }
+
+  private answers(socket: WASocket): QueryHandlers {
+    return {
+      check_phones: async (query) => ({ kind: 'phone_checks', results: await checkPhones(socket, query.phones) }),
+      set_presence: (query) => setPresence(socket, query),
+      read_presence: (query) => readPresence(socket, this.presence, query.jid),
+      reject_call: (query) => rejectCall(socket, this.calls, query, (call) => this.emit({ kind: 'call', call })),
+      list_chats: (query) => this.chats.list(query.limit),
+      modify_chat: (query) => modifyChat(socket, this.chats, query.chat_jid, query.action),
+      list_labels: (query) => this.labels.list(socket, query.with_chats),
+      label_chat: (query) => this.labels.label(socket, query),
+    };
   }
 
   async pair(method: PairingMethod, phone?: string): Promise<void> {
@@ -303,6 +322,13 @@ export class BaileysSession implements NumberSession {
       if (batch['creds.update']) await saveCreds();
       if (batch['connection.update']) await this.onConnection(socket, batch['connection.update']);
       for (const fact of this.deps.mapping.statuses(batch['messages.update'] ?? [], batch['message-receipt.update'] ?? [])) await this.emit(fact);
+      if (batch['presence.update']) this.presence.learn(batch['presence.update']);
+      this.chats.learn(batch);
+      this.labels.learn(batch);
+      for (const call of batch.call ? await callFacts(socket, batch.call) : []) {
+        this.calls.seen(call);
+        await this.emit({ kind: 'call', call });
+      }
     } catch (err) {
       this.log.error({ err }, 'network events not handled');
     }

@@ -22,6 +22,13 @@ export interface AskedNumber {
 /** The answer kind each query kind expects. */
 const ANSWER_KINDS: { readonly [K in SessionQuery['kind']]: AnswerOf<Extract<SessionQuery, { kind: K }>>['kind'] } = {
   check_phones: 'phone_checks',
+  set_presence: 'action_done',
+  read_presence: 'contact_presence',
+  reject_call: 'action_done',
+  list_chats: 'chats',
+  modify_chat: 'action_done',
+  list_labels: 'labels',
+  label_chat: 'action_done',
 };
 
 interface Waiting {
@@ -68,7 +75,8 @@ export class NumberAsker {
       // The connector answers a query still running at `expires_at` as timed out: a little longer here.
       const got = await withDeadline(answer, timeoutMs - (Date.now() - now) + GRACE_MS);
       if (got.kind === 'failed') throw new QueryRefused(asCode(got.error_code), got.error_reason);
-      return got;
+      // `answered` let through only the kind this query expects.
+      return got as AnswerOf<Q>;
     } catch (error) {
       if (error instanceof QueryRefused) throw error;
       throw new QueryRefused('service_unavailable', `the number did not answer within ${timeoutMs} ms`);

@@ -1,4 +1,5 @@
 import type {
+  CallEvent,
   ConnectorKind,
   GroupEvent,
   InboundMessage,
@@ -80,7 +81,8 @@ export type SessionFact =
   | PairingFact
   | StatusFact
   | { readonly kind: 'inbound'; readonly message: InboundFact }
-  | { readonly kind: 'group'; readonly event: GroupFact };
+  | { readonly kind: 'group'; readonly event: GroupFact }
+  | { readonly kind: 'call'; readonly call: CallFact };
 
 export interface StateFact {
   readonly kind: 'state';
@@ -120,6 +122,9 @@ export type InboundFact = Omit<InboundMessage, Envelope | 'message_id'>;
 
 /** A group fact as the network gave it; the role adds the ids. */
 export type GroupFact = Omit<GroupEvent, Envelope>;
+
+/** A call fact as the network gave it (a call rings, is rejected, ends); the role adds the ids. */
+export type CallFact = Omit<CallEvent, Envelope>;
 
 /** Opens the sealed OTP code of a send (`OtpContent.code_ciphertext`), only to put it in the code bubble. */
 export interface OtpOpener {

@@ -1,5 +1,5 @@
-import type { GroupEvent, InboundMessage, InstanceState, MessageStatus, PairingChallenge } from '../../schemas/records.js';
-import type { GroupFact, InboundFact, PairingFact, StateFact, StatusFact } from './connector.js';
+import type { CallEvent, GroupEvent, InboundMessage, InstanceState, MessageStatus, PairingChallenge } from '../../schemas/records.js';
+import type { CallFact, GroupFact, InboundFact, PairingFact, StateFact, StatusFact } from './connector.js';
 import type { SendRef } from './executed.js';
 import { inboundEventId, inboundMessageId, newEventId, statusEventId } from './ids.js';
 
@@ -69,6 +69,16 @@ export function inboundRecord(current: InstanceState, fact: InboundFact): Inboun
 }
 
 export function groupRecord(current: InstanceState, fact: GroupFact): GroupEvent {
+  return {
+    ...fact,
+    event_id: newEventId(),
+    account_id: current.account_id,
+    project_id: current.project_id,
+    instance_id: current.instance_id,
+  };
+}
+
+export function callRecord(current: InstanceState, fact: CallFact): CallEvent {
   return {
     ...fact,
     event_id: newEventId(),

@@ -19,6 +19,7 @@ export type {
   StatusFact,
   InboundFact,
   GroupFact,
+  CallFact,
   OtpOpener,
 } from './connector.js';
 export type { MediaOwner, MediaSink } from './media-sink.js';

@@ -3,7 +3,7 @@ import type { InstanceId } from '../../schemas/ids.js';
 import type { InstanceState } from '../../schemas/records.js';
 import { topics, type ConsumedRecord, type Producer } from '../../topics/index.js';
 import type { NetworkConnector, NumberSession, SessionFact, StatusFact } from './connector.js';
-import { groupRecord, inboundRecord, nextState, pairingRecord } from './fact-records.js';
+import { callRecord, groupRecord, inboundRecord, nextState, pairingRecord } from './fact-records.js';
 import { newEventId } from './ids.js';
 import type { KeyedSerial } from '../../shared/serial.js';
 
@@ -143,6 +143,9 @@ export class OwnedSessions {
           return;
         case 'group':
           await producer.send(topics.groups, [{ key: id, value: groupRecord(number.state, fact.event) }]);
+          return;
+        case 'call':
+          await producer.send(topics.calls, [{ key: id, value: callRecord(number.state, fact.call) }]);
           return;
       }
     });

@@ -13,4 +13,8 @@ export class Recent<K, V> {
     this.entries.set(key, value);
     if (this.entries.size > this.capacity) this.entries.delete(this.entries.keys().next().value as K);
   }
+
+  delete(key: K): void {
+    this.entries.delete(key);
+  }
 }

@@ -12,7 +12,7 @@ import type {
   TextContent,
 } from '../../schemas/records.js';
 import type { NumberSession, OtpOpener, SendResult, SessionEvents, SessionFact } from '../network/connector.js';
-import { QueryRefused, type AnswerOf, type SessionQuery } from '../network/query.js';
+import { answerWith, QueryRefused, type AnswerOf, type QueryHandlers, type SessionQuery } from '../network/query.js';
 import { sandboxChecks } from './directory.js';
 import { isGroupJid, phoneJid } from '../../schemas/phones.js';
 import type { MediaSink } from '../network/media-sink.js';
@@ -23,6 +23,10 @@ import { derivedPhone, pairingChallenge, sentWaId, simulatedWaId } from './ids.j
 import { People } from './people.js';
 import type { OwedReceipt, PendingReceipts } from './receipts.js';
 import { Recent } from './recent.js';
+import { SandboxPresence, type PresenceView } from './presence.js';
+import { SandboxCalls } from './calls.js';
+import { SandboxChats } from './chats.js';
+import { SandboxLabels } from './labels.js';
 
 export interface SessionDeps {
   readonly logger: Logger;
@@ -48,6 +52,7 @@ export interface SandboxView {
   /** Messages delivered from the number, oldest first; buttons and lists as text, an OTP as two bubbles. */
   readonly delivered: readonly Delivered[];
   readonly behaviour: Behaviour;
+  readonly presence: PresenceView;
 }
 
 /** How much each session remembers: polls, authors, messages waiting to arrive. */
@@ -71,6 +76,10 @@ export class SandboxSession implements NumberSession {
   /** Author jid of each message the number has seen, for quoted_participant. */
   private readonly authors = new Recent<string, string>(MEMORY);
   private readonly delivered: Delivered[] = [];
+  private readonly presence = new SandboxPresence();
+  private readonly calls = new SandboxCalls();
+  private readonly chats = new SandboxChats();
+  private readonly labels = new SandboxLabels(this.chats);
   /** Customer messages and group facts sent while the number was offline: they arrive when it connects. */
   private readonly waiting: SessionFact[] = [];
   private readonly timers = new Set<NodeJS.Timeout>();
@@ -98,6 +107,7 @@ export class SandboxSession implements NumberSession {
       if (this.phone) this.authors.set(waId, phoneJid(this.phone));
     }
     if (command.content.kind === 'poll') this.polls.set(waId, command.content.options);
+    this.chats.sent(command.to, Date.now());
     const { deliveredAfterMs, readAfterMs } = this.behaviour;
     const now = Date.now();
     const owed = (status: OwedReceipt['status'], afterMs: number): OwedReceipt =>
@@ -128,11 +138,23 @@ export class SandboxSession implements NumberSession {
 
   async query<Q extends SessionQuery>(query: Q): Promise<AnswerOf<Q>> {
     if (!canSend(this.status)) throw new QueryRefused('not_connected', `the number is ${this.status}`);
-    switch (query.kind) {
-      case 'check_phones':
-        return { kind: 'phone_checks', results: sandboxChecks(query.phones) };
-    }
+    return answerWith(this.answers, query);
   }
+
+  private readonly answers: QueryHandlers = {
+    check_phones: (query) => ({ kind: 'phone_checks', results: sandboxChecks(query.phones) }),
+    set_presence: (query) => this.presence.set(query),
+    read_presence: (query) => this.presence.read(query.jid),
+    reject_call: async (query) => {
+      const { done, fact } = this.calls.reject(query);
+      await this.events.emit({ kind: 'call', call: fact });
+      return done;
+    },
+    list_chats: (query) => this.chats.list(query.limit),
+    modify_chat: (query) => this.chats.modify(query.chat_jid, query.action),
+    list_labels: (query) => this.labels.list(query.with_chats),
+    label_chat: (query) => this.labels.label(query),
+  };
 
   async pair(method: PairingMethod, phone?: string): Promise<void> {
     if (canSend(this.status)) return;
@@ -176,11 +198,15 @@ export class SandboxSession implements NumberSession {
         return;
       case 'group_update':
         return this.groupUpdate(command, control);
+      case 'incoming_call': {
+        const caller = this.people.person(control.from);
+        return this.arrive({ kind: 'call', call: this.calls.incoming(control.call_id, caller, control.status, control.is_video, command.occurred_at) });
+      }
     }
   }
 
   view(): SandboxView {
-    return { status: this.status, phone: this.phone, delivered: [...this.delivered], behaviour: this.behaviour };
+    return { status: this.status, phone: this.phone, delivered: [...this.delivered], behaviour: this.behaviour, presence: this.presence.view() };
   }
 
   private async scan(phone: string | null): Promise<void> {
@@ -228,6 +254,8 @@ export class SandboxSession implements NumberSession {
       },
     });
     this.seen(waId, sender.jid, content);
+    this.presence.heardFrom(sender.jid, command.occurred_at);
+    this.chats.received(chat, message.group?.name ?? sender.name, command.occurred_at);
   }
 
   private async fromPhone(command: SandboxCommand, message: SandboxPhoneMessage): Promise<void> {
@@ -259,6 +287,7 @@ export class SandboxSession implements NumberSession {
       },
     });
     this.seen(waId, own.jid, content);
+    this.chats.sent(chat, command.occurred_at);
   }
 
   private async groupUpdate(command: SandboxCommand, update: SandboxGroupUpdate): Promise<void> {

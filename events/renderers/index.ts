@@ -6,3 +6,4 @@ export { advisoryEvents, type AdvisoryInput } from './advisories.js';
 export { thresholdEvent, thresholdEventId, type Threshold } from './usage.js';
 export { KEYWORD_SOURCE, optedOutEvent } from './opt-out.js';
 export { connectionEvents } from './connections.js';
+export { callEvents } from './calls.js';

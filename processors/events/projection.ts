@@ -1,5 +1,5 @@
 import { publishEvents } from '../../events/publish.js';
-import { connectionEvents, groupEvent, inboundEvent, instanceEvents, pairingEvent, statusEvent } from '../../events/renderers/index.js';
+import { callEvents, connectionEvents, groupEvent, inboundEvent, instanceEvents, pairingEvent, statusEvent } from '../../events/renderers/index.js';
 import type { MediaLinks } from '../../shared/media-links.js';
 import type { PublicEvent } from '../../schemas/records.js';
 import { GatewayFailure, topics, type Producer, type TopicSpec } from '../../topics/index.js';
@@ -33,6 +33,7 @@ export function eventsProjection({ producer, mediaLinks }: EventsProjectionDeps)
       publish(topics.pairing, pairingEvent),
       publish(topics.groups, groupEvent),
       publish(topics.connections, connectionEvents),
+      publish(topics.calls, callEvents),
     ],
   };
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { accountEventTypes, isStreamOnly, webhookEventTypes, type WebhookEventType } from '../../events/catalogue.js';
 import { envelopeOf } from '../../events/envelope.js';
-import { advisoryEvents, groupEvent, inboundEvent, instanceEvents, optedOutEvent, statusEvent, thresholdEvent } from '../../events/renderers/index.js';
+import { advisoryEvents, callEvents, groupEvent, inboundEvent, instanceEvents, optedOutEvent, statusEvent, thresholdEvent } from '../../events/renderers/index.js';
 import { sampleEvent } from '../../events/samples.js';
 import { asAccountId, asEventId, asInstanceId, asMessageId, asProjectId } from '../../schemas/ids.js';
 import type { GroupEventKind, InboundMessage, InstanceStatus, PublicEvent, SendStatus } from '../../schemas/records.js';
@@ -33,6 +33,7 @@ const documented: Record<WebhookEventType, string[]> = {
   'campaign.paused': ['campaign_id', 'name', 'reason', 'paused_at'],
   'usage.threshold': ['percent', 'used', 'included', 'plan', 'allowance'],
   'advisory.published': ['advisory_id', 'title', 'impact', 'action', 'link', 'published_at'],
+  'call.received': ['call_id', 'from', 'is_video', 'offline'],
 };
 
 /** Real renderings from facts written independently of the samples; campaign.paused has no producer yet. */
@@ -84,6 +85,8 @@ function realRendering(type: WebhookEventType): PublicEvent | undefined {
       return thresholdEvent({ accountId: ids.account_id, period: '2026-03-01', allowance: 'media_storage', percent: 90, used: 9, included: 10, plan: 'pro', occurredAt: 0 });
     case 'advisory':
       return advisoryEvents({ accounts: ['acc_1'], title: 't', impact: 'i', action: 'a', link: 'https://x.test' }, 'adv_1', 0)[0];
+    case 'call':
+      return callEvents({ ...ids, call_id: 'C1', status: 'offer', caller: person, is_video: true, group_jid: null, offline: false, by_us: false })[0];
     default:
       return undefined;
   }

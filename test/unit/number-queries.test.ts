@@ -1,7 +1,7 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { checkPhones } from '../../connectors/baileys/phone-checks.js';
-import type { NumberSession } from '../../connectors/network/index.js';
+import type { NumberSession, SessionQuery } from '../../connectors/network/index.js';
 import { QueryRefused } from '../../connectors/network/index.js';
 import { QueryAnswers } from '../../connectors/network/query-answers.js';
 import { asAccountId, asEventId, asInstanceId, asProjectId } from '../../schemas/ids.js';
@@ -25,7 +25,7 @@ function query(overrides: Partial<NumberQuery> = {}): NumberQuery {
 }
 
 /** A session whose `query` does what the test says; nothing else of it is used. */
-const sessionAnswering = (query: NumberSession['query']) => ({ query }) as unknown as NumberSession;
+const sessionAnswering = (query: (query: SessionQuery) => Promise<unknown>) => ({ query }) as unknown as NumberSession;
 
 describe('the connector role answering queries', () => {
   const answered = (producer: MemoryProducer) => producer.sent.flatMap((s) => s.records as { key: string; value: NumberReply }[]);

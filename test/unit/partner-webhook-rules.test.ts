@@ -89,7 +89,7 @@ describe('partner webhook: who receives an event', () => {
     expect(targets(event({ trigger: 'test' }))).toEqual([]);
     for (const type of ['qr_code', 'pairing_code', 'instance.status', 'campaign.paused']) expect(targets(event({ event_type: type })), type).toEqual([]);
     for (const type of ['usage.threshold', 'advisory.published']) expect(targets(event({ event_type: type, scope: 'account', project_id: null })), type).toEqual([]);
-    expect(webhookEventTypes.filter((t) => !partnerOperationEventTypes.includes(t))).toEqual(['campaign.paused', 'usage.threshold', 'advisory.published']);
+    expect(webhookEventTypes.filter((t) => !partnerOperationEventTypes.includes(t))).toEqual(['campaign.paused', 'usage.threshold', 'advisory.published', 'call.received']);
   });
 
   it('sends a connect.* event to the partner owning its connection, with the block it carries, whatever the status', () => {
