@@ -561,6 +561,13 @@ export interface ContactContent {
   readonly contact_vcard: string;
 }
 
+/** A message deleted for everyone (send and receive; the network calls it a revoke). Sent: the number deletes its own message. Received: the author deleted it (public event message.deleted); on inbound records the envelope quoted_id repeats the deleted message. */
+export interface DeleteContent {
+  readonly kind: 'delete';
+  /** wa_message_id of the message deleted. */
+  readonly quoted_message_id: string;
+}
+
 /** Document send; the file name is media.filename. */
 export interface DocumentContent {
   readonly kind: 'document';
@@ -568,6 +575,15 @@ export interface DocumentContent {
   readonly media: MediaSource;
   /** Caption (public `body`). */
   readonly caption: null | string;
+}
+
+/** An edit of an earlier text or caption (send and receive). Sent: the number's own message gets the new text. Received: the author edited it (public event message.edited); on inbound records the envelope quoted_id repeats the edited message. */
+export interface EditContent {
+  readonly kind: 'edit';
+  /** wa_message_id of the message edited. */
+  readonly quoted_message_id: string;
+  /** The new text (or caption). */
+  readonly body: string;
 }
 
 /** Image send. */
@@ -641,7 +657,7 @@ export interface InboundMessage {
   /** Mentioned jids. */
   readonly mentions: ReadonlyArray<string>;
   /** What was received; the branch kind is the public payload.type. */
-  readonly content: TextContent | InboundImageContent | InboundVideoContent | InboundAudioContent | InboundDocumentContent | InboundStickerContent | LocationContent | ContactContent | ReactionContent | PollContent | PollVoteContent;
+  readonly content: TextContent | InboundImageContent | InboundVideoContent | InboundAudioContent | InboundDocumentContent | InboundStickerContent | LocationContent | ContactContent | ReactionContent | PollContent | PollVoteContent | EditContent | DeleteContent;
 }
 
 /** Who wrote an inbound record: `customer` (received, message.received) or `external` (the number's owner from the phone or another linked device, message.sent with origin external). */
@@ -801,7 +817,7 @@ export interface SendCommand {
   /** Hex SHA-256 of the Idempotency-Key header, when given. */
   readonly idempotency_key_hash: null | string;
   /** What to send; the branch kind is the send type. */
-  readonly content: TextContent | ImageContent | VideoContent | DocumentContent | AudioContent | StickerContent | LocationContent | ContactContent | ReactionContent | PollContent | ButtonsContent | ListContent | OtpContent;
+  readonly content: TextContent | ImageContent | VideoContent | DocumentContent | AudioContent | StickerContent | LocationContent | ContactContent | ReactionContent | PollContent | ButtonsContent | ListContent | OtpContent | EditContent | DeleteContent;
   /** When the API gave up waiting for the log to take this command and answered 503. A command the log took after this instant (its log-append time, the topic keeps append times) is never executed, projected or counted: a refused send never goes out. Null on commands written before this field existed. */
   readonly expires_at: null | number;
 }
@@ -916,7 +932,7 @@ export interface SandboxCustomerMessage {
   /** Display (push) name of the customer. */
   readonly name: null | string;
   /** What the customer sends. A poll_vote names the chosen options; the sandbox carries them as the network does (option hashes) and resolves them against the poll known to the number, dropping names the poll does not have. */
-  readonly content: TextContent | SandboxMediaContent | LocationContent | ContactContent | ReactionContent | PollContent | PollVoteContent;
+  readonly content: TextContent | SandboxMediaContent | LocationContent | ContactContent | ReactionContent | PollContent | PollVoteContent | EditContent | DeleteContent;
   /** wa_message_id of the message replied to. */
   readonly quoted_id: null | string;
   /** Group the message is written in; null for a direct message. */
@@ -978,7 +994,7 @@ export interface SandboxPhoneMessage {
   /** Chat written to: E.164 phone, phone jid, @lid identity or group jid. */
   readonly to: string;
   /** What the owner sends. */
-  readonly content: TextContent | SandboxMediaContent | LocationContent | ContactContent | ReactionContent | PollContent | PollVoteContent;
+  readonly content: TextContent | SandboxMediaContent | LocationContent | ContactContent | ReactionContent | PollContent | PollVoteContent | EditContent | DeleteContent;
   /** wa_message_id of the message replied to. */
   readonly quoted_id: null | string;
 }

@@ -76,6 +76,14 @@ export async function buildContent(type: SendType, body: AnySendBody, deps: Cont
         sections: b.sections.map((s) => ({ title: s.title ?? null, rows: s.rows.map((r) => ({ id: r.id, title: r.title, description: r.description ?? null })) })),
       };
     }
+    case 'edit': {
+      const b = body as SendBody<'edit'>;
+      return { kind: 'edit', quoted_message_id: b.quoted_message_id, body: b.body };
+    }
+    case 'delete': {
+      const b = body as SendBody<'delete'>;
+      return { kind: 'delete', quoted_message_id: b.quoted_message_id };
+    }
     case 'otp': {
       const b = body as SendBody<'otp'>;
       return {

@@ -99,6 +99,13 @@ export const sendBodies = {
     expiry_minutes: Type.Optional(Type.Integer({ minimum: 1, maximum: 1440 })),
     body: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: 'Context text; generated in the account language when absent' })),
   }),
+  edit: send({
+    quoted_message_id: Type.String({ minLength: 1, maxLength: 255, description: "wa_message_id of the number's own message to edit (a text or a caption)" }),
+    body: Type.String({ minLength: 1, maxLength: 65_536, description: 'The new text' }),
+  }),
+  delete: send({
+    quoted_message_id: Type.String({ minLength: 1, maxLength: 255, description: "wa_message_id of the number's own message to delete for everyone" }),
+  }),
 } as const;
 
 export type SendType = keyof typeof sendBodies;

@@ -29,6 +29,8 @@ function audioMessage(content: AudioContent, audio: { stream: Readable }): AnyMe
   return message;
 }
 
+const ownKey = (command: SendCommand, waMessageId: string) => ({ remoteJid: command.to, id: waMessageId, fromMe: true });
+
 /**
  * The network messages of one send, in order: buttons and lists become numbered text (the network
  * gives them to official senders only), an OTP becomes its context text and then a bubble holding
@@ -83,6 +85,11 @@ export async function outgoingMessages(command: SendCommand, deps: OutboundDeps)
       return one({ text: buttonsAsText(content) });
     case 'list':
       return one({ text: listAsText(content) });
+    case 'edit':
+      // Only the number's own messages can be edited or deleted for everyone: the key is always ours.
+      return one({ text: content.body, edit: ownKey(command, content.quoted_message_id) });
+    case 'delete':
+      return one({ delete: ownKey(command, content.quoted_message_id) });
     case 'otp': {
       const [context, code] = otpBubbles(content, deps.otp);
       return [{ content: { text: context } }, { content: { text: code }, secret: true }];

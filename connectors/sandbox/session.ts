@@ -23,6 +23,7 @@ import { derivedPhone, pairingChallenge, sentWaId, simulatedWaId } from './ids.j
 import { People } from './people.js';
 import type { OwedReceipt, PendingReceipts } from './receipts.js';
 import { Recent } from './recent.js';
+import { targetOf } from '../network/targets.js';
 
 export interface SessionDeps {
   readonly logger: Logger;
@@ -90,6 +91,10 @@ export class SandboxSession implements NumberSession {
     if (!canSend(this.status)) return { kind: 'failed', error_code: 'not_connected', error_reason: `the number is ${this.status}` };
     if (sendFails(this.behaviour, command.to)) {
       return { kind: 'failed', error_code: 'delivery_failed', error_reason: 'sandbox: the recipient is marked failing' };
+    }
+    const changed = command.content.kind === 'edit' || command.content.kind === 'delete' ? command.content.quoted_message_id : null;
+    if (changed !== null && (!this.phone || this.authors.get(changed) !== phoneJid(this.phone))) {
+      return { kind: 'failed', error_code: 'delivery_failed', error_reason: `sandbox: ${changed} is not one of the number's own messages` };
     }
     let waId = '';
     for (const content of this.bubbles(command.content)) {
@@ -209,7 +214,7 @@ export class SandboxSession implements NumberSession {
     const sender = this.people.person(message.from, message.name);
     const waId = simulatedWaId(command.event_id);
     const chat = message.group?.jid ?? sender.jid;
-    const quotedId = content.kind === 'reaction' ? content.quoted_message_id : message.quoted_id;
+    const quotedId = targetOf(content) ?? message.quoted_id;
     await this.arrive({
       kind: 'inbound',
       message: {
@@ -240,7 +245,7 @@ export class SandboxSession implements NumberSession {
     const own = { jid: phoneJid(this.phone), lid: null, name: this.instance.nickname, phone: this.phone };
     const chat = this.people.person(message.to).jid;
     const waId = simulatedWaId(command.event_id);
-    const quotedId = content.kind === 'reaction' ? content.quoted_message_id : message.quoted_id;
+    const quotedId = targetOf(content) ?? message.quoted_id;
     await this.events.emit({
       kind: 'inbound',
       message: {

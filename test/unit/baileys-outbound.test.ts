@@ -126,6 +126,16 @@ describe('sends as Baileys messages (the protobuf Baileys generates from them)',
     expect(theirs!.reactionMessage).toMatchObject({ text: '', key: { remoteJid: TO, id: 'THEIRS1', fromMe: false } });
   });
 
+  it("edits and deletes the number's own message: a MESSAGE_EDIT with the new text, a REVOKE, both keyed fromMe", async () => {
+    const { Type } = proto.Message.ProtocolMessage;
+    const [edit] = await onTheWire({ kind: 'edit', quoted_message_id: 'OURS1', body: 'Entrega amanhã' });
+    const edited = edit!.protocolMessage!;
+    expect(edited).toMatchObject({ type: Type.MESSAGE_EDIT, key: { remoteJid: TO, id: 'OURS1', fromMe: true } });
+    expect(edited.editedMessage?.extendedTextMessage?.text ?? edited.editedMessage?.conversation).toBe('Entrega amanhã');
+    const [removal] = await onTheWire({ kind: 'delete', quoted_message_id: 'OURS2' });
+    expect(removal!.protocolMessage).toMatchObject({ type: Type.REVOKE, key: { remoteJid: TO, id: 'OURS2', fromMe: true } });
+  });
+
   it('sends a poll with our own secret, so its votes can be decrypted later', async () => {
     const secret = randomBytes(32);
     const [message] = await onTheWire({ kind: 'poll', name: 'Sabor?', options: ['Queijo', 'Frango'], selectable_count: 1, message_secret: secret });

@@ -115,7 +115,7 @@ describe('history items', () => {
     code_masked: null, occurred_at: new Date(0), wa_message_id: 'WA1', quoted_id: null, quoted_participant: null,
     sender_jid: '5511@s.whatsapp.net', sender_lid: null, sender_name: 'Ana', from_jid: '5511@s.whatsapp.net', to_jid: null,
     group_jid: null, group_name: null, mentions: [], status: null, queued_at: null, sent_at: null, delivered_at: null,
-    read_at: null, failed_at: null, error_code: null, client_reference: null,
+    read_at: null, failed_at: null, error_code: null, client_reference: null, change_kind: null, change_body: null, changed_at: null,
   };
 
   it('signs media urls at read time and leaves out what a message lacks', async () => {
