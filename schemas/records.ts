@@ -820,6 +820,10 @@ export interface SendCommand {
   readonly content: TextContent | ImageContent | VideoContent | DocumentContent | AudioContent | StickerContent | LocationContent | ContactContent | ReactionContent | PollContent | ButtonsContent | ListContent | OtpContent | EditContent | DeleteContent;
   /** When the API gave up waiting for the log to take this command and answered 503. A command the log took after this instant (its log-append time, the topic keeps append times) is never executed, projected or counted: a refused send never goes out. Null on commands written before this field existed. */
   readonly expires_at: null | number;
+  /** wa_message_id of the message this send replies to (the caller's quoted_message_id); null when it is no reply. A reaction, an edit or a deletion names its message in its content instead. */
+  readonly quoted_message_id: null | string;
+  /** Jids mentioned by the send (phone jids or lids). */
+  readonly mentions: ReadonlyArray<string>;
 }
 
 /** What produced a send. */

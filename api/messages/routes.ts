@@ -8,7 +8,7 @@ import type { Cipher } from '../../shared/cipher.js';
 import type { RouteOptions } from '../context.js';
 import { gatewayError } from '../errors.js';
 import type { AuthContext } from '../plugins/auth.js';
-import { buildContent } from './content.js';
+import { buildContent, replyOf } from './content.js';
 import { IdempotencyKeys, idempotentMessageId } from './idempotency.js';
 import { createNumberChooser } from './number-choice.js';
 import { SendAccepted, sendBodies, sendTypes, type AnySendBody, type SendType } from './schemas.js';
@@ -66,6 +66,7 @@ export const messageRoutes: FastifyPluginAsyncTypebox<MessageRouteOptions> = asy
       campaign_id: null,
       idempotency_key_hash: key === undefined ? null : createHash('sha256').update(key).digest('hex'),
       content,
+      ...replyOf(type, body),
     };
     await appendSend(clients.producer, command);
     return { message_id: messageId, status: 'queued', client_reference: body.client_reference ?? null };

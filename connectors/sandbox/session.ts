@@ -40,6 +40,9 @@ export interface Delivered {
   readonly wa_message_id: string;
   readonly to: string;
   readonly content: SendCommand['content'] | TextContent;
+  /** The reply and mentions of the send, echoed on its first bubble. */
+  readonly quoted_message_id: string | null;
+  readonly mentions: readonly string[];
 }
 
 /** What the simulated network shows of one number (tests read it; nothing logs it). */
@@ -97,9 +100,10 @@ export class SandboxSession implements NumberSession {
       return { kind: 'failed', error_code: 'delivery_failed', error_reason: `sandbox: ${changed} is not one of the number's own messages` };
     }
     let waId = '';
-    for (const content of this.bubbles(command.content)) {
+    for (const [i, content] of this.bubbles(command.content).entries()) {
       waId = sentWaId();
-      this.remember({ message_id: command.message_id, wa_message_id: waId, to: command.to, content });
+      const reply = i === 0 ? { quoted_message_id: command.quoted_message_id, mentions: command.mentions } : { quoted_message_id: null, mentions: [] };
+      this.remember({ message_id: command.message_id, wa_message_id: waId, to: command.to, content, ...reply });
       if (this.phone) this.authors.set(waId, phoneJid(this.phone));
     }
     if (command.content.kind === 'poll') this.polls.set(waId, command.content.options);

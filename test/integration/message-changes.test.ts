@@ -151,6 +151,43 @@ describe('edits and deletions through the API, on the sandbox', () => {
     expect(await item(ANA_JID, (m) => m.wa_message_id === regret && m.deleted_at !== undefined)).toMatchObject({ body: null });
   });
 
+  it('sends a reply with mentions: the session gets them on the first bubble, the history shows them', async () => {
+    const question = await customerWrites({ type: 'text', body: 'do you have rye bread?' });
+    const reply = await call('POST', '/messages/text', {
+      to: ANA,
+      body: 'Yes! @Bruno will set one aside',
+      quoted_message_id: question,
+      mentions: ['+5511977772222', '123456789012345@lid'],
+      instance_id: instanceId,
+    });
+    expect(reply.status, JSON.stringify(reply.body)).toBe(202);
+    const mentions = ['5511977772222@s.whatsapp.net', '123456789012345@lid'];
+    const delivered = await waitFor('the reply delivered', () => network.inspect(instanceId)?.delivered.find((d) => d.message_id === reply.body.message_id));
+    expect(delivered).toMatchObject({ quoted_message_id: question, mentions, content: { kind: 'text', body: 'Yes! @Bruno will set one aside' } });
+    expect(await item(ANA_JID, (m) => m.message_id === reply.body.message_id)).toMatchObject({ quoted_id: question, mentions });
+
+    // Any send with content of its own may reply; a reaction names its message in its content only.
+    const poll = await call('POST', '/messages/poll', { to: ANA, name: 'Sliced?', options: ['yes', 'no'], quoted_message_id: question, instance_id: instanceId });
+    expect(poll.status).toBe(202);
+    expect(await waitFor('the poll delivered', () => network.inspect(instanceId)?.delivered.find((d) => d.message_id === poll.body.message_id))).toMatchObject({ quoted_message_id: question, mentions: [] });
+    const reaction = await call('POST', '/messages/reaction', { to: ANA, quoted_message_id: question, emoji: '👍', instance_id: instanceId });
+    expect(await waitFor('the reaction delivered', () => network.inspect(instanceId)?.delivered.find((d) => d.message_id === reaction.body.message_id))).toMatchObject({ quoted_message_id: null });
+  });
+
+  it('answers 400 invalid_request for a bad reply or mention, and for a reply on sends that take none', async () => {
+    for (const [path, body] of [
+      ['/messages/text', { to: ANA, body: 'x', mentions: ['bruno'] }],
+      ['/messages/text', { to: ANA, body: 'x', mentions: ['+5511977772222', '+5511977772222'] }],
+      ['/messages/text', { to: ANA, body: 'x', mentions: '+5511977772222' }],
+      ['/messages/text', { to: ANA, body: 'x', quoted_message_id: '' }],
+      ['/messages/otp', { to: ANA, code: '123456', quoted_message_id: 'W1' }],
+      ['/messages/edit', { to: ANA, quoted_message_id: 'W1', body: 'x', mentions: [ANA] }],
+    ] as const) {
+      const answer = await call('POST', path, body);
+      expect([answer.status, answer.body.code], `${path} ${JSON.stringify(body)}`).toEqual([400, 'invalid_request']);
+    }
+  });
+
   it('answers 400 invalid_request for an edit without text or target, and a deletion without target', async () => {
     for (const [path, body] of [
       ['/messages/edit', { to: ANA, quoted_message_id: 'X' }],

@@ -63,7 +63,7 @@ describe('message rows', () => {
   it('files a send under its recipient, queued', () => {
     const command: SendCommand = {
       ...base, message_id: asMessageId('msg_1'), client_reference: 'ref', to: '5511988887777@s.whatsapp.net', origin: 'api',
-      campaign_id: null, idempotency_key_hash: null, expires_at: null, content: { kind: 'reaction', quoted_message_id: 'WA7', emoji: '❤️' },
+      campaign_id: null, idempotency_key_hash: null, expires_at: null, quoted_message_id: null, mentions: [], content: { kind: 'reaction', quoted_message_id: 'WA7', emoji: '❤️' },
     };
     expect(sendRow(command)).toMatchObject({
       jid: '5511988887777@s.whatsapp.net', direction: 'out', status: 'queued', queued_at: new Date(base.occurred_at), quoted_id: 'WA7', client_reference: 'ref',
