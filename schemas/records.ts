@@ -323,6 +323,29 @@ export interface PublicEvent {
   readonly webhook_id: null | WebhookId;
 }
 
+/** The number creates a group with these people (it becomes its super admin). */
+export interface CreateGroup {
+  readonly kind: 'create_group';
+  /** The group name. */
+  readonly subject: string;
+  /** Phone jids or lids of the people to add. */
+  readonly participants: ReadonlyArray<string>;
+}
+
+/** One group of the number: subject, description, participants. */
+export interface GetGroup {
+  readonly kind: 'group_metadata';
+  /** Group jid (ends @g.us). */
+  readonly group_jid: string;
+}
+
+/** The invite link of a group the number administers. */
+export interface GetInviteCode {
+  readonly kind: 'group_invite';
+  /** Group jid (ends @g.us). */
+  readonly group_jid: string;
+}
+
 /** A group fact seen by a number (Baileys groups.upsert, groups.update, group-participants.update); source of group.* events. */
 export interface GroupEvent {
   /** Public evt_ id of the group.<kind> event. */
@@ -352,6 +375,92 @@ export interface GroupEvent {
 /** What happened to a group; the public event is group.<kind>. joined/left concern the number itself (added, created, invited; removed, left). */
 export const GroupEventKindValues = ['joined', 'left', 'participant_added', 'participant_removed', 'participant_promoted', 'participant_demoted', 'subject_changed', 'description_changed'] as const;
 export type GroupEventKind = (typeof GroupEventKindValues)[number];
+
+/** A group as the network describes it. */
+export interface GroupInfo {
+  readonly kind: 'group';
+  /** Group jid (ends @g.us). */
+  readonly jid: string;
+  /** The group name. */
+  readonly subject: string;
+  /** The group description. */
+  readonly description: null | string;
+  /** Jid of its creator, when known. */
+  readonly owner: null | string;
+  /** When it was created, when known. */
+  readonly created_at: null | number;
+  /** Number of participants. */
+  readonly size: number;
+  /** Its participants (absent from a list asked without them). */
+  readonly participants: ReadonlyArray<GroupParticipant>;
+}
+
+/** The invite link of a group. */
+export interface GroupInvite {
+  readonly kind: 'invite_link';
+  /** The invite code. */
+  readonly code: string;
+  /** https://chat.whatsapp.com/<code>. */
+  readonly link: string;
+}
+
+/** The groups a number takes part in. */
+export interface GroupList {
+  readonly kind: 'groups';
+  /** Each group. */
+  readonly groups: ReadonlyArray<GroupInfo>;
+}
+
+/** A participant of a group. */
+export interface GroupParticipant {
+  /** Phone jid, or the lid when the phone is unknown. */
+  readonly jid: string;
+  /** Lid of the participant, when known. */
+  readonly lid: null | string;
+  /** member, admin or superadmin. */
+  readonly role: GroupRole;
+}
+
+/** A participant's role in a group. */
+export const GroupRoleValues = ['member', 'admin', 'superadmin'] as const;
+export type GroupRole = (typeof GroupRoleValues)[number];
+
+/** The groups the number takes part in. */
+export interface ListGroups {
+  readonly kind: 'list_groups';
+  /** Whether each group comes with its participants. */
+  readonly with_participants: boolean;
+}
+
+/** What to do with participants of a group. */
+export const ParticipantActionValues = ['add', 'remove', 'promote', 'demote'] as const;
+export type ParticipantAction = (typeof ParticipantActionValues)[number];
+
+/** What became of one participant of an update. */
+export interface ParticipantResult {
+  /** The participant as asked. */
+  readonly jid: string;
+  /** ok, or the reason the network gave (not_found, forbidden, conflict...). */
+  readonly status: string;
+}
+
+/** The outcome of an update of participants, one result each. */
+export interface ParticipantsUpdated {
+  readonly kind: 'participants_updated';
+  /** One per participant asked. */
+  readonly results: ReadonlyArray<ParticipantResult>;
+}
+
+/** The number (an admin of the group) adds, removes, promotes or demotes participants. */
+export interface UpdateParticipants {
+  readonly kind: 'update_participants';
+  /** Group jid (ends @g.us). */
+  readonly group_jid: string;
+  /** What to do with them. */
+  readonly action: ParticipantAction;
+  /** Phone jids or lids. */
+  readonly participants: ReadonlyArray<string>;
+}
 
 /** Whether phones (E.164) or lids are on the messaging network, asked of the network through the number. */
 export interface CheckPhones {
@@ -440,7 +549,7 @@ export interface NumberQuery {
   /** When the asker stops waiting; a query read after it is not carried out. */
   readonly expires_at: number;
   /** What is asked; the branch kind names it. */
-  readonly query: CheckPhones;
+  readonly query: CheckPhones | ListGroups | GetGroup | CreateGroup | UpdateParticipants | GetInviteCode;
 }
 
 /** The answer of a number's session to a NumberQuery, by request_id; read by the API process that asked. */
@@ -458,7 +567,7 @@ export interface NumberReply {
   /** The request_id of the query answered. */
   readonly request_id: string;
   /** The answer; the branch kind names it. */
-  readonly answer: QueryFailed | PhoneChecks;
+  readonly answer: QueryFailed | PhoneChecks | GroupList | GroupInfo | ParticipantsUpdated | GroupInvite;
 }
 
 /** A QR or pairing code to show while a number pairs. Stream only (GET /stream, GET /connect/stream); never a webhook, never forwarded to partners (spec 6.1 rule 2). */

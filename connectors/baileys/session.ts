@@ -13,8 +13,9 @@ import type { Logger } from 'pino';
 import type { InstanceState, InstanceStatus, PairingMethod, SendCommand } from '../../schemas/records.js';
 import { backoffMs } from '../../shared/backoff.js';
 import type { NumberSession, SendResult, SessionEvents, SessionFact } from '../network/connector.js';
-import { QueryRefused, type AnswerOf, type SessionQuery } from '../network/query.js';
+import { answerTo, QueryRefused, type AnswerOf, type SessionQuery } from '../network/query.js';
 import { checkPhones } from './phone-checks.js';
+import { groupAnswer } from './groups.js';
 import { PostgresAuthStore } from './auth-store.js';
 import { afterClose } from './close-reasons.js';
 import { nextHealth, type HealthFact } from './health.js';
@@ -117,7 +118,9 @@ export class BaileysSession implements NumberSession {
     if (socket === undefined || !LIVE.has(this.status)) throw new QueryRefused('not_connected', `the number is ${this.status}`);
     switch (query.kind) {
       case 'check_phones':
-        return { kind: 'phone_checks', results: await checkPhones(socket, query.phones) };
+        return answerTo(query, { kind: 'phone_checks', results: await checkPhones(socket, query.phones) });
+      default:
+        return answerTo(query, await groupAnswer(socket, query));
     }
   }
 

@@ -3,7 +3,7 @@ import { asEventId, newId, type AccountId, type InstanceId, type ProjectId } fro
 import type { NumberQuery, NumberReply } from '../../schemas/records.js';
 import { withDeadline } from '../../shared/deadline.js';
 import { endOffsets, readFromPositions, recordsOf, topicName, topics, type Kafka, type PositionedReader, type Producer, type TopicSerdes } from '../../topics/index.js';
-import { QueryRefused, type AnswerOf, type SessionQuery } from './query.js';
+import { answerTo, QueryRefused, type AnswerOf, type SessionQuery } from './query.js';
 
 export interface NumberAskerDeps {
   readonly kafka: Kafka;
@@ -22,6 +22,11 @@ export interface AskedNumber {
 /** The answer kind each query kind expects. */
 const ANSWER_KINDS: { readonly [K in SessionQuery['kind']]: AnswerOf<Extract<SessionQuery, { kind: K }>>['kind'] } = {
   check_phones: 'phone_checks',
+  list_groups: 'groups',
+  group_metadata: 'group',
+  create_group: 'group',
+  update_participants: 'participants_updated',
+  group_invite: 'invite_link',
 };
 
 interface Waiting {
@@ -68,7 +73,8 @@ export class NumberAsker {
       // The connector answers a query still running at `expires_at` as timed out: a little longer here.
       const got = await withDeadline(answer, timeoutMs - (Date.now() - now) + GRACE_MS);
       if (got.kind === 'failed') throw new QueryRefused(asCode(got.error_code), got.error_reason);
-      return got;
+      // `answered` let through only the kind this query expects (ANSWER_KINDS).
+      return answerTo(query, got);
     } catch (error) {
       if (error instanceof QueryRefused) throw error;
       throw new QueryRefused('service_unavailable', `the number did not answer within ${timeoutMs} ms`);
@@ -96,7 +102,7 @@ export class NumberAsker {
 /** How much longer than the query's own deadline the asker waits for the connector's word. */
 const GRACE_MS = 500;
 
-const CODES = new Set(['not_connected', 'not_supported', 'invalid_request', 'service_unavailable']);
+const CODES = new Set(['not_connected', 'not_supported', 'invalid_request', 'service_unavailable', 'not_found']);
 
 function asCode(code: string): QueryRefused['code'] {
   return CODES.has(code) ? (code as QueryRefused['code']) : 'service_unavailable';

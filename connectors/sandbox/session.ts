@@ -12,7 +12,8 @@ import type {
   TextContent,
 } from '../../schemas/records.js';
 import type { NumberSession, OtpOpener, SendResult, SessionEvents, SessionFact } from '../network/connector.js';
-import { QueryRefused, type AnswerOf, type SessionQuery } from '../network/query.js';
+import { answerTo, QueryRefused, type AnswerOf, type SessionQuery } from '../network/query.js';
+import { SandboxGroups } from './groups.js';
 import { sandboxChecks } from './directory.js';
 import { isGroupJid, phoneJid } from '../../schemas/phones.js';
 import type { MediaSink } from '../network/media-sink.js';
@@ -75,6 +76,8 @@ export class SandboxSession implements NumberSession {
   /** Author jid of each message the number has seen, for quoted_participant. */
   private readonly authors = new Recent<string, string>(MEMORY);
   private readonly delivered: Delivered[] = [];
+  /** The groups the number is in (created through the API), in memory. */
+  private readonly groups = new SandboxGroups(() => phoneJid(this.phone!));
   /** Customer messages and group facts sent while the number was offline: they arrive when it connects. */
   private readonly waiting: SessionFact[] = [];
   private readonly timers = new Set<NodeJS.Timeout>();
@@ -139,7 +142,12 @@ export class SandboxSession implements NumberSession {
     if (!canSend(this.status)) throw new QueryRefused('not_connected', `the number is ${this.status}`);
     switch (query.kind) {
       case 'check_phones':
-        return { kind: 'phone_checks', results: sandboxChecks(query.phones) };
+        return answerTo(query, { kind: 'phone_checks', results: sandboxChecks(query.phones) });
+      default: {
+        const { answer, facts } = this.groups.answer(query, Date.now());
+        for (const event of facts) await this.events.emit({ kind: 'group', event });
+        return answerTo(query, answer);
+      }
     }
   }
 

@@ -4,6 +4,7 @@ import { checkPhones } from '../../connectors/baileys/phone-checks.js';
 import type { NumberSession } from '../../connectors/network/index.js';
 import { QueryRefused } from '../../connectors/network/index.js';
 import { QueryAnswers } from '../../connectors/network/query-answers.js';
+import type { Answer, SessionQuery } from '../../connectors/network/query.js';
 import { asAccountId, asEventId, asInstanceId, asProjectId } from '../../schemas/ids.js';
 import type { NumberQuery, NumberReply } from '../../schemas/records.js';
 import { MemoryProducer } from '../support/memory-topics.js';
@@ -25,7 +26,7 @@ function query(overrides: Partial<NumberQuery> = {}): NumberQuery {
 }
 
 /** A session whose `query` does what the test says; nothing else of it is used. */
-const sessionAnswering = (query: NumberSession['query']) => ({ query }) as unknown as NumberSession;
+const sessionAnswering = (answer: (query: SessionQuery) => Promise<Answer>) => ({ query: answer }) as unknown as NumberSession;
 
 describe('the connector role answering queries', () => {
   const answered = (producer: MemoryProducer) => producer.sent.flatMap((s) => s.records as { key: string; value: NumberReply }[]);

@@ -61,7 +61,9 @@ describe('discriminated unions', () => {
   });
 
   it('keeps the kind of a union of one record, which avsc unwraps, in code and off the wire', () => {
-    const queryType = avro.Type.forSchema(composeSchema(topics.numberQueries.schema, named) as avro.Schema);
+    // A record holding a union of one record (the first NumberQuery had one: check_phones).
+    const holder = { type: 'record', name: 'OneQuery', namespace: 'test', fields: [{ name: 'query', type: [composeSchema('gateway.instances.CheckPhones', named)] }] };
+    const queryType = avro.Type.forSchema(holder as avro.Schema);
     const queries = compileUnionCodec(queryType, unionKinds(named));
     const query = { kind: 'check_phones', phones: ['+5511988887777'] };
     const wire = queries.toWire({ query }) as { query: Record<string, unknown> };
