@@ -22,6 +22,7 @@ import { createRateLimiter, type RateLimit } from './plugins/rate-limit.js';
 import { poolRoutes } from './pools/routes.js';
 import { contactRoutes, type ContactRouteOptions } from './contacts/routes.js';
 import { conversationRoutes, type ConversationRouteOptions } from './conversations/routes.js';
+import { groupRoutes, type GroupRouteOptions } from './groups/routes.js';
 import { mediaRoutes, type MediaRoutesOptions } from './media/routes.js';
 import { sandboxRoutes } from './sandbox/routes.js';
 import { sandboxPhoneRoutes } from './sandbox/phone-routes.js';
@@ -64,6 +65,7 @@ export interface ApiDeps extends HealthOptions {
   readonly publicBaseUrl: string;
   readonly contacts: Omit<ContactRouteOptions, 'ctx'>;
   readonly conversations: Omit<ConversationRouteOptions, 'ctx'>;
+  readonly groups: Omit<GroupRouteOptions, 'ctx'>;
   readonly media: MediaRoutesOptions;
   readonly streams: Omit<StreamRouteOptions, 'ctx'>;
   /** The component's API: e-mail, payments, the stream hub (it is `streams.hub`) and the key of e-mail codes. */
@@ -138,6 +140,7 @@ export async function buildServer(deps: ApiDeps) {
     await api.register(messageRoutes, { ctx, ...deps.messages });
     await api.register(conversationRoutes, { ctx, ...deps.conversations });
     await api.register(contactRoutes, { ctx, ...deps.contacts });
+    await api.register(groupRoutes, { ctx, ...deps.groups });
     await api.register(usageRoutes, { ctx });
     await api.register(mediaRoutes, deps.media);
     // The sandbox's controls (its network, its phone, its payment form) exist in development mode only.

@@ -33,6 +33,8 @@ function command(n: number): SendCommand {
     origin: 'api',
     campaign_id: null,
     idempotency_key_hash: null, expires_at: null,
+    quoted_message_id: null,
+    mentions: [],
     content: { kind: 'text', body: `Hello customer ${n}, your order is on its way. Reply STOP to opt out.` },
   };
 }

@@ -8,6 +8,8 @@ export const webhookEventTypes = [
   'message.delivered',
   'message.read',
   'message.failed',
+  'message.edited',
+  'message.deleted',
   'instance.connected',
   'instance.warming',
   'instance.disconnected',

@@ -1,4 +1,4 @@
-import type { ContactContent, InboundMessage, LocationContent, Media, MediaSource, PollContent, ReactionContent, SendCommand } from '../schemas/records.js';
+import type { ContactContent, DeleteContent, EditContent, InboundMessage, LocationContent, Media, MediaSource, PollContent, ReactionContent, SendCommand } from '../schemas/records.js';
 import { maskedOtpBody } from './otp.js';
 
 /**
@@ -43,8 +43,12 @@ function storedMedia(media: Media | null) {
 }
 
 /** Kinds whose record is the same whether we sent it or received it. */
-function sharedContent(content: LocationContent | ContactContent | ReactionContent | PollContent): ContentColumns {
+function sharedContent(content: LocationContent | ContactContent | ReactionContent | PollContent | EditContent | DeleteContent): ContentColumns {
   switch (content.kind) {
+    case 'edit':
+      return { ...nothing, type: 'edit', body: content.body };
+    case 'delete':
+      return { ...nothing, type: 'delete', body: null };
     case 'location':
       return { ...nothing, type: 'location', body: content.name, latitude: content.latitude, longitude: content.longitude };
     case 'contact':
@@ -71,6 +75,8 @@ export function inboundContent(content: InboundMessage['content']): ContentColum
     case 'contact':
     case 'reaction':
     case 'poll':
+    case 'edit':
+    case 'delete':
       return sharedContent(content);
     case 'poll_vote':
       return {
@@ -104,6 +110,8 @@ export function sendContent(content: SendCommand['content']): ContentColumns {
     case 'contact':
     case 'reaction':
     case 'poll':
+    case 'edit':
+    case 'delete':
       return sharedContent(content);
     case 'otp':
       return { ...nothing, type: 'otp', body: maskedOtpBody(content.body, content.code_masked), code_masked: content.code_masked };

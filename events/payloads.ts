@@ -45,6 +45,26 @@ export interface ExternalSentPayload {
   readonly media?: MediaPayload & { readonly ref: string };
 }
 
+/**
+ * `message.edited` and `message.deleted` (names of the gateway; spec 6.1 has none): the author of
+ * an earlier message changed it, a customer or the owner from the phone (origin external).
+ */
+export interface ChangedPayload {
+  readonly origin: 'customer' | 'external';
+  /** Our id of this change. */
+  readonly message_id: string;
+  /** The network id of the message changed: the `wa_message_id` its message.received or message.sent carried. */
+  readonly wa_message_id: string;
+  /** Who changed it: the chat (customer), or the number's own phone jid (external). */
+  readonly from: string;
+  /** The chat the message is in. */
+  readonly chat: string;
+  /** Author of the message changed, when known (a group admin may delete another member's message). */
+  readonly quoted_participant?: string;
+  /** message.edited only: the new text. */
+  readonly body?: string;
+}
+
 /** `message.sent|delivered|read|failed` of one of our sends. The code of an OTP is never here. */
 export interface StatusPayload {
   readonly origin: 'api';

@@ -108,6 +108,10 @@ function rendered(eventType: WebhookEventType, f: Facts): PublicEvent {
   switch (eventType) {
     case 'message.received':
       return inboundEvent(f.inbound({ kind: 'text', body: 'Hello! This is a sample message.' }), sampleMediaUrl);
+    case 'message.edited':
+      return inboundEvent(f.inbound({ kind: 'edit', quoted_message_id: 'SAMPLEEDITED0001', body: 'Hello! This is the corrected sample message.' }), sampleMediaUrl);
+    case 'message.deleted':
+      return inboundEvent(f.inbound({ kind: 'delete', quoted_message_id: 'SAMPLEDELETED001' }), sampleMediaUrl);
     case 'message.sent':
     case 'message.delivered':
     case 'message.read':

@@ -389,6 +389,29 @@ export interface PublicEvent {
   readonly webhook_id: null | WebhookId;
 }
 
+/** The number creates a group with these people (it becomes its super admin). */
+export interface CreateGroup {
+  readonly kind: 'create_group';
+  /** The group name. */
+  readonly subject: string;
+  /** Phone jids or lids of the people to add. */
+  readonly participants: ReadonlyArray<string>;
+}
+
+/** One group of the number: subject, description, participants. */
+export interface GetGroup {
+  readonly kind: 'group_metadata';
+  /** Group jid (ends @g.us). */
+  readonly group_jid: string;
+}
+
+/** The invite link of a group the number administers. */
+export interface GetInviteCode {
+  readonly kind: 'group_invite';
+  /** Group jid (ends @g.us). */
+  readonly group_jid: string;
+}
+
 /** A group fact seen by a number (Baileys groups.upsert, groups.update, group-participants.update); source of group.* events. */
 export interface GroupEvent {
   /** Public evt_ id of the group.<kind> event. */
@@ -418,6 +441,92 @@ export interface GroupEvent {
 /** What happened to a group; the public event is group.<kind>. joined/left concern the number itself (added, created, invited; removed, left). */
 export const GroupEventKindValues = ['joined', 'left', 'participant_added', 'participant_removed', 'participant_promoted', 'participant_demoted', 'subject_changed', 'description_changed'] as const;
 export type GroupEventKind = (typeof GroupEventKindValues)[number];
+
+/** A group as the network describes it. */
+export interface GroupInfo {
+  readonly kind: 'group';
+  /** Group jid (ends @g.us). */
+  readonly jid: string;
+  /** The group name. */
+  readonly subject: string;
+  /** The group description. */
+  readonly description: null | string;
+  /** Jid of its creator, when known. */
+  readonly owner: null | string;
+  /** When it was created, when known. */
+  readonly created_at: null | number;
+  /** Number of participants. */
+  readonly size: number;
+  /** Its participants (absent from a list asked without them). */
+  readonly participants: ReadonlyArray<GroupParticipant>;
+}
+
+/** The invite link of a group. */
+export interface GroupInvite {
+  readonly kind: 'invite_link';
+  /** The invite code. */
+  readonly code: string;
+  /** https://chat.whatsapp.com/<code>. */
+  readonly link: string;
+}
+
+/** The groups a number takes part in. */
+export interface GroupList {
+  readonly kind: 'groups';
+  /** Each group. */
+  readonly groups: ReadonlyArray<GroupInfo>;
+}
+
+/** A participant of a group. */
+export interface GroupParticipant {
+  /** Phone jid, or the lid when the phone is unknown. */
+  readonly jid: string;
+  /** Lid of the participant, when known. */
+  readonly lid: null | string;
+  /** member, admin or superadmin. */
+  readonly role: GroupRole;
+}
+
+/** A participant's role in a group. */
+export const GroupRoleValues = ['member', 'admin', 'superadmin'] as const;
+export type GroupRole = (typeof GroupRoleValues)[number];
+
+/** The groups the number takes part in. */
+export interface ListGroups {
+  readonly kind: 'list_groups';
+  /** Whether each group comes with its participants. */
+  readonly with_participants: boolean;
+}
+
+/** What to do with participants of a group. */
+export const ParticipantActionValues = ['add', 'remove', 'promote', 'demote'] as const;
+export type ParticipantAction = (typeof ParticipantActionValues)[number];
+
+/** What became of one participant of an update. */
+export interface ParticipantResult {
+  /** The participant as asked. */
+  readonly jid: string;
+  /** ok, or the reason the network gave (not_found, forbidden, conflict...). */
+  readonly status: string;
+}
+
+/** The outcome of an update of participants, one result each. */
+export interface ParticipantsUpdated {
+  readonly kind: 'participants_updated';
+  /** One per participant asked. */
+  readonly results: ReadonlyArray<ParticipantResult>;
+}
+
+/** The number (an admin of the group) adds, removes, promotes or demotes participants. */
+export interface UpdateParticipants {
+  readonly kind: 'update_participants';
+  /** Group jid (ends @g.us). */
+  readonly group_jid: string;
+  /** What to do with them. */
+  readonly action: ParticipantAction;
+  /** Phone jids or lids. */
+  readonly participants: ReadonlyArray<string>;
+}
 
 /** An action asked of the session was carried out on the network. */
 export interface ActionDone {
@@ -608,7 +717,7 @@ export interface NumberQuery {
   /** When the asker stops waiting; a query read after it is not carried out. */
   readonly expires_at: number;
   /** What is asked; the branch kind names it. */
-  readonly query: CheckPhones | SetPresence | ReadPresence | RejectCall | ListChats | ModifyChat | ListLabels | LabelChat;
+  readonly query: CheckPhones | SetPresence | ReadPresence | RejectCall | ListChats | ModifyChat | ListLabels | LabelChat | ListGroups | GetGroup | CreateGroup | UpdateParticipants | GetInviteCode;
 }
 
 /** The answer of a number's session to a NumberQuery, by request_id; read by the API process that asked. */
@@ -626,7 +735,7 @@ export interface NumberReply {
   /** The request_id of the query answered. */
   readonly request_id: string;
   /** The answer; the branch kind names it. */
-  readonly answer: QueryFailed | PhoneChecks | ActionDone | ContactPresence | ChatList | LabelList;
+  readonly answer: QueryFailed | PhoneChecks | ActionDone | ContactPresence | ChatList | LabelList | GroupList | GroupInfo | ParticipantsUpdated | GroupInvite;
 }
 
 /** A QR or pairing code to show while a number pairs. Stream only (GET /stream, GET /connect/stream); never a webhook, never forwarded to partners (spec 6.1 rule 2). */
@@ -758,6 +867,13 @@ export interface ContactContent {
   readonly contact_vcard: string;
 }
 
+/** A message deleted for everyone (send and receive; the network calls it a revoke). Sent: the number deletes its own message. Received: the author deleted it (public event message.deleted); on inbound records the envelope quoted_id repeats the deleted message. */
+export interface DeleteContent {
+  readonly kind: 'delete';
+  /** wa_message_id of the message deleted. */
+  readonly quoted_message_id: string;
+}
+
 /** Document send; the file name is media.filename. */
 export interface DocumentContent {
   readonly kind: 'document';
@@ -765,6 +881,15 @@ export interface DocumentContent {
   readonly media: MediaSource;
   /** Caption (public `body`). */
   readonly caption: null | string;
+}
+
+/** An edit of an earlier text or caption (send and receive). Sent: the number's own message gets the new text. Received: the author edited it (public event message.edited); on inbound records the envelope quoted_id repeats the edited message. */
+export interface EditContent {
+  readonly kind: 'edit';
+  /** wa_message_id of the message edited. */
+  readonly quoted_message_id: string;
+  /** The new text (or caption). */
+  readonly body: string;
 }
 
 /** Image send. */
@@ -838,7 +963,7 @@ export interface InboundMessage {
   /** Mentioned jids. */
   readonly mentions: ReadonlyArray<string>;
   /** What was received; the branch kind is the public payload.type. */
-  readonly content: TextContent | InboundImageContent | InboundVideoContent | InboundAudioContent | InboundDocumentContent | InboundStickerContent | LocationContent | ContactContent | ReactionContent | PollContent | PollVoteContent | ViewOnceContent;
+  readonly content: TextContent | InboundImageContent | InboundVideoContent | InboundAudioContent | InboundDocumentContent | InboundStickerContent | LocationContent | ContactContent | ReactionContent | PollContent | PollVoteContent | ViewOnceContent | EditContent | DeleteContent;
 }
 
 /** Who wrote an inbound record: `customer` (received, message.received) or `external` (the number's owner from the phone or another linked device, message.sent with origin external). */
@@ -998,9 +1123,13 @@ export interface SendCommand {
   /** Hex SHA-256 of the Idempotency-Key header, when given. */
   readonly idempotency_key_hash: null | string;
   /** What to send; the branch kind is the send type. */
-  readonly content: TextContent | ImageContent | VideoContent | DocumentContent | AudioContent | StickerContent | LocationContent | ContactContent | ReactionContent | PollContent | ButtonsContent | ListContent | OtpContent;
+  readonly content: TextContent | ImageContent | VideoContent | DocumentContent | AudioContent | StickerContent | LocationContent | ContactContent | ReactionContent | PollContent | ButtonsContent | ListContent | OtpContent | EditContent | DeleteContent;
   /** When the API gave up waiting for the log to take this command and answered 503. A command the log took after this instant (its log-append time, the topic keeps append times) is never executed, projected or counted: a refused send never goes out. Null on commands written before this field existed. */
   readonly expires_at: null | number;
+  /** wa_message_id of the message this send replies to (the caller's quoted_message_id); null when it is no reply. A reaction, an edit or a deletion names its message in its content instead. */
+  readonly quoted_message_id: null | string;
+  /** Jids mentioned by the send (phone jids or lids). */
+  readonly mentions: ReadonlyArray<string>;
 }
 
 /** What produced a send. */
@@ -1120,7 +1249,7 @@ export interface SandboxCustomerMessage {
   /** Display (push) name of the customer. */
   readonly name: null | string;
   /** What the customer sends. A poll_vote names the chosen options; the sandbox carries them as the network does (option hashes) and resolves them against the poll known to the number, dropping names the poll does not have. */
-  readonly content: TextContent | SandboxMediaContent | LocationContent | ContactContent | ReactionContent | PollContent | PollVoteContent;
+  readonly content: TextContent | SandboxMediaContent | LocationContent | ContactContent | ReactionContent | PollContent | PollVoteContent | EditContent | DeleteContent;
   /** wa_message_id of the message replied to. */
   readonly quoted_id: null | string;
   /** Group the message is written in; null for a direct message. */
@@ -1195,7 +1324,7 @@ export interface SandboxPhoneMessage {
   /** Chat written to: E.164 phone, phone jid, @lid identity or group jid. */
   readonly to: string;
   /** What the owner sends. */
-  readonly content: TextContent | SandboxMediaContent | LocationContent | ContactContent | ReactionContent | PollContent | PollVoteContent;
+  readonly content: TextContent | SandboxMediaContent | LocationContent | ContactContent | ReactionContent | PollContent | PollVoteContent | EditContent | DeleteContent;
   /** wa_message_id of the message replied to. */
   readonly quoted_id: null | string;
 }

@@ -84,6 +84,7 @@ export async function startApi(clients: Clients, options: { listen: boolean; clo
       lastInstanceFor: (projectId, jid) => lastInstanceFor(clients.pool, projectId, jid),
     },
     contacts: { network: new NetworkChecks({ pool: clients.pool, asker }) },
+    groups: { asker, lastInstanceFor: (projectId, jid) => lastInstanceFor(clients.pool, projectId, jid) },
     conversations: { signMediaUrl: (mediaId) => clients.mediaLinks.mediaUrl(mediaId) },
     media: { store: clients.media, links: clients.mediaLinks },
     streams: { hub: streams, heartbeatMs: clients.config.streams.heartbeatMs },

@@ -120,6 +120,8 @@ export const callRoutes: FastifyPluginAsyncTypebox<CallRouteOptions> = async (ap
           origin: 'api',
           campaign_id: null,
           idempotency_key_hash: null,
+          quoted_message_id: null,
+          mentions: [],
           content: { kind: 'text', body: text },
         });
       }

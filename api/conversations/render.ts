@@ -30,6 +30,7 @@ const optional = <T>(value: T | null): T | undefined => value ?? undefined;
 const time = (value: Date | null) => value?.toISOString();
 
 export async function messageOut(row: StoredMessage, signMediaUrl?: MediaUrlSigner): Promise<Static<typeof MessageOut>> {
+  const deleted = row.change_kind === 'delete';
   return {
     message_id: row.message_id,
     type: row.type,
@@ -41,12 +42,12 @@ export async function messageOut(row: StoredMessage, signMediaUrl?: MediaUrlSign
     from: optional(row.from_jid),
     to: optional(row.to_jid),
     sender: row.sender_jid === null ? undefined : { jid: row.sender_jid, lid: row.sender_lid, name: row.sender_name },
-    body: row.body,
+    body: deleted ? null : row.change_kind === 'edit' ? row.change_body : row.body,
     quoted_id: optional(row.quoted_id),
     quoted_participant: optional(row.quoted_participant),
     group: row.group_jid === null ? undefined : { jid: row.group_jid, name: row.group_name },
     mentions: row.mentions,
-    media: await mediaOut(row, signMediaUrl),
+    media: deleted ? undefined : await mediaOut(row, signMediaUrl),
     latitude: optional(row.latitude),
     longitude: optional(row.longitude),
     poll: row.poll_name === null ? undefined : { name: row.poll_name, options: row.poll_options ?? [] },
@@ -61,6 +62,8 @@ export async function messageOut(row: StoredMessage, signMediaUrl?: MediaUrlSign
     read_at: time(row.read_at),
     failed_at: time(row.failed_at),
     error_code: optional(row.error_code),
+    edited_at: row.change_kind === 'edit' ? time(row.changed_at) : undefined,
+    deleted_at: deleted ? time(row.changed_at) : undefined,
   };
 }
 

@@ -73,4 +73,6 @@ export const MessageOut = Type.Object({
   read_at: Type.Optional(Timestamp),
   failed_at: Type.Optional(Timestamp),
   error_code: Type.Optional(Type.String({ description: 'Why a send failed (an error code of the API)' })),
+  edited_at: Type.Optional({ ...Timestamp, description: 'When its author last edited it; body is the edited text' }),
+  deleted_at: Type.Optional({ ...Timestamp, description: 'When its author deleted it for everyone; body and media are gone' }),
 });

@@ -5,7 +5,8 @@ import { DEFAULT_OTP_LIFETIME_MS, type OtpSealer } from '../../connectors/networ
 import type { Locale } from '../errors.js';
 import { ingestSendMedia } from '../media/ingest.js';
 import { maskCode, otpContext } from './otp-text.js';
-import type { AnySendBody, SendBody, SendType } from './schemas.js';
+import { isReplying, type AnySendBody, type ReplyingType, type SendBody, type SendType } from './schemas.js';
+import { toJid } from '../../schemas/phones.js';
 
 export type SendContent = SendCommand['content'];
 
@@ -77,6 +78,14 @@ export async function buildContent(type: SendType, body: AnySendBody, deps: Cont
         sections: b.sections.map((s) => ({ title: s.title ?? null, rows: s.rows.map((r) => ({ id: r.id, title: r.title, description: r.description ?? null })) })),
       };
     }
+    case 'edit': {
+      const b = body as SendBody<'edit'>;
+      return { kind: 'edit', quoted_message_id: b.quoted_message_id, body: b.body };
+    }
+    case 'delete': {
+      const b = body as SendBody<'delete'>;
+      return { kind: 'delete', quoted_message_id: b.quoted_message_id };
+    }
     case 'otp': {
       const b = body as SendBody<'otp'>;
       return {
@@ -88,6 +97,14 @@ export async function buildContent(type: SendType, body: AnySendBody, deps: Cont
       };
     }
   }
+}
+
+/** The message a send replies to and the jids it mentions, when its type takes them. */
+export function replyOf(type: SendType, body: AnySendBody): Pick<SendCommand, 'quoted_message_id' | 'mentions'> {
+  // A reaction, an edit and a deletion name their message in their content: no reply of their own.
+  if (!isReplying(type)) return { quoted_message_id: null, mentions: [] };
+  const b = body as SendBody<ReplyingType>;
+  return { quoted_message_id: b.quoted_message_id ?? null, mentions: (b.mentions ?? []).map(toJid) };
 }
 
 /** A vCard 3.0 from a name and, when given, a phone. */

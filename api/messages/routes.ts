@@ -9,7 +9,7 @@ import type { OtpSealer } from '../../connectors/network/index.js';
 import type { RouteOptions } from '../context.js';
 import { gatewayError } from '../errors.js';
 import type { AuthContext } from '../plugins/auth.js';
-import { buildContent } from './content.js';
+import { buildContent, replyOf } from './content.js';
 import { IdempotencyKeys, idempotentMessageId } from './idempotency.js';
 import { createNumberChooser } from './number-choice.js';
 import { SendAccepted, sendBodies, sendTypes, type AnySendBody, type SendType } from './schemas.js';
@@ -18,6 +18,10 @@ import { appendSend } from './append.js';
 import { MEDIA_BODY_LIMIT, TEXT_BODY_LIMIT } from '../body-limits.js';
 
 const mediaTypes: ReadonlySet<SendType> = new Set(['image', 'video', 'document', 'audio', 'sticker']);
+const summaries: Partial<Record<SendType, string>> = {
+  edit: "Edit one of the number's own messages (its text or caption)",
+  delete: "Delete one of the number's own messages for everyone",
+};
 
 export interface MessageRouteOptions extends RouteOptions {
   /** Where media of sends is stored, and converted for voice notes and stickers. */
@@ -41,10 +45,11 @@ export const messageRoutes: FastifyPluginAsyncTypebox<MessageRouteOptions> = asy
 
   const accept = async (type: SendType, body: AnySendBody, auth: AuthContext, key: string | undefined): Promise<SendAccepted> => {
     const to = toJid(body.to);
-    // An OTP answers the customer's own request, so it goes out even to a contact who opted out of messages.
+    // An OTP answers the customer's own request, so it goes out even to a contact who opted out of
+    // messages; so does a deletion, which takes back what the contact received.
     const phone = phoneOfJid(to);
     const [optedOut, number] = await Promise.all([
-      type !== 'otp' && phone !== undefined ? options.optedOut(auth.accountId, phone) : false,
+      type !== 'otp' && type !== 'delete' && phone !== undefined ? options.optedOut(auth.accountId, phone) : false,
       choose({ projectId: auth.projectId, instanceId: body.instance_id, poolId: body.pool_id, to }),
     ]);
     if (optedOut) throw gatewayError('contact_opted_out');
@@ -64,6 +69,7 @@ export const messageRoutes: FastifyPluginAsyncTypebox<MessageRouteOptions> = asy
       campaign_id: null,
       idempotency_key_hash: key === undefined ? null : createHash('sha256').update(key).digest('hex'),
       content,
+      ...replyOf(type, body),
     };
     await appendSend(clients.producer, command);
     return { message_id: messageId, status: 'queued', client_reference: body.client_reference ?? null };
@@ -77,7 +83,7 @@ export const messageRoutes: FastifyPluginAsyncTypebox<MessageRouteOptions> = asy
         bodyLimit: mediaTypes.has(type) ? MEDIA_BODY_LIMIT : TEXT_BODY_LIMIT,
         schema: {
           tags: ['messages'],
-          summary: `Send a ${type} message`,
+          summary: summaries[type] ?? `Send a ${type} message`,
           headers: Type.Object({ 'idempotency-key': Type.Optional(Type.String({ description: 'Up to 255 characters; 24 h per account' })) }),
           body: sendBodies[type],
           response: { 202: SendAccepted },

@@ -19,6 +19,19 @@ function send<P extends TProperties>(properties: P): TObject<typeof common & P> 
   return Type.Object({ ...common, ...properties }, { additionalProperties: false });
 }
 
+/** A reply and its mentions, on the sends that carry content of their own. */
+const reply = {
+  quoted_message_id: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'wa_message_id of the message this one replies to' })),
+  mentions: Type.Optional(
+    Type.Array(Type.String({ pattern: anyOf('e164', 'phoneJid', 'lid') }), { maxItems: 256, uniqueItems: true, description: 'People mentioned: E.164 phones or jids' }),
+  ),
+};
+
+/** A send that may reply to a message and mention people. */
+function replying<P extends TProperties>(properties: P): TObject<typeof common & typeof reply & P> {
+  return send({ ...reply, ...properties });
+}
+
 /** A media type as RFC 6838 writes it, `type/subtype` with optional `; name=value` parameters: it becomes a header (S3, HTTP). */
 export const MediaType = Type.String({
   maxLength: 255,
@@ -38,19 +51,19 @@ function Media<P extends TProperties>(extra: P): TObject<typeof mediaSource & P>
 }
 
 export const sendBodies = {
-  text: send({ body: Type.String({ minLength: 1, maxLength: 65_536 }) }),
-  image: send({ media: Media({ caption: Type.Optional(Type.String({ maxLength: 4096 })) }) }),
-  video: send({ media: Media({ caption: Type.Optional(Type.String({ maxLength: 4096 })) }) }),
-  document: send({ media: Media({ caption: Type.Optional(Type.String({ maxLength: 4096 })) }) }),
-  audio: send({ media: Media({ ptt: Type.Optional(Type.Boolean({ description: 'Send as a voice note: the audio (MP3, M4A, WAV, OGG, ...) is converted to Opus in OGG' })) }) }),
-  sticker: send({ media: Media({}) }),
-  location: send({
+  text: replying({ body: Type.String({ minLength: 1, maxLength: 65_536 }) }),
+  image: replying({ media: Media({ caption: Type.Optional(Type.String({ maxLength: 4096 })) }) }),
+  video: replying({ media: Media({ caption: Type.Optional(Type.String({ maxLength: 4096 })) }) }),
+  document: replying({ media: Media({ caption: Type.Optional(Type.String({ maxLength: 4096 })) }) }),
+  audio: replying({ media: Media({ ptt: Type.Optional(Type.Boolean({ description: 'Send as a voice note: the audio (MP3, M4A, WAV, OGG, ...) is converted to Opus in OGG' })) }) }),
+  sticker: replying({ media: Media({}) }),
+  location: replying({
     latitude: Type.Number({ minimum: -90, maximum: 90 }),
     longitude: Type.Number({ minimum: -180, maximum: 180 }),
     name: Type.Optional(Type.String({ maxLength: 1000 })),
     address: Type.Optional(Type.String({ maxLength: 1000 })),
   }),
-  contact: send({
+  contact: replying({
     contact_name: Type.String({ minLength: 1, maxLength: 255 }),
     contact_phone: Type.Optional(Type.String({ pattern: anyOf('e164'), description: 'Used in the generated vCard' })),
     contact_vcard: Type.Optional(Type.String({ maxLength: 10_000, pattern: '^BEGIN:VCARD' })),
@@ -59,19 +72,19 @@ export const sendBodies = {
     quoted_message_id: Type.String({ minLength: 1, maxLength: 255, description: 'wa_message_id of the message reacted to' }),
     emoji: Type.String({ maxLength: 32, description: 'Empty removes the reaction' }),
   }),
-  poll: send({
+  poll: replying({
     name: Type.String({ minLength: 1, maxLength: 255 }),
     options: Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { minItems: 2, maxItems: 12, uniqueItems: true }),
     selectable_count: Type.Optional(Type.Integer({ minimum: 0, maximum: 12, description: '0 = any number of options' })),
   }),
-  buttons: send({
+  buttons: replying({
     body: Type.String({ minLength: 1, maxLength: 4096 }),
     buttons: Type.Array(Type.Object({ id: Type.String({ minLength: 1, maxLength: 256 }), title: Type.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false }), {
       minItems: 1,
       maxItems: 10,
     }),
   }),
-  list: send({
+  list: replying({
     body: Type.String({ minLength: 1, maxLength: 4096 }),
     sections: Type.Array(
       Type.Object(
@@ -99,10 +112,21 @@ export const sendBodies = {
     expiry_minutes: Type.Optional(Type.Integer({ minimum: 1, maximum: 1440 })),
     body: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: 'Context text; generated in the account language when absent' })),
   }),
+  edit: send({
+    quoted_message_id: Type.String({ minLength: 1, maxLength: 255, description: "wa_message_id of the number's own message to edit (a text or a caption)" }),
+    body: Type.String({ minLength: 1, maxLength: 65_536, description: 'The new text' }),
+  }),
+  delete: send({
+    quoted_message_id: Type.String({ minLength: 1, maxLength: 255, description: "wa_message_id of the number's own message to delete for everyone" }),
+  }),
 } as const;
 
 export type SendType = keyof typeof sendBodies;
+/** The send types that take `quoted_message_id` and `mentions` as a reply: all but those naming a message in their content, and the OTP. */
+export type ReplyingType = Exclude<SendType, 'reaction' | 'edit' | 'delete' | 'otp'>;
 export const sendTypes = Object.keys(sendBodies) as SendType[];
+const replyingTypes: ReadonlySet<SendType> = new Set(sendTypes.filter((type) => 'mentions' in sendBodies[type].properties));
+export const isReplying = (type: SendType): type is ReplyingType => replyingTypes.has(type);
 export type SendBody<T extends SendType> = Static<(typeof sendBodies)[T]>;
 export type AnySendBody = { [T in SendType]: SendBody<T> }[SendType];
 

@@ -26,6 +26,8 @@ export const scopes = [
   'webhooks:read',
   'webhooks:write',
   'events:read',
+  'groups:read',
+  'groups:write',
 ] as const;
 export type Scope = (typeof scopes)[number];
 

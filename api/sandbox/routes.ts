@@ -69,6 +69,8 @@ const Content = Type.Union(
       selectable_count: Type.Optional(Type.Integer({ minimum: 0, maximum: 12 })),
     }, closed),
     Type.Object({ type: Type.Literal('poll_vote'), poll_message_id: WaMessageId, selected: Type.Array(Type.String({ maxLength: 100 }), { maxItems: 12 }) }, closed),
+    Type.Object({ type: Type.Literal('edit'), quoted_message_id: WaMessageId, body: Type.String({ minLength: 1, maxLength: 65_536 }) }, closed),
+    Type.Object({ type: Type.Literal('delete'), quoted_message_id: WaMessageId }, closed),
   ],
   { description: 'What is written; `type` is the received message type (spec 2.4)' },
 );
@@ -243,6 +245,10 @@ function controlContent(content: Static<typeof Content>): ControlContent {
       return { kind: 'poll', name: content.name, options: content.options, selectable_count: content.selectable_count ?? 1, message_secret: null };
     case 'poll_vote':
       return { kind: 'poll_vote', poll_message_id: content.poll_message_id, selected: content.selected };
+    case 'edit':
+      return { kind: 'edit', quoted_message_id: content.quoted_message_id, body: content.body };
+    case 'delete':
+      return { kind: 'delete', quoted_message_id: content.quoted_message_id };
     default:
       return {
         kind: 'media',

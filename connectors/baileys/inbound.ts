@@ -17,6 +17,7 @@ import { isGroupJid, phoneOfJid } from '../../schemas/phones.js';
 import type { Media, Sender } from '../../schemas/records.js';
 import type { InboundFact } from '../network/connector.js';
 import { resolveVote } from '../network/polls.js';
+import { targetOf } from '../network/targets.js';
 import { personOf, type LidLookup } from './people.js';
 import type { KnownPoll } from './poll-store.js';
 import { viewOnceWithoutContent } from './view-once.js';
@@ -74,8 +75,9 @@ export async function mapInbound(message: WAMessage, ctx: InboundContext): Promi
   const content = viewOnce ?? (await contentOf(message, body!, type!, author, ctx));
   if ('skip' in content) return skip(content.skip);
   const context = body === undefined || type === undefined ? undefined : contextOf(body, type);
-  const reacted = content.kind === 'reaction' ? body?.reactionMessage?.key : undefined;
-  const quotedId = content.kind === 'reaction' ? content.quoted_message_id : (context?.stanzaId ?? null);
+  // The message a reaction, an edit or a deletion is about, by its key as the author's side wrote it.
+  const reacted = content.kind === 'reaction' ? body?.reactionMessage?.key : body === undefined ? undefined : changed(content, body, key, author);
+  const quotedId = targetOf(content) ?? context?.stanzaId ?? null;
   const quotedParticipant = reacted ? keyAuthor(reacted, ctx) : context?.participant ? personOf(context.participant, undefined, null, ctx.phoneOfLid).jid : null;
   return {
     kind: 'fact',
@@ -136,13 +138,25 @@ async function contentOf(message: WAMessage, body: proto.IMessage, type: keyof p
       return pollOf(message, body, body[type]!, author, ctx);
     case 'pollUpdateMessage':
       return voteOf(message, body.pollUpdateMessage!, author, ctx);
-    case 'protocolMessage': {
-      const kind = body.protocolMessage?.type;
-      return { skip: `a protocol message (${kind == null ? 'no type' : (proto.Message.ProtocolMessage.Type[kind] ?? kind)})` };
-    }
+    case 'protocolMessage':
+      return changeOf(body.protocolMessage!);
     default:
       return { skip: `unsupported content ${type}` };
   }
+}
+
+/** An edit or a deletion for everyone (revoke) of an earlier message; other protocol messages are skipped. */
+function changeOf(protocol: proto.Message.IProtocolMessage): Content | Skip {
+  const target = protocol.key?.id;
+  const { Type } = proto.Message.ProtocolMessage;
+  if (target && protocol.type === Type.REVOKE) return { kind: 'delete', quoted_message_id: target };
+  if (target && protocol.type === Type.MESSAGE_EDIT) {
+    const edited = extractMessageContent(protocol.editedMessage);
+    const body = edited?.conversation ?? edited?.extendedTextMessage?.text ?? edited?.imageMessage?.caption ?? edited?.videoMessage?.caption ?? edited?.documentMessage?.caption;
+    return body == null ? { skip: `an edit of ${target} without text` } : { kind: 'edit', quoted_message_id: target, body };
+  }
+  const kind = protocol.type;
+  return { skip: `a protocol message (${kind == null ? 'no type' : (Type[kind] ?? kind)})` };
 }
 
 async function pollOf(message: WAMessage, body: proto.IMessage, poll: proto.Message.IPollCreationMessage, author: Sender, ctx: InboundContext): Promise<Content> {
@@ -190,6 +204,17 @@ function authorOf(key: WAMessageKey, pushName: string | null | undefined, phoneO
   const jid = shared ? key.participant : key.remoteJid;
   // The socket puts the author's other identity on participantAlt in groups, on remoteJidAlt elsewhere.
   return jid ? personOf(jid, key.participantAlt ?? key.remoteJidAlt, pushName, phoneOfLid) : undefined;
+}
+
+/**
+ * The key of an edited or deleted message, as seen from our side: the author changes their own
+ * message, except a group admin deleting someone else's (the key names that participant).
+ */
+function changed(content: Content, body: proto.IMessage, key: WAMessageKey, author: Sender): proto.IMessageKey | undefined {
+  if (content.kind !== 'edit' && content.kind !== 'delete') return undefined;
+  const participant = body.protocolMessage?.key?.participant;
+  if (participant && participant !== key.participant) return { remoteJid: key.remoteJid, participant, fromMe: false };
+  return { remoteJid: key.remoteJid, participant: key.fromMe ? null : author.jid, fromMe: key.fromMe };
 }
 
 /** The author of a reacted message, from its key as seen from our side. */

@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import type { AnyMessageContent } from '@whiskeysockets/baileys';
+import type { AnyMessageContent, WAMessage } from '@whiskeysockets/baileys';
 import type { AudioContent, MediaSource, SendCommand } from '../../schemas/records.js';
 import type { OtpOpener } from '../network/connector.js';
 import { buttonsAsText, listAsText, otpBubbles } from '../network/outgoing-text.js';
@@ -11,6 +11,8 @@ export interface OutboundDeps {
   readonly otp: OtpOpener;
   /** Whether a network id is one of this number's own messages (a reaction's key says so). */
   readonly isOwn: (waMessageId: string) => Promise<boolean>;
+  /** A message of the chat `to` as the number knows it (one it received lately, or one of its sends), for a reply to quote. */
+  readonly quoted: (to: string, waMessageId: string) => Promise<WAMessage | undefined>;
 }
 
 /**
@@ -29,12 +31,35 @@ function audioMessage(content: AudioContent, audio: { stream: Readable }): AnyMe
   return message;
 }
 
+const ownKey = (command: SendCommand, waMessageId: string) => ({ remoteJid: command.to, id: waMessageId, fromMe: true });
+
 /**
  * The network messages of one send, in order: buttons and lists become numbered text (the network
  * gives them to official senders only), an OTP becomes its context text and then a bubble holding
  * only the code, opened here and nowhere else.
  */
 export async function outgoingMessages(command: SendCommand, deps: OutboundDeps): Promise<OutgoingMessage[]> {
+  const messages = await contentMessages(command, deps);
+  const [first, ...rest] = messages;
+  if (first === undefined || (command.quoted_message_id === null && command.mentions.length === 0)) return messages;
+  return [await asReply(command, first, deps), ...rest];
+}
+
+/**
+ * The first message of a send as a reply (Baileys' `quoted`: the context's `stanzaId`,
+ * `participant` and `quotedMessage`) mentioning people (`mentions`: the context's `mentionedJid`).
+ * A quoted message the number no longer knows is quoted by its id alone, from the chat: the
+ * recipient's phone shows the reply, with an empty quote.
+ */
+async function asReply(command: SendCommand, message: OutgoingMessage, deps: OutboundDeps): Promise<OutgoingMessage> {
+  const id = command.quoted_message_id;
+  const quoted = id === null ? undefined : ((await deps.quoted(command.to, id)) ?? { key: { remoteJid: command.to, id, fromMe: false }, message: { conversation: '' } });
+  // Baileys reads `mentions` on every kind of content that has a context.
+  const content = command.mentions.length === 0 ? message.content : { ...message.content, mentions: [...command.mentions] };
+  return { ...message, content, options: { ...message.options, ...(quoted && { quoted }) } };
+}
+
+async function contentMessages(command: SendCommand, deps: OutboundDeps): Promise<OutgoingMessage[]> {
   const { content } = command;
   const one = (message: AnyMessageContent): OutgoingMessage[] => [{ content: message }];
   // A stream, not a Buffer: Baileys encrypts it chunk by chunk to a temporary file, so a 64 MiB send
@@ -83,6 +108,11 @@ export async function outgoingMessages(command: SendCommand, deps: OutboundDeps)
       return one({ text: buttonsAsText(content) });
     case 'list':
       return one({ text: listAsText(content) });
+    case 'edit':
+      // Only the number's own messages can be edited or deleted for everyone: the key is always ours.
+      return one({ text: content.body, edit: ownKey(command, content.quoted_message_id) });
+    case 'delete':
+      return one({ delete: ownKey(command, content.quoted_message_id) });
     case 'otp': {
       const [context, code] = otpBubbles(content, deps.otp);
       return [{ content: { text: context } }, { content: { text: code }, secret: true }];

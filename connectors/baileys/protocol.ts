@@ -36,6 +36,8 @@ const MEDIA_DOWNLOAD_MS = 60_000;
 const RETRY_COUNTERS_TTL_MS = 3_600_000;
 const GROUP_METADATA_TTL_MS = 300_000;
 const LIDS_KEPT = 10_000;
+/** Messages a number received lately, kept so a reply can quote them as the network gave them. */
+const RECEIVED_KEPT = 500;
 
 export interface BaileysProtocolDeps {
   readonly pool: Pool;
@@ -55,6 +57,8 @@ interface PerNumber {
   readonly groups: CacheStore;
   /** Lid → phone jid, as the network taught this number. */
   readonly lids: LRUCache<string, string>;
+  /** Received messages by network id (key and content only), for replies to quote. */
+  readonly received: LRUCache<string, WAMessage>;
 }
 
 /**
@@ -91,6 +95,7 @@ export class BaileysProtocol implements BaileysMapping {
       storeMedia: (received, kind) => this.storeMedia(instance, socket, received, kind),
     };
     const outcome = await mapInbound(message, ctx);
+    if (outcome.kind === 'fact' && message.key.id && message.message) this.of(id).received.set(message.key.id, { key: message.key, message: message.message });
     if (outcome.kind === 'skip') {
       this.deps.logger.debug({ instanceId: id, waMessageId: message.key.id, reason: outcome.reason }, 'received message skipped');
       return null;
@@ -118,7 +123,16 @@ export class BaileysProtocol implements BaileysMapping {
   }
 
   outgoing(command: SendCommand): Promise<readonly OutgoingMessage[]> {
-    return outgoingMessages(command, { media: this.deps.mediaOf, otp: this.deps.otp, isOwn: (waId) => this.sent.isOurs(command.instance_id, waId) });
+    const id = command.instance_id;
+    return outgoingMessages(command, { media: this.deps.mediaOf, otp: this.deps.otp, isOwn: (waId) => this.sent.isOurs(id, waId), quoted: (to, waId) => this.quoted(id, to, waId) });
+  }
+
+  /** A message to quote: one the number received lately, else one of its sends still kept (SENT_KEPT_DAYS). */
+  private async quoted(instanceId: string, to: string, waMessageId: string): Promise<WAMessage | undefined> {
+    const received = this.of(instanceId).received.get(waMessageId);
+    if (received !== undefined) return received;
+    const sent = await this.sent.get(instanceId, waMessageId);
+    return sent === undefined ? undefined : { key: { remoteJid: to, id: waMessageId, fromMe: true }, message: sent };
   }
 
   rememberSending(instanceId: string, waMessageId: string): Promise<void> {
@@ -166,7 +180,12 @@ export class BaileysProtocol implements BaileysMapping {
   private of(instanceId: string): PerNumber {
     let found = this.numbers.get(instanceId);
     if (found === undefined) {
-      found = { retryCounters: ttlCache(RETRY_COUNTERS_TTL_MS, 5_000), groups: ttlCache(GROUP_METADATA_TTL_MS, 1_000), lids: boundedCache<string>(LIDS_KEPT) };
+      found = {
+        retryCounters: ttlCache(RETRY_COUNTERS_TTL_MS, 5_000),
+        groups: ttlCache(GROUP_METADATA_TTL_MS, 1_000),
+        lids: boundedCache<string>(LIDS_KEPT),
+        received: boundedCache<WAMessage>(RECEIVED_KEPT),
+      };
       this.numbers.set(instanceId, found);
     }
     return found;

@@ -15,6 +15,7 @@ import { backoffMs } from '../../shared/backoff.js';
 import type { NumberSession, SendResult, SessionEvents, SessionFact } from '../network/connector.js';
 import { answerWith, QueryRefused, type AnswerOf, type QueryHandlers, type SessionQuery } from '../network/query.js';
 import { checkPhones } from './phone-checks.js';
+import { groupHandlers } from './groups.js';
 import { PresenceBook, readPresence, setPresence } from './presence.js';
 import { callFacts, rejectCall, RingingCalls } from './calls.js';
 import { ChatBook, modifyChat } from './chats.js';
@@ -184,6 +185,7 @@ export class BaileysSession implements NumberSession {
       modify_chat: (query) => modifyChat(socket, this.chats, query.chat_jid, query.action),
       list_labels: (query) => this.labels.list(socket, query.with_chats),
       label_chat: (query) => this.labels.label(socket, query),
+      ...groupHandlers(socket),
     };
   }
 

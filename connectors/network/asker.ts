@@ -29,6 +29,11 @@ const ANSWER_KINDS: { readonly [K in SessionQuery['kind']]: AnswerOf<Extract<Ses
   modify_chat: 'action_done',
   list_labels: 'labels',
   label_chat: 'action_done',
+  list_groups: 'groups',
+  group_metadata: 'group',
+  create_group: 'group',
+  update_participants: 'participants_updated',
+  group_invite: 'invite_link',
 };
 
 interface Waiting {
@@ -104,7 +109,7 @@ export class NumberAsker {
 /** How much longer than the query's own deadline the asker waits for the connector's word. */
 const GRACE_MS = 500;
 
-const CODES = new Set(['not_connected', 'not_supported', 'invalid_request', 'service_unavailable']);
+const CODES = new Set(['not_connected', 'not_supported', 'invalid_request', 'service_unavailable', 'not_found']);
 
 function asCode(code: string): QueryRefused['code'] {
   return CODES.has(code) ? (code as QueryRefused['code']) : 'service_unavailable';

@@ -1,4 +1,4 @@
-import type { ActionDone, ChatList, ContactPresence, LabelList, NumberQuery, PhoneChecks } from '../../schemas/records.js';
+import type { ActionDone, ChatList, ContactPresence, GroupInfo, GroupInvite, GroupList, LabelList, NumberQuery, ParticipantsUpdated, PhoneChecks } from '../../schemas/records.js';
 
 /** What a number's session can be asked (the branches of `NumberQuery.query`). */
 export type SessionQuery = NumberQuery['query'];
@@ -13,6 +13,11 @@ export interface Answers {
   readonly modify_chat: ActionDone;
   readonly list_labels: LabelList;
   readonly label_chat: ActionDone;
+  readonly list_groups: GroupList;
+  readonly group_metadata: GroupInfo;
+  readonly create_group: GroupInfo;
+  readonly update_participants: ParticipantsUpdated;
+  readonly group_invite: GroupInvite;
 }
 
 export type AnswerOf<Q extends SessionQuery> = Answers[Q['kind']];
@@ -29,7 +34,7 @@ export async function answerWith<Q extends SessionQuery>(handlers: QueryHandlers
 }
 
 /** Error codes of the API's catalogue a session answers a query with. */
-export type QueryErrorCode = 'not_connected' | 'not_supported' | 'invalid_request' | 'service_unavailable';
+export type QueryErrorCode = 'not_connected' | 'not_supported' | 'invalid_request' | 'service_unavailable' | 'not_found';
 
 /** A query a session refuses, with the code the asker answers its caller with. */
 export class QueryRefused extends Error {

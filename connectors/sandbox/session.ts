@@ -12,7 +12,8 @@ import type {
   TextContent,
 } from '../../schemas/records.js';
 import type { NumberSession, OtpOpener, SendResult, SessionEvents, SessionFact } from '../network/connector.js';
-import { answerWith, QueryRefused, type AnswerOf, type QueryHandlers, type SessionQuery } from '../network/query.js';
+import { answerWith, QueryRefused, type AnswerOf, type Answers, type QueryHandlers, type SessionQuery } from '../network/query.js';
+import { SandboxGroups } from './groups.js';
 import { sandboxChecks } from './directory.js';
 import { isGroupJid, phoneJid } from '../../schemas/phones.js';
 import type { MediaSink } from '../network/media-sink.js';
@@ -27,6 +28,7 @@ import { SandboxPresence, type PresenceView } from './presence.js';
 import { SandboxCalls } from './calls.js';
 import { SandboxChats } from './chats.js';
 import { SandboxLabels } from './labels.js';
+import { targetOf } from '../network/targets.js';
 
 export interface SessionDeps {
   readonly logger: Logger;
@@ -43,6 +45,9 @@ export interface Delivered {
   readonly wa_message_id: string;
   readonly to: string;
   readonly content: SendCommand['content'] | TextContent;
+  /** The reply and mentions of the send, echoed on its first bubble. */
+  readonly quoted_message_id: string | null;
+  readonly mentions: readonly string[];
 }
 
 /** What the simulated network shows of one number (tests read it; nothing logs it). */
@@ -80,6 +85,8 @@ export class SandboxSession implements NumberSession {
   private readonly calls = new SandboxCalls();
   private readonly chats = new SandboxChats();
   private readonly labels = new SandboxLabels(this.chats);
+  /** The groups the number is in (created through the API), in memory. */
+  private readonly groups = new SandboxGroups(() => phoneJid(this.phone!));
   /** Customer messages and group facts sent while the number was offline: they arrive when it connects. */
   private readonly waiting: SessionFact[] = [];
   private readonly timers = new Set<NodeJS.Timeout>();
@@ -100,10 +107,15 @@ export class SandboxSession implements NumberSession {
     if (sendFails(this.behaviour, command.to)) {
       return { kind: 'failed', error_code: 'delivery_failed', error_reason: 'sandbox: the recipient is marked failing' };
     }
+    const changed = command.content.kind === 'edit' || command.content.kind === 'delete' ? command.content.quoted_message_id : null;
+    if (changed !== null && (!this.phone || this.authors.get(changed) !== phoneJid(this.phone))) {
+      return { kind: 'failed', error_code: 'delivery_failed', error_reason: `sandbox: ${changed} is not one of the number's own messages` };
+    }
     let waId = '';
-    for (const content of this.bubbles(command.content)) {
+    for (const [i, content] of this.bubbles(command.content).entries()) {
       waId = sentWaId();
-      this.remember({ message_id: command.message_id, wa_message_id: waId, to: command.to, content });
+      const reply = i === 0 ? { quoted_message_id: command.quoted_message_id, mentions: command.mentions } : { quoted_message_id: null, mentions: [] };
+      this.remember({ message_id: command.message_id, wa_message_id: waId, to: command.to, content, ...reply });
       if (this.phone) this.authors.set(waId, phoneJid(this.phone));
     }
     if (command.content.kind === 'poll') this.polls.set(waId, command.content.options);
@@ -154,7 +166,18 @@ export class SandboxSession implements NumberSession {
     modify_chat: (query) => this.chats.modify(query.chat_jid, query.action),
     list_labels: (query) => this.labels.list(query.with_chats),
     label_chat: (query) => this.labels.label(query),
+    ...this.groupAnswers(),
   };
+
+  /** Group actions answer from the number's groups in memory and emit the facts the network would. */
+  private groupAnswers(): Pick<QueryHandlers, 'list_groups' | 'group_metadata' | 'create_group' | 'update_participants' | 'group_invite'> {
+    const answer = async <K extends 'list_groups' | 'group_metadata' | 'create_group' | 'update_participants' | 'group_invite'>(query: Extract<SessionQuery, { kind: K }>) => {
+      const { answer: answered, facts } = this.groups.answer(query, Date.now());
+      for (const event of facts) await this.events.emit({ kind: 'group', event });
+      return answered as Answers[K];
+    };
+    return { list_groups: answer, group_metadata: answer, create_group: answer, update_participants: answer, group_invite: answer };
+  }
 
   async pair(method: PairingMethod, phone?: string): Promise<void> {
     if (canSend(this.status)) return;
@@ -235,7 +258,7 @@ export class SandboxSession implements NumberSession {
     const sender = this.people.person(message.from, message.name);
     const waId = simulatedWaId(command.event_id);
     const chat = message.group?.jid ?? sender.jid;
-    const quotedId = content.kind === 'reaction' ? content.quoted_message_id : message.quoted_id;
+    const quotedId = targetOf(content) ?? message.quoted_id;
     await this.arrive({
       kind: 'inbound',
       message: {
@@ -268,7 +291,7 @@ export class SandboxSession implements NumberSession {
     const own = { jid: phoneJid(this.phone), lid: null, name: this.instance.nickname, phone: this.phone };
     const chat = this.people.person(message.to).jid;
     const waId = simulatedWaId(command.event_id);
-    const quotedId = content.kind === 'reaction' ? content.quoted_message_id : message.quoted_id;
+    const quotedId = targetOf(content) ?? message.quoted_id;
     await this.events.emit({
       kind: 'inbound',
       message: {

@@ -1,5 +1,5 @@
-import type { ExternalSentPayload, MediaPayload, ReceivedPayload, StatusPayload } from '../payloads.js';
-import type { InboundMessage, Media, MessageStatus, PublicEvent } from '../../schemas/records.js';
+import type { ChangedPayload, ExternalSentPayload, MediaPayload, ReceivedPayload, StatusPayload } from '../payloads.js';
+import type { DeleteContent, EditContent, InboundMessage, Media, MessageStatus, PublicEvent } from '../../schemas/records.js';
 import { inboundContent } from '../content.js';
 import { scheduledEvent } from './event.js';
 
@@ -13,6 +13,8 @@ export type MediaUrl = (mediaId: string) => string;
  */
 export function inboundEvent(message: InboundMessage, mediaUrl: MediaUrl): PublicEvent {
   const external = message.origin === 'external';
+  const { content } = message;
+  if (content.kind === 'edit' || content.kind === 'delete') return changeEvent(message, content);
   return scheduledEvent({
     event_id: message.event_id,
     occurred_at: message.occurred_at,
@@ -24,6 +26,30 @@ export function inboundEvent(message: InboundMessage, mediaUrl: MediaUrl): Publi
     sender: message.sender,
     mentions: message.mentions,
     payload: external ? externalSentPayload(message, mediaUrl) : receivedPayload(message, mediaUrl),
+  });
+}
+
+/** An edit or a deletion of an earlier message by its author: `message.edited` or `message.deleted`. */
+function changeEvent(message: InboundMessage, change: EditContent | DeleteContent): PublicEvent {
+  const payload: ChangedPayload = {
+    origin: message.origin,
+    message_id: message.message_id,
+    wa_message_id: change.quoted_message_id,
+    from: message.from,
+    chat: message.chat_jid,
+    ...(message.quoted_participant !== null && { quoted_participant: message.quoted_participant }),
+    ...(change.kind === 'edit' && { body: change.body }),
+  };
+  return scheduledEvent({
+    event_id: message.event_id,
+    occurred_at: message.occurred_at,
+    account_id: message.account_id,
+    project_id: message.project_id,
+    instance_id: message.instance_id,
+    event_type: change.kind === 'edit' ? 'message.edited' : 'message.deleted',
+    group: message.group,
+    sender: message.sender,
+    payload,
   });
 }
 

@@ -2,6 +2,7 @@ import { topics } from '../../topics/index.js';
 import { onBatch, sendsTakenInTime, valuesOf, type Projection } from '../runtime/projection.js';
 import { inboundRow, sendRow } from './rows.js';
 import { applyStatuses, recordMessages } from './store.js';
+import { changeRow, changesDdl, isChange, recordChanges } from './changes.js';
 
 /**
  * The unified inbox: one conversation per (project, customer phone jid or group jid) across all
@@ -79,10 +80,19 @@ export const conversationsProjection: Projection = {
       PRIMARY KEY (project_id, instance_id, jid)
     )`,
     `CREATE INDEX IF NOT EXISTS conversation_numbers_by_jid ON conversation_numbers (project_id, jid)`,
+    ...changesDdl,
   ],
   handlers: [
-    onBatch(topics.sendCommands, (tx, commands) => recordMessages(tx, valuesOf(sendsTakenInTime(commands)).map(sendRow))),
+    onBatch(topics.sendCommands, async (tx, commands) => {
+      const sends = valuesOf(sendsTakenInTime(commands));
+      await recordMessages(tx, sends.filter((s) => !isChange(s)).map(sendRow));
+      await recordChanges(tx, sends.flatMap((s) => changeRow(s) ?? []));
+    }),
     onBatch(topics.messageStatus, (tx, facts) => applyStatuses(tx, valuesOf(facts))),
-    onBatch(topics.inboundMessages, (tx, messages) => recordMessages(tx, valuesOf(messages).map(inboundRow))),
+    onBatch(topics.inboundMessages, async (tx, received) => {
+      const messages = valuesOf(received);
+      await recordMessages(tx, messages.filter((m) => !isChange(m)).map(inboundRow));
+      await recordChanges(tx, messages.flatMap((m) => changeRow(m) ?? []));
+    }),
   ],
 };

@@ -1,5 +1,6 @@
 import type { Pool } from 'pg';
 import type { SendStatus } from '../../schemas/records.js';
+import { LATEST_CHANGE } from './changes.js';
 
 /** One page, newest first; `after` is the sort key (time, id) of the last row of the previous page. */
 export interface Page {
@@ -61,6 +62,10 @@ export interface StoredMessage {
   readonly failed_at: Date | null;
   readonly error_code: string | null;
   readonly client_reference: string | null;
+  /** The latest edit or deletion of the message (message_changes), if any. */
+  readonly change_kind: 'edit' | 'delete' | null;
+  readonly change_body: string | null;
+  readonly changed_at: Date | null;
 }
 
 /** The number that last talked with this customer (or group) in the project: conversation affinity of sends. */
@@ -99,10 +104,11 @@ export async function conversationExists(db: Pool, projectId: string, jid: strin
 /** A conversation's messages, newest first. */
 export async function listMessages(db: Pool, projectId: string, jid: string, page: Page): Promise<StoredMessage[]> {
   const { rows } = await db.query<StoredMessage>(
-    `SELECT * FROM conversations.messages
-     WHERE project_id = $1 AND jid = $2 AND type IS NOT NULL
-       AND ($3::timestamptz IS NULL OR (occurred_at, message_id) < ($3, $4))
-     ORDER BY occurred_at DESC, message_id DESC
+    `SELECT m.*, change.* FROM conversations.messages m
+     ${LATEST_CHANGE}
+     WHERE m.project_id = $1 AND m.jid = $2 AND m.type IS NOT NULL
+       AND ($3::timestamptz IS NULL OR (m.occurred_at, m.message_id) < ($3, $4))
+     ORDER BY m.occurred_at DESC, m.message_id DESC
      LIMIT $5`,
     [projectId, jid, page.after?.at ?? null, page.after?.id ?? null, page.limit],
   );

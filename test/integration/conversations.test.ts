@@ -32,7 +32,7 @@ let sequence = 0;
 function send(instance: string, to: string, when: number, content: SendCommand['content'], messageId = `msg_out_${++sequence}`): SendCommand {
   return {
     event_id: asEventId(`cmd_${messageId}`), occurred_at: when, account_id: ACCOUNT, project_id: PROJECT, instance_id: asInstanceId(instance),
-    message_id: asMessageId(messageId), client_reference: `ref_${messageId}`, to, origin: 'api', campaign_id: null, idempotency_key_hash: null, expires_at: null, content,
+    message_id: asMessageId(messageId), client_reference: `ref_${messageId}`, to, origin: 'api', campaign_id: null, idempotency_key_hash: null, expires_at: null, quoted_message_id: null, mentions: [], content,
   };
 }
 

@@ -60,6 +60,8 @@ describe('poison records never stop a consumer', () => {
       origin: 'api',
       campaign_id: null,
       idempotency_key_hash: null,
+      quoted_message_id: null,
+      mentions: [],
       expires_at: null,
       content: { kind: 'text', body: 'hello' },
       ...overrides,

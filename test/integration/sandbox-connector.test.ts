@@ -142,6 +142,8 @@ describe('the connector role with the sandbox network, on the real stack', () =>
       origin: 'api',
       campaign_id: null,
       idempotency_key_hash: null, expires_at: null,
+      quoted_message_id: null,
+      mentions: [],
       content,
     };
     await clients.producer.send(topics.sendCommands, [{ key: id, value: command }]);

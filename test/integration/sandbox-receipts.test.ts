@@ -44,6 +44,8 @@ describe('sandbox receipts survive a SIGKILL of the connector', () => {
       origin: 'api',
       campaign_id: null,
       idempotency_key_hash: null,
+      quoted_message_id: null,
+      mentions: [],
       expires_at: null,
       content: { kind: 'text', body: `message ${n}` },
     };

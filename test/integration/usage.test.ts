@@ -49,6 +49,8 @@ describe('usage: counting, thresholds and routes on the real stack', () => {
       origin: 'api',
       campaign_id: null,
       idempotency_key_hash: null, expires_at: null,
+      quoted_message_id: null,
+      mentions: [],
       content,
     };
   }

@@ -219,12 +219,30 @@ describe('Baileys messages mapped to inbound facts (real protocol objects)', () 
     expect((await fact(from(ANA, 'API1', { conversation: 'coincidência' }), ctx)).origin).toBe('customer');
   });
 
-  it('skips protocol messages (deletions, edits), sender keys alone, status and channel posts, stubs without content', async () => {
+  it('maps an edit (wrapped in editedMessage, or bare) and a deletion for everyone (REVOKE) to the message they change', async () => {
     const { ctx } = context();
     const { Type } = proto.Message.ProtocolMessage;
-    expect(await skipped(from(ANA, 'P1', { protocolMessage: { type: Type.REVOKE, key: { id: 'X' } } }), ctx)).toBe('a protocol message (REVOKE)');
-    const edit = { editedMessage: { message: { protocolMessage: { type: Type.MESSAGE_EDIT, key: { id: 'W1' }, editedMessage: { conversation: 'corrigido' } } } } };
-    expect(await skipped(from(ANA, 'P2', edit), ctx)).toBe('a protocol message (MESSAGE_EDIT)');
+    const wrapped = { editedMessage: { message: { protocolMessage: { type: Type.MESSAGE_EDIT, key: { remoteJid: OWN.jid, fromMe: true, id: 'W1' }, editedMessage: { conversation: 'corrigido' } } } } };
+    const edit = await fact(from(ANA, 'P2', wrapped, { pushName: 'Ana' }), ctx);
+    expect(edit).toMatchObject({ wa_message_id: 'P2', origin: 'customer', chat_jid: ANA, quoted_id: 'W1', quoted_participant: ANA, content: { kind: 'edit', quoted_message_id: 'W1', body: 'corrigido' } });
+    const caption = { protocolMessage: { type: Type.MESSAGE_EDIT, key: { id: 'W3' }, editedMessage: { imageMessage: { caption: 'nova legenda' } } } };
+    expect((await fact(from(GROUP, 'P4', caption, { participant: BRUNO }), ctx)).content).toEqual({ kind: 'edit', quoted_message_id: 'W3', body: 'nova legenda' });
+    const revoke = await fact(from(ANA, 'P1', { protocolMessage: { type: Type.REVOKE, key: { id: 'X' } } }), ctx);
+    expect(revoke).toMatchObject({ wa_message_id: 'P1', quoted_id: 'X', quoted_participant: ANA, content: { kind: 'delete', quoted_message_id: 'X' } });
+    // A group admin deletes a member's message: the key names that member.
+    const byAdmin = await fact(from(GROUP, 'P5', { protocolMessage: { type: Type.REVOKE, key: { remoteJid: GROUP, id: 'Y', participant: ANA_LID } } }, { participant: BRUNO }), ctx);
+    expect(byAdmin).toMatchObject({ sender: { jid: BRUNO }, group: { jid: GROUP }, quoted_id: 'Y', quoted_participant: ANA, content: { kind: 'delete', quoted_message_id: 'Y' } });
+    // The owner deletes from the phone: origin external, the deleted message is the number's own.
+    const own = await fact(from(ANA, 'P6', { protocolMessage: { type: Type.REVOKE, key: { remoteJid: ANA, fromMe: true, id: 'Z' } } }, { fromMe: true }), ctx);
+    expect(own).toMatchObject({ origin: 'external', quoted_id: 'Z', quoted_participant: OWN.jid, content: { kind: 'delete' } });
+  });
+
+  it('skips other protocol messages, edits without text, sender keys alone, status and channel posts, stubs without content', async () => {
+    const { ctx } = context();
+    const { Type } = proto.Message.ProtocolMessage;
+    expect(await skipped(from(ANA, 'P7', { protocolMessage: { type: Type.EPHEMERAL_SETTING, ephemeralExpiration: 86_400 } }), ctx)).toBe('a protocol message (EPHEMERAL_SETTING)');
+    const noText = { protocolMessage: { type: Type.MESSAGE_EDIT, key: { id: 'W1' }, editedMessage: { stickerMessage: {} } } };
+    expect(await skipped(from(ANA, 'P8', noText), ctx)).toBe('an edit of W1 without text');
     expect(await skipped(from(GROUP, 'P3', { senderKeyDistributionMessage: { groupId: GROUP } }, { participant: ANA }), ctx)).toBe('no content');
     expect(await skipped(from('status@broadcast', 'S1', { conversation: 'status' }, { participant: ANA }), ctx)).toBe('a status post');
     expect(await skipped(from('120363000000000001@newsletter', 'N0', { conversation: 'canal' }), ctx)).toBe('a channel post');

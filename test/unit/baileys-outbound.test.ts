@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { generateWAMessageContent, proto } from '@whiskeysockets/baileys';
+import { generateWAMessage, proto } from '@whiskeysockets/baileys';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { outgoingMessages, type OutboundDeps } from '../../connectors/baileys/outbound.js';
@@ -8,6 +8,7 @@ import { asAccountId, asEventId, asInstanceId, asMessageId, asProjectId } from '
 import type { MediaSource, SendCommand } from '../../schemas/records.js';
 
 const TO = '5511988887777@s.whatsapp.net';
+const OWN_JID = '5511900000000@s.whatsapp.net';
 const PDF = Buffer.from('%PDF-1.4\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n');
 /** The bytes in the media store, by key: what each media send must put on the network. */
 const STORED = new Map<string, Buffer>([
@@ -20,7 +21,7 @@ const STORED = new Map<string, Buffer>([
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest();
 const stored = (ref: string, mime: string | null): MediaSource => ({ url: null, media_ref: ref, mime_type: mime, filename: null });
 
-function command(content: SendCommand['content']): SendCommand {
+function command(content: SendCommand['content'], reply: Pick<SendCommand, 'quoted_message_id' | 'mentions'> = { quoted_message_id: null, mentions: [] }): SendCommand {
   return {
     event_id: asEventId('evt_out'),
     occurred_at: 0,
@@ -35,6 +36,7 @@ function command(content: SendCommand['content']): SendCommand {
     idempotency_key_hash: null,
     expires_at: null,
     content,
+    ...reply,
   };
 }
 
@@ -47,18 +49,21 @@ const deps: OutboundDeps = {
   },
   otp: { open: (sealed) => (opened.push(sealed), sealed === 'sealed-482913' ? '482913' : 'wrong') },
   isOwn: async (id) => id === 'OURS1',
+  quoted: async (to, id) => (id === 'HERS1' ? { key: { remoteJid: to, id, fromMe: false }, message: { conversation: 'Quero 2 pães' } } : undefined),
 };
 
 /** The protobuf the socket would encrypt and send: Baileys' own generation, the upload to the network faked at its edge. */
-async function onTheWire(content: SendCommand['content']): Promise<proto.Message[]> {
-  const messages = await outgoingMessages(command(content), deps);
+async function onTheWire(content: SendCommand['content'], reply?: Pick<SendCommand, 'quoted_message_id' | 'mentions'>): Promise<proto.Message[]> {
+  const messages = await outgoingMessages(command(content, reply), deps);
   const uploads: string[] = [];
   return Promise.all(
-    messages.map((m) =>
-      generateWAMessageContent(m.content, {
+    messages.map(async (m) =>
+      (await generateWAMessage(TO, m.content, {
         logger: pino({ level: 'silent' }),
+        userJid: OWN_JID,
         upload: async (_path, { mediaType }) => (uploads.push(mediaType), { mediaUrl: `https://mmg.test/${mediaType}`, directPath: `/v/${mediaType}` }),
-      }),
+        ...m.options,
+      })).message as proto.Message,
     ),
   );
 }
@@ -124,6 +129,33 @@ describe('sends as Baileys messages (the protobuf Baileys generates from them)',
     expect(ours!.reactionMessage).toMatchObject({ text: '❤️', key: { remoteJid: TO, id: 'OURS1', fromMe: true } });
     const [theirs] = await onTheWire({ kind: 'reaction', quoted_message_id: 'THEIRS1', emoji: '' });
     expect(theirs!.reactionMessage).toMatchObject({ text: '', key: { remoteJid: TO, id: 'THEIRS1', fromMe: false } });
+  });
+
+  it('replies quoting the message as the number knows it, mentioning people, on the first message of a send', async () => {
+    const mentioned = ['5511977776666@s.whatsapp.net', '123456789012345@lid'];
+    const [text] = await onTheWire({ kind: 'text', body: 'Separados!' }, { quoted_message_id: 'HERS1', mentions: mentioned });
+    expect(text!.extendedTextMessage).toMatchObject({
+      text: 'Separados!',
+      contextInfo: { stanzaId: 'HERS1', participant: TO, quotedMessage: { conversation: 'Quero 2 pães' }, mentionedJid: mentioned },
+    });
+    // Media carry the context too; a message the number no longer knows is quoted by its id, with an empty quote.
+    const [image] = await onTheWire({ kind: 'image', media: stored('media/pic.png', 'image/png'), caption: 'Aqui' }, { quoted_message_id: 'OLD1', mentions: [] });
+    expect(image!.imageMessage!.contextInfo).toMatchObject({ stanzaId: 'OLD1', participant: TO, quotedMessage: { conversation: '' } });
+    const [plain] = await onTheWire({ kind: 'text', body: 'Oi' });
+    expect(plain!.extendedTextMessage?.contextInfo ?? null).toBe(null);
+    // An OTP code bubble never quotes nor mentions: only the first message of a send does.
+    const otp = await outgoingMessages(command({ kind: 'otp', code_masked: '••13', code_ciphertext: 'sealed-482913', expiry_minutes: null, body: 'Seu código' }, { quoted_message_id: 'HERS1', mentions: mentioned }), deps);
+    expect(otp.map((m) => m.options?.quoted?.key.id ?? null)).toEqual(['HERS1', null]);
+  });
+
+  it("edits and deletes the number's own message: a MESSAGE_EDIT with the new text, a REVOKE, both keyed fromMe", async () => {
+    const { Type } = proto.Message.ProtocolMessage;
+    const [edit] = await onTheWire({ kind: 'edit', quoted_message_id: 'OURS1', body: 'Entrega amanhã' });
+    const edited = edit!.protocolMessage!;
+    expect(edited).toMatchObject({ type: Type.MESSAGE_EDIT, key: { remoteJid: TO, id: 'OURS1', fromMe: true } });
+    expect(edited.editedMessage?.extendedTextMessage?.text ?? edited.editedMessage?.conversation).toBe('Entrega amanhã');
+    const [removal] = await onTheWire({ kind: 'delete', quoted_message_id: 'OURS2' });
+    expect(removal!.protocolMessage).toMatchObject({ type: Type.REVOKE, key: { remoteJid: TO, id: 'OURS2', fromMe: true } });
   });
 
   it('sends a poll with our own secret, so its votes can be decrypted later', async () => {

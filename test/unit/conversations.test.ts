@@ -63,7 +63,7 @@ describe('message rows', () => {
   it('files a send under its recipient, queued', () => {
     const command: SendCommand = {
       ...base, message_id: asMessageId('msg_1'), client_reference: 'ref', to: '5511988887777@s.whatsapp.net', origin: 'api',
-      campaign_id: null, idempotency_key_hash: null, expires_at: null, content: { kind: 'reaction', quoted_message_id: 'WA7', emoji: '❤️' },
+      campaign_id: null, idempotency_key_hash: null, expires_at: null, quoted_message_id: null, mentions: [], content: { kind: 'reaction', quoted_message_id: 'WA7', emoji: '❤️' },
     };
     expect(sendRow(command)).toMatchObject({
       jid: '5511988887777@s.whatsapp.net', direction: 'out', status: 'queued', queued_at: new Date(base.occurred_at), quoted_id: 'WA7', client_reference: 'ref',
@@ -115,7 +115,7 @@ describe('history items', () => {
     code_masked: null, occurred_at: new Date(0), wa_message_id: 'WA1', quoted_id: null, quoted_participant: null,
     sender_jid: '5511@s.whatsapp.net', sender_lid: null, sender_name: 'Ana', from_jid: '5511@s.whatsapp.net', to_jid: null,
     group_jid: null, group_name: null, mentions: [], status: null, queued_at: null, sent_at: null, delivered_at: null,
-    read_at: null, failed_at: null, error_code: null, client_reference: null,
+    read_at: null, failed_at: null, error_code: null, client_reference: null, change_kind: null, change_body: null, changed_at: null,
   };
 
   it('signs media urls at read time and leaves out what a message lacks', async () => {

@@ -16,6 +16,8 @@ const documented: Record<WebhookEventType, string[]> = {
   'message.delivered': ['origin', 'message_id', 'wa_message_id', 'to', 'status'],
   'message.read': ['origin', 'message_id', 'wa_message_id', 'to', 'status'],
   'message.failed': ['origin', 'message_id', 'wa_message_id', 'to', 'status', 'error_code'],
+  'message.edited': ['origin', 'message_id', 'wa_message_id', 'from', 'chat', 'body'],
+  'message.deleted': ['origin', 'message_id', 'wa_message_id', 'from', 'chat'],
   'instance.connected': ['status', 'previous_status', 'phone', 'nickname', 'reason', 'health_score'],
   'instance.warming': ['status', 'previous_status', 'phone', 'nickname', 'reason', 'health_score'],
   'instance.disconnected': ['status', 'previous_status', 'phone', 'nickname', 'reason', 'health_score'],
@@ -65,6 +67,8 @@ function realRendering(type: WebhookEventType): PublicEvent | undefined {
   switch (family) {
     case 'message':
       if (type === 'message.received') return inboundEvent(message, (id) => id);
+      if (type === 'message.edited') return inboundEvent({ ...message, content: { kind: 'edit', quoted_message_id: 'WA0', body: 'fixed' } }, (id) => id);
+      if (type === 'message.deleted') return inboundEvent({ ...message, content: { kind: 'delete', quoted_message_id: 'WA0' } }, (id) => id);
       return statusEvent({
         ...ids, message_id: asMessageId('msg_2'), wa_message_id: 'WA2', client_reference: null, to: person.jid,
         status: name as SendStatus, error_code: name === 'failed' ? 'not_connected' : null, error_reason: null,

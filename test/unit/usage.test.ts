@@ -24,6 +24,8 @@ function command(content: SendCommand['content']): SendCommand {
     origin: 'api',
     campaign_id: null,
     idempotency_key_hash: null, expires_at: null,
+    quoted_message_id: null,
+    mentions: [],
     content,
   };
 }
