@@ -15,6 +15,8 @@ import { backoffMs } from '../../shared/backoff.js';
 import type { NumberSession, SendResult, SessionEvents, SessionFact } from '../network/connector.js';
 import { answerWith, QueryRefused, type AnswerOf, type QueryHandlers, type SessionQuery } from '../network/query.js';
 import { checkPhones } from './phone-checks.js';
+import { boundedCache } from './ttl-cache.js';
+import { phoneOfJid } from '../../schemas/phones.js';
 import { groupHandlers } from './groups.js';
 import { PresenceBook, readPresence, setPresence } from './presence.js';
 import { callFacts, rejectCall, RingingCalls } from './calls.js';
@@ -92,6 +94,8 @@ export class BaileysSession implements NumberSession {
   private readonly calls = new RingingCalls();
   private readonly chats = new ChatBook();
   private readonly labels = new LabelBook(this.chats);
+  /** Whether each phone sent to is on the network, for an hour. */
+  private readonly recipients = boundedCache<boolean>(10_000, 3_600_000);
   private readonly log: Logger;
 
   constructor(
@@ -426,12 +430,32 @@ export class BaileysSession implements NumberSession {
     this.timer = setTimeout(() => this.connect(), delay);
   }
 
+  /**
+   * Whether a phone recipient is on the network, asked once an hour per phone (`onWhatsApp`): a
+   * send to a phone that is not fails at once, clearly, instead of leaving as a message nobody
+   * receives. Groups, lids and broadcasts are not asked; an unanswered check lets the send go.
+   */
+  private async onNetwork(socket: WASocket, to: string): Promise<boolean> {
+    const phone = phoneOfJid(to);
+    if (phone === undefined) return true;
+    const known = this.recipients.get(phone);
+    if (known !== undefined) return known;
+    const checked = await checkPhones(socket, [phone]).then(
+      ([check]) => check?.on_network ?? true,
+      (err: unknown) => (this.log.debug({ err }, 'the recipient could not be checked; sending anyway'), undefined),
+    );
+    if (checked === undefined) return true;
+    this.recipients.set(phone, checked);
+    return checked;
+  }
+
   private async sendNow(command: SendCommand): Promise<SendResult> {
     const socket = this.socket;
     if (socket === undefined || !LIVE.has(this.status)) return { kind: 'failed', error_code: 'not_connected', error_reason: `the number is ${this.status}` };
     const wait = this.gate.take();
     if (wait > 0) await this.wait(wait);
     if (this.socket !== socket) return { kind: 'failed', error_code: 'not_connected', error_reason: 'the connection closed while the send waited' };
+    if (!(await this.onNetwork(socket, command.to))) return { kind: 'failed', error_code: 'not_on_network', error_reason: `${command.to} is not on the network` };
     let outgoing: readonly OutgoingMessage[];
     try {
       outgoing = await this.deps.mapping.outgoing(command);

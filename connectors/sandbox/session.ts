@@ -15,7 +15,7 @@ import type { NumberSession, OtpOpener, SendResult, SessionEvents, SessionFact }
 import { answerWith, QueryRefused, type AnswerOf, type Answers, type QueryHandlers, type SessionQuery } from '../network/query.js';
 import { SandboxGroups } from './groups.js';
 import { sandboxChecks } from './directory.js';
-import { isGroupJid, phoneJid } from '../../schemas/phones.js';
+import { isGroupJid, phoneJid, phoneOfJid } from '../../schemas/phones.js';
 import type { MediaSink } from '../network/media-sink.js';
 import { buttonsAsText, listAsText, otpBubbles } from '../network/outgoing-text.js';
 import { changeBehaviour, defaultBehaviour, sendFails, type Behaviour } from './behaviour.js';
@@ -104,6 +104,10 @@ export class SandboxSession implements NumberSession {
 
   async send(command: SendCommand): Promise<SendResult> {
     if (!canSend(this.status)) return { kind: 'failed', error_code: 'not_connected', error_reason: `the number is ${this.status}` };
+    const recipient = phoneOfJid(command.to);
+    if (recipient !== undefined && !sandboxChecks([recipient])[0]!.on_network) {
+      return { kind: 'failed', error_code: 'not_on_network', error_reason: `${recipient} is not on the network` };
+    }
     if (sendFails(this.behaviour, command.to)) {
       return { kind: 'failed', error_code: 'delivery_failed', error_reason: 'sandbox: the recipient is marked failing' };
     }

@@ -223,7 +223,7 @@ describe('the connector role with the sandbox network, on the real stack', () =>
     expect(sandbox.inspect(id)?.delivered).toEqual([expect.objectContaining({ message_id: command.message_id, content: { kind: 'text', body: 'hello' } })]);
   });
 
-  it('a send to a failing phone fails, by the 0000 rule and by the fail_to behaviour', async () => {
+  it('a send to a failing phone fails, by the 0000 rule and by the fail_to behaviour, and one to a phone off the network with not_on_network', async () => {
     const id = await connectedNumber('failing', '+5511911110004');
     const byRule = await send(id, { kind: 'text', body: 'x' }, '+5511900000000');
     expect((await settled(byRule.message_id, 'failed'))[0]).toMatchObject({ status: 'failed', wa_message_id: null, error_code: 'delivery_failed' });
@@ -233,6 +233,12 @@ describe('the connector role with the sandbox network, on the real stack', () =>
     await waitFor('the fail_to behaviour', () => sandbox.inspect(id)?.behaviour.failTo.has('+5511955554444'));
     const byBehaviour = await send(id, { kind: 'text', body: 'y' }, '+5511955554444');
     expect((await settled(byBehaviour.message_id, 'failed'))[0]!.error_code).toBe('delivery_failed');
+
+    // A phone the network does not know (the sandbox's rule: ending in 9999) fails before it leaves.
+    const offNetwork = await send(id, { kind: 'text', body: 'z' }, '+5511955559999');
+    const [failed] = await settled(offNetwork.message_id, 'failed');
+    expect(failed).toMatchObject({ status: 'failed', wa_message_id: null, error_code: 'not_on_network' });
+    expect(sandbox.inspect(id)!.delivered.some((d) => d.message_id === offNetwork.message_id)).toBe(false);
   });
 
   it('a send on a disconnected or never paired number fails with not_connected', async () => {
