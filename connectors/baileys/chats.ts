@@ -1,5 +1,6 @@
 import { isJidGroup, jidNormalizedUser, type BaileysEventMap, type ChatModification, type MinimalMessage, type WAMessage, type WASocket } from '@whiskeysockets/baileys';
-import type { ActionDone, ChatAction, ChatList, ChatSummary } from '../../schemas/records.js';
+import type { ActionDone, ChatAction, ChatList } from '../../schemas/records.js';
+import { chatList } from '../network/chat-list.js';
 
 /** Chats a session keeps. */
 const KEPT = 5_000;
@@ -53,17 +54,7 @@ export class ChatBook {
   }
 
   list(limit: number): ChatList {
-    const chats = [...this.chats].map(([jid, chat]): ChatSummary => ({
-      jid,
-      name: chat.name,
-      unread_count: chat.unread,
-      archived: chat.archived,
-      pinned: chat.pinned,
-      last_message_at: chat.lastAt,
-      label_ids: [...chat.labels],
-    }));
-    chats.sort((a, b) => (b.last_message_at ?? 0) - (a.last_message_at ?? 0));
-    return { kind: 'chats', chats: chats.slice(0, limit) };
+    return chatList(this.chats, limit);
   }
 
   /** The network's form of an action on a chat, with the last message it asks for when known. */

@@ -1,4 +1,5 @@
-import type { ActionDone, ChatAction, ChatList, ChatSummary } from '../../schemas/records.js';
+import type { ActionDone, ChatAction, ChatList } from '../../schemas/records.js';
+import { chatList } from '../network/chat-list.js';
 import { QueryRefused } from '../network/query.js';
 
 const KEPT = 1_000;
@@ -32,17 +33,7 @@ export class SandboxChats {
   }
 
   list(limit: number): ChatList {
-    const chats = [...this.chats].map(([jid, chat]): ChatSummary => ({
-      jid,
-      name: chat.name,
-      unread_count: chat.unread,
-      archived: chat.archived,
-      pinned: chat.pinned,
-      last_message_at: chat.lastAt,
-      label_ids: [...chat.labels],
-    }));
-    chats.sort((a, b) => (b.last_message_at ?? 0) - (a.last_message_at ?? 0));
-    return { kind: 'chats', chats: chats.slice(0, limit) };
+    return chatList(this.chats, limit);
   }
 
   modify(jid: string, action: ChatAction): ActionDone {
