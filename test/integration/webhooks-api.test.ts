@@ -377,9 +377,9 @@ describe('webhooks API', () => {
 
     it('refuses unknown event types and unknown fields with 400 invalid_request naming them', async () => {
       const project = await newProject();
-      const unknown = await call('POST', '/webhooks', project.api_key, { url: 'https://a.example.com/', event_types: ['message.received', 'message.deleted'] });
+      const unknown = await call('POST', '/webhooks', project.api_key, { url: 'https://a.example.com/', event_types: ['message.received', 'message.vanished'] });
       expect(unknown.statusCode).toBe(400);
-      expect(unknown.json()).toMatchObject({ code: 'invalid_request', message: expect.stringContaining('message.deleted') as unknown });
+      expect(unknown.json()).toMatchObject({ code: 'invalid_request', message: expect.stringContaining('message.vanished') as unknown });
       const extra = await call('POST', '/webhooks', project.api_key, { url: 'https://a.example.com/', events: ['message.received'] });
       expect(extra.statusCode).toBe(400);
       expect(extra.json()).toMatchObject({ code: 'invalid_request' });
@@ -468,7 +468,7 @@ describe('webhooks API', () => {
       const defaulted = await call('POST', `/webhooks/${all.id}/test`, other.api_key, {});
       expect(defaulted.json()).toMatchObject({ event_type: 'message.received' });
 
-      for (const event_type of ['qr_code', 'message.deleted']) {
+      for (const event_type of ['qr_code', 'message.vanished']) {
         const refused = await call('POST', `/webhooks/${hook.id}/test`, project.api_key, { event_type });
         expect(refused.statusCode).toBe(400);
         expect(refused.json()).toMatchObject({ code: 'invalid_request', message: expect.stringContaining(event_type) as unknown });
