@@ -15,6 +15,7 @@ import { ConnectionOut, connectionOut } from '../partner/connection-out.js';
 import type { RateLimiter } from '../plugins/rate-limit.js';
 import { partnerKeyScopes as partnerScopes } from '../plugins/auth.js';
 import { authenticatePlatformAdmins } from './auth.js';
+import { deadDeliveryRoutes } from './dead-deliveries.js';
 import { checkLogo, MAX_LOGO_BYTES, readLogo, storeLogo } from './logo.js';
 import type { PanelGate } from '../panel/gate.js';
 
@@ -64,6 +65,7 @@ export const platformRoutes: FastifyPluginAsyncTypebox<
 > = async (app, { ctx, takeToken, cipher, publicBaseUrl, panel }) => {
   authenticatePlatformAdmins(app, { directory: ctx.directory, takeToken, panel });
   await app.register(multipart, { limits: { fileSize: MAX_LOGO_BYTES, files: 1, fields: 5, parts: 6 } });
+  await app.register(deadDeliveryRoutes, { ctx });
   const { directory } = ctx;
 
   const partnerOf = (id: string): PartnerEntry => {

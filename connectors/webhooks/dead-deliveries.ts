@@ -54,7 +54,7 @@ export async function redeliverDead(deps: DeadDeliveryDeps, selection: DeadSelec
     chosen.set(task.delivery_id, task);
   }
   const missing = [...(wanted ?? [])].filter((id) => !chosen.has(id));
-  if (missing.length > 0) throw new Error(`no dead delivery ${missing.join(', ')}`);
+  if (missing.length > 0) throw new UnknownDeadDeliveries(missing);
   const now = Date.now();
   for (const task of chosen.values()) {
     const again: DeliveryTask = { ...task, occurred_at: now, delivery_id: newId('dlv'), trigger: 'manual', attempt: 1, not_before: now, last_error: null };
@@ -62,6 +62,15 @@ export async function redeliverDead(deps: DeadDeliveryDeps, selection: DeadSelec
   }
   if (selection.kind === 'all') await markRead(deps, group, read);
   return [...chosen.values()].map((task) => deadOf({ task, at: task.occurred_at }));
+}
+
+/** Ids asked for that the dead-letter topic does not hold (never dead, or deleted by retention): nothing was sent. */
+export class UnknownDeadDeliveries extends Error {
+  override readonly name = 'UnknownDeadDeliveries';
+
+  constructor(readonly ids: readonly string[]) {
+    super(`no dead delivery ${ids.join(', ')}`);
+  }
 }
 
 interface Read {

@@ -20,6 +20,16 @@ interface PartnerConnection {
   readonly created_at: string;
 }
 
+interface DeadDelivery {
+  readonly delivery_id: string;
+  readonly event_type: string;
+  readonly target_kind: string;
+  readonly target_id: string;
+  readonly attempts: number;
+  readonly last_error: string | null;
+  readonly dead_at: string;
+}
+
 const SCOPES = ['instances:read', 'instances:write', 'messages:send', 'contacts:check', 'presence:write', 'media:read'];
 
 /** The platform administrators' panel (spec 4.7): partners, their secrets, logos, connections. */
@@ -44,6 +54,7 @@ export function PlatformPanel() {
           </tbody>
         </table>
       </Section>
+      <DeadDeliveries partners={partners} />
       <NewPartner onCreated={(created) => { setSecret({ label: `Partner secret and webhook secret of ${created.name}`, value: `${created.partner_secret}\n${created.webhook_secret}` }); void load(); }} />
     </div>
   );
@@ -128,6 +139,46 @@ function NewPartner({ onCreated }: { onCreated: (created: Partner & { partner_se
         <ErrorLine error={error} />
         <button class="primary" type="submit" disabled={busy}>Create partner</button>
       </form>
+    </Section>
+  );
+}
+
+/** Deliveries given up on, of every webhook and partner: sent again one by one or by endpoint. */
+function DeadDeliveries({ partners }: { partners: readonly Partner[] }) {
+  const [dead, setDead] = useState<DeadDelivery[] | null>(null);
+  const [sent, setSent] = useState<number | null>(null);
+  const { busy, error, run } = useAction();
+  const load = () => run(async () => setDead((await api.call<{ data: DeadDelivery[] }>('GET', '/platform/dead-deliveries')).data));
+  const redeliver = (body: { delivery_ids: string[] } | { endpoint: string }) =>
+    run(async () => {
+      setSent((await api.call<{ data: DeadDelivery[] }>('POST', '/platform/dead-deliveries/redeliver', body)).data.length);
+      await load();
+    });
+  useEffect(() => void load(), []);
+  const nameOf = (d: DeadDelivery) => (d.target_kind === 'partner_webhook' ? (partners.find((p) => p.id === d.target_id)?.name ?? d.target_id) : d.target_id);
+  return (
+    <Section title="Dead deliveries">
+      <ErrorLine error={error} />
+      {sent !== null && <p role="status">Sent again: {sent}. Each is a new delivery with its own retries.</p>}
+      <table data-dead-deliveries>
+        <thead><tr><th>Given up</th><th>Endpoint</th><th>Event</th><th>Attempts</th><th>Last error</th><th>Actions</th></tr></thead>
+        <tbody>
+          {dead?.length === 0 && <tr><td colSpan={6}>No dead deliveries.</td></tr>}
+          {dead?.map((d) => (
+            <tr key={d.delivery_id} data-delivery={d.delivery_id}>
+              <td>{when(d.dead_at)}</td>
+              <td>{nameOf(d)}</td>
+              <td>{d.event_type}</td>
+              <td>{d.attempts}</td>
+              <td>{d.last_error ?? '—'}</td>
+              <td class="actions">
+                <button type="button" disabled={busy} onClick={() => void redeliver({ delivery_ids: [d.delivery_id] })}>Redeliver</button>
+                <button type="button" disabled={busy} onClick={() => void redeliver({ endpoint: d.target_id })}>Redeliver all of this endpoint</button>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
     </Section>
   );
 }

@@ -144,6 +144,21 @@ describe('the panels in a browser', () => {
     await row.getByRole('cell', { name: 'active', exact: true }).waitFor();
     await shot(page, 'partners');
 
+    // A delivery to the partner's webhook given up on: listed under its name, and sent again.
+    const deadId = `dlv_${env.id}_dead`;
+    await clients.producer.send(topics.deliveryDead, [{ key: partnerId, value: {
+      event_id: asEventId(`evt_${env.id}_dead`), occurred_at: Date.now(), account_id: asAccountId(owner.account_id), project_id: null, instance_id: null,
+      delivery_id: deadId, target_kind: 'partner_webhook', target_id: partnerId, event_type: 'connect.completed', trigger: 'scheduled',
+      attempt: 4, not_before: Date.now(), last_error: 'HTTP 503', body_json: '{}',
+    } }]);
+    await page.reload();
+    const deadRow = page.locator(`tr[data-delivery="${deadId}"]`);
+    await deadRow.getByRole('cell', { name: 'Loja Parceira' }).waitFor();
+    await deadRow.getByRole('cell', { name: 'HTTP 503' }).waitFor();
+    await deadRow.getByRole('button', { name: 'Redeliver', exact: true }).click();
+    await page.getByRole('status').filter({ hasText: 'Sent again: 1.' }).waitFor();
+    await shot(page, 'dead-deliveries');
+
     // The cookie alone writes nothing: the CSRF token is needed, and only the page has it.
     const headers = { cookie: `gw_panel=${cookie.value}` };
     expect(await call('POST', `/platform/partners/${partnerId}/deactivate`, headers)).toMatchObject({ status: 403, body: { code: 'forbidden' } });
