@@ -2,6 +2,7 @@ import avro from 'avsc';
 import { SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
 import { composeSchema, unionKinds, type NamedSchema } from './load.js';
 import { compileUnionCodec, type UnionCodec } from './unions.js';
+import { backoffMs } from '../shared/backoff.js';
 
 const MAGIC_BYTE = 0;
 const HEADER_SIZE = 5;
@@ -20,6 +21,26 @@ export interface RecordSerde<T> {
 
 export class SerdeError extends Error {
   override readonly name = 'SerdeError';
+}
+
+const REGISTER_TRIES = 6;
+
+/**
+ * Registers again when the registry answers 5xx. Registering the same schema is idempotent (it
+ * answers the same id), but the registry's client retries only GETs, and a registry on a database
+ * (Apicurio on Postgres) can fail a registration that races another process registering the same
+ * content at the same moment: the content row is not yet visible to the second insert.
+ */
+export async function registerAgain<T>(register: () => Promise<T>, tries = REGISTER_TRIES, waitMs = (attempt: number) => backoffMs(attempt, 100, 2_000)): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await register();
+    } catch (error) {
+      const status = (error as { status?: unknown }).status;
+      if (attempt >= tries || typeof status !== 'number' || status < 500) throw error;
+      await new Promise((resolve) => setTimeout(resolve, waitMs(attempt)));
+    }
+  }
 }
 
 /**
@@ -41,7 +62,7 @@ export class AvroSerdes {
   /** Registers `fullName` under `subject` (BACKWARD compatibility) and returns its serde. */
   async register<T>(subject: string, fullName: string): Promise<RecordSerde<T>> {
     const schema = composeSchema(fullName, this.named);
-    const { id } = await this.registry.register({ type: SchemaType.AVRO, schema: JSON.stringify(schema) }, { subject });
+    const { id } = await registerAgain(() => this.registry.register({ type: SchemaType.AVRO, schema: JSON.stringify(schema) }, { subject }));
     return this.serdeFor<T>(subject, id, avro.Type.forSchema(schema as avro.Schema));
   }
 
