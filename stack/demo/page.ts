@@ -19,6 +19,7 @@ export function demoHtml(widgetUrl: string): string {
     <label>Company <input name="company" value="Padaria Sol"></label>
     <label>Country <input name="country" value="BR" maxlength="2"></label>
     <label>Language <select name="locale"><option>pt</option><option selected>en</option><option>es</option><option>it</option><option>de</option><option>fr</option></select></label>
+    <label><input type="checkbox" name="page_locale" checked> Open the component in this language too (unchecked, it takes the customer's from the session)</label>
     <label>Your customer id (external_id) <input name="external_id" value="demo-customer-1"></label>
     <fieldset><legend>Open as</legend>
       <label><input type="radio" name="mode" value="modal" checked> ServiceConnect.open()</label>
@@ -69,12 +70,12 @@ export const demoJs = `
     const response = await fetch('/session', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(Object.fromEntries(form)) });
     const answer = await response.json();
     if (!response.ok) return note('demo', 'session refused', answer);
-    const locale = form.get('locale');
+    const locale = form.get('page_locale') ? form.get('locale') : undefined;
     if (form.get('mode') === 'inline') {
       const element = document.createElement('service-connect');
       element.dataset.session = answer.session_token;
       element.dataset.api = answer.api_base;
-      element.dataset.locale = locale;
+      if (locale) element.dataset.locale = locale;
       document.getElementById('inline').replaceChildren(element);
       return;
     }

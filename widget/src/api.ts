@@ -4,7 +4,7 @@ export interface Bootstrap {
   readonly status: string;
   readonly connection: { readonly id: string; readonly external_id: string };
   readonly partner: { readonly name: string; readonly logo_url: string | null };
-  readonly customer: { readonly email: string; readonly name?: string | null; readonly company?: string | null };
+  readonly customer: { readonly email: string; readonly name?: string | null; readonly company?: string | null; readonly locale?: string | null };
   readonly existing?: 'admin' | 'member';
   readonly email_hint?: string;
   readonly plan: {

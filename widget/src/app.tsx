@@ -1,8 +1,8 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { ConnectError, type Bootstrap, type ConnectApi, type Step } from './api.js';
 import { Ctx, type StepContext } from './context.js';
 import type { Announcer, ErrorDetail } from './events.js';
-import { errorText, type Translate } from './messages.js';
+import { errorText, translator, type Locale } from './messages.js';
 import { AccountStep } from './steps/account.js';
 import { ManageStep, RevokedStep } from './steps/end.js';
 import { NumberStep } from './steps/number.js';
@@ -11,8 +11,8 @@ import { VerifyStep } from './steps/verify.js';
 
 export interface AppProps {
   readonly api: ConnectApi;
-  readonly t: Translate;
-  readonly locale: string;
+  /** The component's language: the page's, or else the customer's once the session gives it (spec 4.6). */
+  readonly localeFor: (customerLocale: string | null | undefined) => Locale;
   readonly announce: Announcer;
   readonly modal: boolean;
   readonly paymentSlot: () => HTMLElement;
@@ -32,8 +32,10 @@ const STEPS: Record<Exclude<Step, 'revoked'>, () => preact.JSX.Element> = {
  * when it is ready, when the step changes, when it completes, and when it cannot go on.
  */
 export function App(props: AppProps) {
-  const { api, t, announce } = props;
+  const { api, announce } = props;
   const [boot, setBoot] = useState<Bootstrap>();
+  const locale = props.localeFor(boot?.customer.locale);
+  const t = useMemo(() => translator(locale), [locale]);
   const [ended, setEnded] = useState<ErrorDetail | 'revoked'>();
   const shown = useRef<Step | undefined>(undefined);
   const heading = useRef<HTMLDivElement>(null);
@@ -79,13 +81,13 @@ export function App(props: AppProps) {
   } else if (boot === undefined) body = <p role="status">{t('loading')}</p>;
   else {
     const Screen = STEPS[boot.step as Exclude<Step, 'revoked'>];
-    const ctx: StepContext = { api, t, locale: props.locale, boot, announce, refresh, fail, paymentSlot: props.paymentSlot, close: props.close };
+    const ctx: StepContext = { api, t, locale, boot, announce, refresh, fail, paymentSlot: props.paymentSlot, close: props.close };
     body = <Ctx.Provider value={ctx}><Screen key={boot.step} /></Ctx.Provider>;
   }
 
   const title = t('dialog', { partner: boot?.partner.name ?? '' });
   return (
-    <div class="panel" role={props.modal ? 'dialog' : 'region'} aria-modal={props.modal ? 'true' : undefined} aria-label={title}>
+    <div class="panel" lang={locale} role={props.modal ? 'dialog' : 'region'} aria-modal={props.modal ? 'true' : undefined} aria-label={title}>
       <header>
         {boot?.partner.logo_url && <img src={boot.partner.logo_url} alt="" />}
         <span class="partner">{boot?.partner.name ?? ''}</span>

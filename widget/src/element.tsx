@@ -2,7 +2,7 @@ import { render } from 'preact';
 import { ConnectApi } from './api.js';
 import { App } from './app.js';
 import { announcer, type Callbacks } from './events.js';
-import { resolveLocale, translator } from './messages.js';
+import { resolveLocale } from './messages.js';
 import { componentSheet } from './styles.js';
 
 /**
@@ -28,14 +28,18 @@ export class ServiceConnectElement extends HTMLElement {
       announce.error({ code: 'connect_session_required', message: 'data-session is missing' });
       return;
     }
-    const locale = resolveLocale(this.dataset.locale, document.documentElement.lang, navigator.languages);
+    const page = this.dataset.locale;
+    const documentLang = document.documentElement.lang;
+    // Until the session says the customer's language, the page's; a language the page sets wins.
+    const localeFor = (customer: string | null | undefined) =>
+      customer ? resolveLocale(page, customer, [documentLang, ...navigator.languages]) : resolveLocale(page, documentLang, navigator.languages);
     const api = new ConnectApi((this.dataset.api || ServiceConnectElement.defaultApiBase).replace(/\/+$/, ''), session);
     this.root ??= this.attachShadow({ mode: 'open' });
     this.root.adoptedStyleSheets = [componentSheet()];
     const modal = this.hasAttribute('data-modal');
     if (modal) document.addEventListener('keydown', this.onKey);
     render(
-      <App api={api} t={translator(locale)} locale={locale} announce={announce} modal={modal} paymentSlot={() => this.paymentSlot()} close={() => this.close()} />,
+      <App api={api} localeFor={localeFor} announce={announce} modal={modal} paymentSlot={() => this.paymentSlot()} close={() => this.close()} />,
       this.root,
     );
   }

@@ -433,9 +433,12 @@ const fr: Messages = {
 
 export const MESSAGES: Readonly<Record<Locale, Messages>> = { pt, en, es, it, de, fr };
 
-/** The option, then the document's `lang`, then the browser's languages; English otherwise. */
-export function resolveLocale(option: string | undefined, documentLang: string, browser: readonly string[]): Locale {
-  for (const candidate of [option, documentLang, ...browser]) {
+/**
+ * The first supported of: the page's option, then `preferred` (the customer's language from the
+ * session once it is known, else the document's `lang`), then the browser's languages; English otherwise.
+ */
+export function resolveLocale(option: string | undefined, preferred: string, browser: readonly string[]): Locale {
+  for (const candidate of [option, preferred, ...browser]) {
     const base = candidate?.trim().toLowerCase().split(/[-_]/)[0];
     if (base !== undefined && (LOCALES as readonly string[]).includes(base)) return base as Locale;
   }
