@@ -1,4 +1,5 @@
 import ajvCompiler from '@fastify/ajv-compiler';
+import compress from '@fastify/compress';
 import Fastify, { type FastifyServerOptions } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -98,6 +99,9 @@ export async function buildServer(deps: ApiDeps) {
     clientErrorHandler: answerClientError,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  // Every compressible answer over 1 KiB, by the client's Accept-Encoding (the component's bundle
+  // among them); streams hijack their replies and are left as they are.
+  await app.register(compress, { threshold: 1024, encodings: ['br', 'gzip', 'deflate'] });
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',

@@ -124,7 +124,7 @@ function NewPartner({ onCreated }: { onCreated: (created: Partner & { partner_se
     <Section title="New partner">
       <form class="card grid" onSubmit={(event) => { event.preventDefault(); void submit(); }}>
         <label>Name <input name="name" required value={form.name} onInput={(e) => set('name', e.currentTarget.value)} /></label>
-        <label>Slug <input name="slug" required pattern="[a-z0-9][a-z0-9-]{1,62}" value={form.slug} onInput={(e) => set('slug', e.currentTarget.value)} /></label>
+        <label>Slug <input name="slug" required pattern="[a-z0-9][a-z0-9\-]{1,62}" value={form.slug} onInput={(e) => set('slug', e.currentTarget.value)} /></label>
         <label>Allowed origins (one per line) <textarea name="origins" rows={2} value={form.origins} onInput={(e) => set('origins', e.currentTarget.value)} /></label>
         <label>Webhook URL <input name="webhook" type="url" value={form.webhook} onInput={(e) => set('webhook', e.currentTarget.value)} /></label>
         <fieldset>

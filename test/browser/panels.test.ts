@@ -35,10 +35,15 @@ describe('the panels in a browser', () => {
   let base: string;
   let owner: CreatedAccount;
   const mail = (label: string) => `${label}-${env.id}@shop.test`;
+  /** What the pages logged as errors (an invalid `pattern` among them); none is expected but refused answers. */
+  const consoleErrors: string[] = [];
 
   async function signIn(email: string, shot: (page: Page, step: string) => Promise<void>): Promise<{ context: BrowserContext; page: Page }> {
     const context = await browser.newContext({ locale: 'en-US' });
     const page = await context.newPage();
+    page.on('console', (message) => {
+      if (message.type() === 'error') consoleErrors.push(message.text());
+    });
     await page.goto(`${base}/panel`);
     await page.getByLabel('E-mail').fill(email);
     await shot(page, 'sign-in');
@@ -121,6 +126,7 @@ describe('the panels in a browser', () => {
     await page.getByLabel('Webhook URL').fill('https://api.loja.example/hooks');
     await page.getByRole('button', { name: 'Create partner' }).click();
     const secrets = (await shownOnce(page)).split('\n');
+    expect(consoleErrors.filter((line) => /pattern/i.test(line))).toEqual([]);
     expect(secrets[0]).toMatch(/^svc_partner_/);
     expect(secrets[1]).toMatch(/^whsec_/);
     partnerSecret = secrets[0]!;

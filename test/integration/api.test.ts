@@ -1,4 +1,8 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { repoRoot } from '../../shared/repo-root.js';
 import { startApi, type RunningApi } from '../../stack/api-role.js';
 import type { Clients } from '../../stack/clients.js';
 import { testClients } from '../support/clients.js';
@@ -84,5 +88,30 @@ describe('API health, readiness and docs', () => {
     const response = await app().inject({ method: 'GET', url: '/nope', headers: { 'accept-language': 'pt-BR,pt;q=0.9' } });
     expect(response.statusCode).toBe(404);
     expect(response.json()).toMatchObject({ code: 'not_found', locale: 'pt' });
+  });
+
+  it('compresses what the client accepts: the component bundle in Brotli or gzip, the OpenAPI; not small answers', async () => {
+    const bundle = await readFile(path.join(repoRoot, 'dist', 'widget', 'v1', 'connect.js'));
+    const br = await app().inject({ method: 'GET', url: '/v1/connect.js', headers: { 'accept-encoding': 'gzip, deflate, br' } });
+    expect(br.statusCode).toBe(200);
+    expect(br.headers['content-encoding']).toBe('br');
+    expect(br.headers.vary).toMatch(/accept-encoding/i);
+    expect(brotliDecompressSync(br.rawPayload).equals(bundle)).toBe(true);
+    expect(br.rawPayload.length).toBeLessThan(35 * 1024);
+
+    const gzip = await app().inject({ method: 'GET', url: '/v1/connect.js', headers: { 'accept-encoding': 'gzip' } });
+    expect(gzip.headers['content-encoding']).toBe('gzip');
+    expect(gunzipSync(gzip.rawPayload).equals(bundle)).toBe(true);
+    const plain = await app().inject({ method: 'GET', url: '/v1/connect.js' });
+    expect(plain.headers['content-encoding']).toBeUndefined();
+    expect(plain.rawPayload.equals(bundle)).toBe(true);
+    const revalidated = await app().inject({ method: 'GET', url: '/v1/connect.js', headers: { 'accept-encoding': 'gzip', 'if-none-match': String(gzip.headers.etag) } });
+    expect(revalidated.statusCode).toBe(304);
+
+    const openapi = await app().inject({ method: 'GET', url: '/openapi.json', headers: { 'accept-encoding': 'gzip' } });
+    expect(openapi.headers['content-encoding']).toBe('gzip');
+    expect(JSON.parse(gunzipSync(openapi.rawPayload).toString('utf8'))).toHaveProperty('paths');
+    const health = await app().inject({ method: 'GET', url: '/health', headers: { 'accept-encoding': 'gzip' } });
+    expect(health.headers['content-encoding']).toBeUndefined();
   });
 });
