@@ -33,9 +33,10 @@ const ALLOWED_HEADERS = 'X-Connect-Session, Content-Type, Last-Event-ID';
 /**
  * Authenticates /connect/* (spec 4.5, 5): the session token in `X-Connect-Session` (in the query
  * only on the stream), 30 minutes on the clock, the page's Origin in the partner's list, the
- * partner active, the connection not revoked. CORS answers echo only an origin some active
- * partner registered (a preflight carries no token, so it cannot know which partner); the real
- * request is then held to its own partner's list.
+ * partner active, the connection not revoked. CORS answers echo any page's origin: the server,
+ * not the browser, holds each request to its own partner's list, and a page it refuses reads only
+ * the refusal (`origin_not_allowed`, `partner_inactive`), which the component passes to `onError`
+ * instead of a network error. No cookie is ever read here, so echoing an origin lends it nothing.
  * Failed attempts draw from the caller's IP bucket (spec 8.1 limits API keys, not sessions).
  */
 export function authenticateSessions(
@@ -46,7 +47,7 @@ export function authenticateSessions(
   app.addHook('onRequest', async (request, reply) => {
     const origin = request.headers.origin;
     reply.header('Vary', 'Origin');
-    if (origin !== undefined && isPartnerOrigin(options.directory, origin)) reply.header('Access-Control-Allow-Origin', origin);
+    if (origin !== undefined && normalizeOrigin(origin) !== undefined) reply.header('Access-Control-Allow-Origin', origin);
     if (request.method === 'OPTIONS') return;
     const token = tokenOf(request);
     if (token === undefined) {
@@ -80,11 +81,6 @@ export function authenticateSessions(
       .header('Access-Control-Max-Age', '600')
       .send(),
   );
-}
-
-function isPartnerOrigin(directory: Directory, origin: string): boolean {
-  const from = normalizeOrigin(origin);
-  return from !== undefined && [...directory.partners.values()].some((p) => p.active && p.allowed_origins.some((allowed) => normalizeOrigin(allowed) === from));
 }
 
 function tokenOf(request: FastifyRequest): string | undefined {

@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import type { Browser, Page } from 'playwright-core';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPlatformAdmin } from '../../api/platform/admins.js';
 import { createAccount } from '../../api/accounts/create.js';
 import { connectSandboxNumbers } from '../../api/accounts/sandbox.js';
 import { startApi, type RunningApi } from '../../stack/api-role.js';
@@ -230,6 +231,48 @@ describe('the Connect component in a browser', () => {
     ]);
     now = Date.now();
     await later.close();
+  });
+
+  it("tells the host the partner's refusals by their codes: an origin taken off the list, a deactivated partner", async () => {
+    const admin = await createPlatformAdmin(clients.producer, unique('ops'));
+    await api.directory.until(() => api.directory.platformAdmins.has(admin.id), 15_000);
+    const platform = async (method: 'PATCH' | 'POST', path: string, body?: unknown) => {
+      const response = await request(`${base}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${admin.credential}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      expect(response.statusCode, await response.body.text()).toBe(200);
+    };
+    const refusedWith = async (code: string, change: () => Promise<void>, undo: () => Promise<void>) => {
+      const page = await openDemo({ email: unique(code), locale: 'en', mode: 'modal', externalId: `${code}-${env.id}` });
+      await untilStep(page, 'account');
+      await change();
+      try {
+        await page.locator('service-connect').getByRole('button', { name: MESSAGES.en.create }).click();
+        await untilStep(page, 'error');
+        const message = MESSAGES.en[`error_${code}` as keyof typeof MESSAGES.en];
+        await page.locator('service-connect').getByText(message).waitFor();
+        expect((await told(page)).filter((t) => t.name === 'error').map((t) => [t.kind, t.detail])).toEqual([
+          ['callback', { code, message }],
+          ['event', { code, message }],
+        ]);
+      } finally {
+        await undo();
+        await page.close();
+      }
+    };
+    const origin = new URL(demo.url).origin;
+    await refusedWith(
+      'origin_not_allowed',
+      () => platform('PATCH', `/platform/partners/${demo.partnerId}`, { allowed_origins: ['https://elsewhere.example'] }),
+      () => platform('PATCH', `/platform/partners/${demo.partnerId}`, { allowed_origins: [origin] }),
+    );
+    await refusedWith(
+      'partner_inactive',
+      () => platform('POST', `/platform/partners/${demo.partnerId}/deactivate`),
+      () => platform('POST', `/platform/partners/${demo.partnerId}/activate`),
+    );
   });
 
   it('works from the keyboard alone, styles itself under the strict CSP, and has no serious axe violation', async () => {

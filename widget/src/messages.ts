@@ -69,6 +69,8 @@ const en = {
   error_payment_unavailable: 'The payment processor could not take this method now. Try again or choose another.',
   error_method_unavailable: 'This method is not available for your currency.',
   error_connect_session_expired: 'This session has expired. Open the connection again.',
+  error_origin_not_allowed: 'This page may not open the connection. Tell the site you came from.',
+  error_partner_inactive: 'This connection is not available at the moment. Contact the site you came from.',
   error_network_error: 'The service could not be reached. Check your connection.',
   error_default: 'Something went wrong. Try again.',
 };
@@ -143,6 +145,8 @@ const pt: Messages = {
   error_payment_unavailable: 'O processador de pagamentos não aceitou esta forma agora. Tente de novo ou escolha outra.',
   error_method_unavailable: 'Esta forma de pagamento não está disponível na sua moeda.',
   error_connect_session_expired: 'Esta sessão expirou. Abra a conexão novamente.',
+  error_origin_not_allowed: 'Esta página não pode abrir a conexão. Avise o site de onde você veio.',
+  error_partner_inactive: 'Esta conexão não está disponível no momento. Fale com o site de onde você veio.',
   error_network_error: 'Não foi possível falar com o serviço. Verifique sua conexão.',
   error_default: 'Algo deu errado. Tente de novo.',
 };
@@ -214,6 +218,8 @@ const es: Messages = {
   error_payment_unavailable: 'El procesador de pagos no pudo aceptar este método ahora. Inténtalo de nuevo o elige otro.',
   error_method_unavailable: 'Este método no está disponible en tu moneda.',
   error_connect_session_expired: 'Esta sesión ha caducado. Abre la conexión de nuevo.',
+  error_origin_not_allowed: 'Esta página no puede abrir la conexión. Avisa al sitio del que vienes.',
+  error_partner_inactive: 'Esta conexión no está disponible en este momento. Contacta con el sitio del que vienes.',
   error_network_error: 'No se pudo contactar con el servicio. Revisa tu conexión.',
   error_default: 'Algo salió mal. Inténtalo de nuevo.',
 };
@@ -285,6 +291,8 @@ const it: Messages = {
   error_payment_unavailable: 'Il processore di pagamento non ha potuto accettare questo metodo ora. Riprova o scegline un altro.',
   error_method_unavailable: 'Questo metodo non è disponibile nella tua valuta.',
   error_connect_session_expired: 'Questa sessione è scaduta. Apri di nuovo il collegamento.',
+  error_origin_not_allowed: 'Questa pagina non può aprire la connessione. Avvisa il sito da cui provieni.',
+  error_partner_inactive: 'Questa connessione non è disponibile al momento. Contatta il sito da cui provieni.',
   error_network_error: 'Impossibile raggiungere il servizio. Controlla la connessione.',
   error_default: 'Qualcosa è andato storto. Riprova.',
 };
@@ -356,6 +364,8 @@ const de: Messages = {
   error_payment_unavailable: 'Der Zahlungsdienst konnte diese Zahlungsart gerade nicht annehmen. Versuchen Sie es erneut oder wählen Sie eine andere.',
   error_method_unavailable: 'Diese Zahlungsart ist in Ihrer Währung nicht verfügbar.',
   error_connect_session_expired: 'Diese Sitzung ist abgelaufen. Öffnen Sie die Verbindung erneut.',
+  error_origin_not_allowed: 'Diese Seite darf die Verbindung nicht öffnen. Informieren Sie die Website, von der Sie kommen.',
+  error_partner_inactive: 'Diese Verbindung ist derzeit nicht verfügbar. Wenden Sie sich an die Website, von der Sie kommen.',
   error_network_error: 'Der Dienst ist nicht erreichbar. Prüfen Sie Ihre Verbindung.',
   error_default: 'Etwas ist schiefgelaufen. Versuchen Sie es erneut.',
 };
@@ -427,6 +437,8 @@ const fr: Messages = {
   error_payment_unavailable: 'Le prestataire de paiement n’a pas pu accepter ce moyen pour l’instant. Réessayez ou choisissez-en un autre.',
   error_method_unavailable: 'Ce moyen de paiement n’est pas disponible dans votre devise.',
   error_connect_session_expired: 'Cette session a expiré. Ouvrez à nouveau la connexion.',
+  error_origin_not_allowed: 'Cette page ne peut pas ouvrir la connexion. Prévenez le site d’où vous venez.',
+  error_partner_inactive: 'Cette connexion n’est pas disponible pour le moment. Contactez le site d’où vous venez.',
   error_network_error: 'Le service est injoignable. Vérifiez votre connexion.',
   error_default: 'Un problème est survenu. Réessayez.',
 };
