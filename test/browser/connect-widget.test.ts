@@ -47,8 +47,8 @@ describe('the Connect component in a browser', () => {
   const unique = (label: string) => `${label}-${env.id}@shop.test`;
 
   /** `pageLocale` false: the page sets no language, and the component takes the customer's from the session. */
-  async function openDemo(form: { email: string; locale: string; mode: 'modal' | 'inline'; externalId: string; country?: string; pageLocale?: boolean }): Promise<Page> {
-    const page = await browser.newPage({ locale: 'en-US' });
+  async function openDemo(form: { email: string; locale: string; mode: 'modal' | 'inline'; externalId: string; country?: string; pageLocale?: boolean; phone?: boolean }): Promise<Page> {
+    const page = await browser.newPage({ locale: 'en-US', ...(form.phone === true ? { hasTouch: true, isMobile: true, viewport: { width: 390, height: 844 } } : {}) });
     page.on('console', (message) => {
       consoleAll.push(message.text());
       if (/Content Security Policy|Refused to/i.test(message.text())) violations.push(message.text());
@@ -165,6 +165,36 @@ describe('the Connect component in a browser', () => {
       await page.close();
     });
   }
+
+  it('offers the pairing code first on a phone, and completes when a code shown before a reopen connects the number', async () => {
+    const words = MESSAGES.en;
+    const customer = { email: unique('phone'), locale: 'en', mode: 'modal', externalId: `phone-${env.id}`, phone: true } as const;
+    const first = await openDemo(customer);
+    const component = first.locator('service-connect');
+    await untilStep(first, 'account');
+    await component.getByRole('button', { name: words.create }).click();
+    await untilStep(first, 'payment');
+    await component.getByLabel(words.pix).check();
+    await component.getByRole('button', { name: words.continue }).click();
+    await component.getByRole('button', { name: /^Pay R\$/ }).click();
+    await untilStep(first, 'number');
+    const buttons = component.locator('[data-step=number] button');
+    expect(await buttons.allInnerTexts()).toEqual([words.byCode, words.byQr]);
+    expect(await buttons.first().getAttribute('class')).toBe('primary');
+    await buttons.first().click();
+    const shown = (await component.locator('.pairing').innerText({ timeout: 20_000 })).replace('-', '');
+    await first.keyboard.press('Escape');
+    await first.close();
+
+    // Reopened: the customer types the code the first component showed, and this one follows the number.
+    const again = await openDemo(customer);
+    await untilStep(again, 'number');
+    const scanned = await request(`${base}/sandbox/phone/scan`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ pairing_code: shown }) });
+    expect(scanned.statusCode, await scanned.body.text()).toBe(202);
+    await untilStep(again, 'manage');
+    expect((await told(again)).filter((t) => t.kind === 'callback').map((t) => t.name)).toEqual(['ready', 'complete', 'step']);
+    await again.close();
+  });
 
   it('links an existing account in English inside <service-connect>, with the code read from the SMTP server', async () => {
     const shot = screenshots('existing-account-en');

@@ -7,6 +7,11 @@ type Challenge = { readonly kind: 'qr' | 'code'; readonly value: string } | { re
 
 const LIVE = new Set(['connected', 'warming']);
 const ASK_AGAIN_MS = 8_000;
+/** Asks for a code that does not come, before the step says so and offers to ask again. */
+const MAX_ASKS = 3;
+
+/** On a phone the QR would have to be scanned by the very phone that shows it: the code comes first there. */
+const firstMethod = (): 'qr' | 'code' => (matchMedia('(pointer: coarse)').matches ? 'code' : 'qr');
 
 /** The partner receives its code (spec 4.5) and the component moves on to `manage`. */
 function useComplete() {
@@ -32,37 +37,67 @@ export function NumberStep() {
   const connected = boot.numbers.find((n) => LIVE.has(n.status));
   const pairing = useRef<string | undefined>(undefined);
   const stream = useRef<Promise<void> | undefined>(undefined);
+  // Numbers live when the step opened wait for the customer's authorisation; any other that comes
+  // alive was paired by this customer, from this screen or with a code shown before a reopen.
+  const liveAtStart = useRef(new Set(boot.numbers.filter((n) => LIVE.has(n.status)).map((n) => n.id)));
+  const [late, setLate] = useState(false);
+  const first = useRef(firstMethod()).current;
 
-  // One stream for the step, open before any pairing starts; it follows the number being paired.
+  // One stream for the step, open before any pairing starts: codes of the number being paired, and
+  // the status of every number of the project.
   useEffect(() => {
     const { opened, close } = api.stream((type, payload) => {
-      if (payload.instance_id !== pairing.current) return;
+      const id = String(payload.instance_id);
+      if (type === 'instance.status' && LIVE.has(String(payload.status)) && !liveAtStart.current.has(id)) {
+        liveAtStart.current.add(id);
+        return void run(complete);
+      }
+      if (id !== pairing.current) return;
       if (type === 'qr_code' && typeof payload.qr_code === 'string') setChallenge({ kind: 'qr', value: payload.qr_code });
       if (type === 'pairing_code' && typeof payload.pairing_code === 'string') setChallenge({ kind: 'code', value: payload.pairing_code });
-      if (type === 'instance.status' && LIVE.has(String(payload.status))) void run(complete);
     });
     stream.current = opened;
     return close;
   }, []);
 
   const asked = useRef<'qr' | 'code' | undefined>(undefined);
+  const asks = useRef(0);
   const pair = (method: 'qr' | 'code') =>
     run(async () => {
       const target = number ?? (await api.addNumber());
       setNumber(target);
       pairing.current = target.id;
       asked.current = method;
+      asks.current = 1;
+      setLate(false);
       setChallenge({ kind: 'waiting' });
       await stream.current;
       await api.pair(target.id, method);
     });
 
-  // A code that does not come within a few seconds is asked for once more, as a customer would.
+  // A code that does not come within a few seconds: the server's state is read again (a number may
+  // have connected meanwhile, and the connection completes), and the code asked for once more, as
+  // a customer would; after a few tries the step says so and the buttons ask again.
   useEffect(() => {
     if (challenge?.kind !== 'waiting' || pairing.current === undefined || asked.current === undefined) return;
     const id = pairing.current;
     const method = asked.current;
-    const timer = setTimeout(() => void run(() => api.pair(id, method)), ASK_AGAIN_MS);
+    const timer = setTimeout(
+      () =>
+        void run(async () => {
+          const now = await api.bootstrap();
+          if (now.numbers.some((n) => LIVE.has(n.status) && !liveAtStart.current.has(n.id))) return complete();
+          if (asks.current >= MAX_ASKS) {
+            setChallenge(undefined);
+            setLate(true);
+            return;
+          }
+          asks.current += 1;
+          await api.pair(id, method);
+          setChallenge({ kind: 'waiting' });
+        }),
+      ASK_AGAIN_MS,
+    );
     return () => clearTimeout(timer);
   }, [challenge]);
 
@@ -87,11 +122,13 @@ export function NumberStep() {
         </div>
       )}
       {challenge?.kind === 'waiting' && <p role="status">{t('preparing')}</p>}
+      {late && <p class="error" role="alert">{t('codeLate')}</p>}
       {error && <p class="error" role="alert">{error}</p>}
-      <button class={challenge === undefined ? 'primary' : ''} type="button" disabled={busy} onClick={() => void pair('qr')}>
-        {challenge?.kind === 'qr' ? t('newCode') : t('byQr')}
-      </button>
-      <button type="button" disabled={busy} onClick={() => void pair('code')}>{challenge?.kind === 'code' ? t('newCode') : t('byCode')}</button>
+      {(first === 'qr' ? (['qr', 'code'] as const) : (['code', 'qr'] as const)).map((method) => (
+        <button key={method} class={challenge === undefined && method === first ? 'primary' : ''} type="button" disabled={busy} onClick={() => void pair(method)}>
+          {challenge?.kind === method ? t('newCode') : t(method === 'qr' ? 'byQr' : 'byCode')}
+        </button>
+      ))}
     </div>
   );
 }
