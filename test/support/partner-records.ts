@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { asAccountId, asEventId, asProjectId, type ConnectionId, type PartnerId } from '../../schemas/ids.js';
 import type { ConfigRecord, ConnectionStatus, ConnectionTransition, Partner } from '../../schemas/records.js';
-import { issueKey } from '../../api/keys/issue.js';
+import { issueKey } from '../../processors/config/keys.js';
 import type { Scope } from '../../api/plugins/auth.js';
 import type { ConnectionsView } from '../../processors/connections/view.js';
 import type { Directory } from '../../processors/directory.js';

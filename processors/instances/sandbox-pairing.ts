@@ -1,6 +1,6 @@
 import { asAccountId, asEventId, asProjectId, newId } from '../../schemas/ids.js';
 import { topics, type Producer } from '../../topics/index.js';
-import type { ConnectSandboxNumber } from './create.js';
+import type { ConnectSandboxNumber } from '../config/accounts.js';
 
 /** Pairs a sandbox number at once (the `auto` connect control): the connector that owns it takes it from the log. */
 export function connectSandboxNumbers(producer: Producer): ConnectSandboxNumber {
