@@ -2,6 +2,7 @@ import { asAccountId, asEventId, asProjectId, newId, type AccountId, type Instan
 import type { ConfigRecord } from '../../schemas/records.js';
 import { topics, type Producer } from '../../topics/index.js';
 import { createInstance } from '../instances/create.js';
+import type { ConnectSandboxNumber } from '../instances/sandbox-pairing.js';
 import { issueKey } from './keys.js';
 import { changeConfigAlone, type ConfigLock, type ConfigLockDeps } from './lock.js';
 import { ConfigRefused } from './refused.js';
@@ -24,9 +25,6 @@ export interface CreatedAccount {
   readonly api_key: string;
   readonly instance_ids: readonly InstanceId[];
 }
-
-/** Connects a sandbox number without a person scanning a code (the sandbox connector's `auto` pairing). */
-export type ConnectSandboxNumber = (instance: { accountId: string; projectId: string; instanceId: InstanceId }) => Promise<void>;
 
 /**
  * An account with its default project and an owner key, written to `gw.config`: what the first

@@ -64,7 +64,7 @@ describe('webhooks API', () => {
       accountId: asAccountId(project.account_id),
       projectId: asProjectId(project.project_id),
       role: 'agent',
-      scopes: scopes as never,
+      scopes,
     });
     await clients.producer.send(topics.config, [{ key: issued.id, value: issued.record }]);
     await api.directory.until(() => api.directory.key(issued.id) !== undefined);
