@@ -198,10 +198,8 @@ export const platformRoutes: FastifyPluginAsyncTypebox<
       const media = await store.put(bytes, { mimeType: check.contentType, filename: null, owner: null });
       const logo = { content_type: check.contentType, sha256: media.sha256, size: media.size, storage_key: media.storage_key };
       const logoUrl = `${publicBaseUrl.replace(/\/+$/, '')}/partners/${partner.id}/logo?v=${media.sha256.slice(0, 16)}`;
-      const { partner: changed, replaced } = await setPartnerLogo(registry, partner.id, logo, logoUrl).catch(async (error: unknown) => {
-        await store.remove(media.storage_key).catch(() => undefined);
-        throw error;
-      });
+      // Bytes stay stored when the write fails: the record may have reached the log all the same.
+      const { partner: changed, replaced } = await setPartnerLogo(registry, partner.id, logo, logoUrl);
       if (replaced !== undefined) await store.remove(replaced.storage_key).catch((error: unknown) => request.log.warn({ err: error }, 'the replaced logo stays in the media store'));
       return partnerOut(changed);
     },
