@@ -1,53 +1,8 @@
-import { KeyedSerial } from '../shared/serial.js';
-import { endOffsets, topicName, topics } from '../topics/index.js';
+import { changeConfigAlone as changeAlone, type ConfigLock } from '../processors/config/lock.js';
 import type { ApiContext } from './context.js';
-import { withDeadline } from '../shared/deadline.js';
-import { gatewayError } from './errors.js';
+import { configLockDeps } from './config-writes.js';
 
-/** Longest wait for another process's change under the same lock. */
-const LOCK_WAIT_MS = 20_000;
-const LOG_DEADLINE_MS = 5_000;
-
-/** What a lock guards (`webhooks` of a project, the `projects` of an account) and whose. */
-export interface ConfigLock {
-  readonly kind: string;
-  readonly id: string;
-}
-
-/** Changes under one lock wait their turn in the process first, so each waits on the lock with one pooled connection at most. */
-const turns = new WeakMap<ApiContext['directory'], KeyedSerial>();
-
-/**
- * Runs a change of `gw.config` alone, across every API process: under a Postgres advisory
- * transaction lock named by `lock`, and only once this process's directory has applied all that
- * `gw.config` held when the lock was taken. A check made inside therefore sees every record
- * written before under the same lock, wherever it was written; `change` must write and wait for
- * its own write before returning, so the next holder sees it too.
- */
+/** The routes' `changeConfigAlone` (processors/config/lock.ts) with the process's clients. */
 export function changeConfigAlone<T>(ctx: Pick<ApiContext, 'clients' | 'directory'>, lock: ConfigLock, change: () => Promise<T>): Promise<T> {
-  let serial = turns.get(ctx.directory);
-  if (serial === undefined) turns.set(ctx.directory, (serial = new KeyedSerial()));
-  return serial.run(`${lock.kind}:${lock.id}`, () => locked(ctx, lock, change));
-}
-
-async function locked<T>(ctx: Pick<ApiContext, 'clients' | 'directory'>, lock: ConfigLock, change: () => Promise<T>): Promise<T> {
-  const { pool, kafka, serdes } = ctx.clients;
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
-    await client.query(`SET LOCAL lock_timeout = ${LOCK_WAIT_MS}`);
-    await client.query('SELECT pg_advisory_xact_lock(hashtext($1), hashtext($2))', [lock.kind, lock.id]);
-    const ends = await withDeadline(endOffsets(kafka, topicName(topics.config, serdes.prefix)), LOG_DEADLINE_MS);
-    await ctx.directory.reached(ends);
-    const result = await change();
-    await client.query('COMMIT');
-    return result;
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    // 55P03: lock_not_available, another change under the lock held it all along.
-    if ((error as { code?: unknown }).code === '55P03') throw gatewayError('service_unavailable', {}, { cause: error });
-    throw error;
-  } finally {
-    client.release();
-  }
+  return changeAlone(configLockDeps(ctx), lock, change);
 }

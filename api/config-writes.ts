@@ -1,16 +1,21 @@
 import type { ConfigRecord } from '../schemas/records.js';
-import { topics } from '../topics/index.js';
+import { writeConfig as writeConfigRecord } from '../processors/config/write.js';
 import type { ApiContext } from './context.js';
-import { withDeadline } from '../shared/deadline.js';
 
-/** How long a route waits for the log to take a write. */
-export const WRITE_DEADLINE_MS = 10_000;
+export { WRITE_DEADLINE_MS } from '../processors/config/write.js';
 
-/**
- * Writes an entity of `gw.config` (null deletes it) and resolves once this process's directory
- * has applied that very write, so the answer of the route already holds (a new key works at once).
- */
-export async function writeConfig(ctx: ApiContext, entityId: string, record: ConfigRecord | null): Promise<void> {
-  await withDeadline(ctx.clients.producer.send(topics.config, [{ key: entityId, value: record }]), WRITE_DEADLINE_MS);
-  await ctx.directory.applied(entityId, record?.event_id ?? null);
+/** The routes' `writeConfig` (processors/config/write.ts) with the process's producer and directory. */
+export function writeConfig(ctx: Pick<ApiContext, 'clients' | 'directory'>, entityId: string, record: ConfigRecord | null): Promise<void> {
+  return writeConfigRecord(configWriter(ctx), entityId, record);
+}
+
+/** The clients a writer of `gw.config` takes, out of the routes' context. */
+export function configWriter(ctx: Pick<ApiContext, 'clients' | 'directory'>) {
+  return { producer: ctx.clients.producer, directory: ctx.directory };
+}
+
+/** The clients a change made alone (processors/config/lock.ts) takes, out of the routes' context. */
+export function configLockDeps(ctx: Pick<ApiContext, 'clients' | 'directory'>) {
+  const { pool, kafka, serdes } = ctx.clients;
+  return { pool, kafka, prefix: serdes.prefix, directory: ctx.directory };
 }

@@ -162,9 +162,9 @@ export async function buildServer(deps: ApiDeps) {
     const { payments, mailer } = deps.connect;
     if (payments.name === 'stripe') await api.register(stripeWebhookRoutes, { ctx, payments, mailer });
     else if (sandbox) await api.register(sandboxPaymentRoutes, { ctx, payments, mailer });
-    await api.register(platformRoutes, { ctx, takeToken, cipher: deps.messages.cipher, publicBaseUrl: deps.publicBaseUrl, panel });
+    await api.register(platformRoutes, { ctx, takeToken, cipher: deps.messages.cipher, publicBaseUrl: deps.publicBaseUrl, panel, store: deps.media.store });
     await api.register(panelRoutes, { ctx, gate: panel, sessions: panelSessions, mailer: deps.connect.mailer, codeKey: deps.connect.codeKey, dir: deps.panel.dir });
-    await api.register(logoRoutes, { ctx });
+    await api.register(logoRoutes, { ctx, store: deps.media.store });
     await api.register(accountRoutes, { ctx });
     await api.register(widgetRoutes, { widgetDir: deps.widgetDir });
     await api.register(presenceRoutes, { ctx, numbers: deps.numbers });

@@ -5,7 +5,6 @@ import { emailCodesDdl } from './email-codes.js';
 import { panelSessionsDdl } from './panel/sessions.js';
 import { paymentsDdl } from '../connectors/payments/attempts.js';
 import { testClocksDdl } from '../connectors/payments/test-clocks.js';
-import { logosDdl } from './platform/logo.js';
 import { connectCodesDdl } from './partner/connect-codes.js';
 
 /**
@@ -38,7 +37,6 @@ const ddl = [
   ...paymentsDdl,
   ...testClocksDdl,
   ...panelSessionsDdl,
-  ...logosDdl,
 ];
 
 export async function ensureApiTables(pool: Pool): Promise<void> {

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { AccountId, PartnerId, ProjectId } from '../schemas/ids.js';
-import type { Account, ApiKey, ConfigRecord, Partner, PlatformAdmin, Pool, Project, User, Webhook } from '../schemas/records.js';
+import type { Account, ApiKey, ConfigRecord, Partner, PartnerLogo, PlatformAdmin, Pool, Project, User, Webhook } from '../schemas/records.js';
 import { topics, type Kafka, type TopicSerdes } from '../topics/index.js';
 import { FollowedView, followView, type RunningView } from './runtime/followed-view.js';
 
@@ -33,6 +33,13 @@ export interface PartnerEntry extends Omit<Partner, 'kind'> {
   /** When the partner was registered (its first record). */
   readonly created_at: number;
 }
+export type PartnerLogoEntry = Omit<PartnerLogo, 'kind'>;
+
+/** The `gw.config` key of a partner's logo: one per partner, so compaction keeps only the latest. */
+export function partnerLogoId(partnerId: string): string {
+  return `logo:${partnerId}`;
+}
+
 export interface UserEntry extends Omit<User, 'kind'> {
   readonly id: string;
   readonly account_id: AccountId;
@@ -42,7 +49,7 @@ export interface PlatformAdminEntry extends Omit<PlatformAdmin, 'kind'> {
 }
 
 /**
- * The accounts, projects, users, API keys, pools, webhooks, partners and platform administrators every request (and every delivery) needs, held in memory and kept fresh
+ * The accounts, projects, users, API keys, pools, webhooks, partners (and their logos) and platform administrators every request (and every delivery) needs, held in memory and kept fresh
  * from the compacted `gw.config` topic: each API process reads it whole at start (its own
  * consumer group, nothing committed), then follows it, so a revoked key stops working in every
  * process within moments of the record being written.
@@ -59,6 +66,8 @@ export class Directory extends FollowedView<ConfigRecord> {
   readonly users = new Map<string, UserEntry>();
   readonly platformAdmins = new Map<string, PlatformAdminEntry>();
   private readonly partnersBySecretHash = new Map<string, PartnerEntry>();
+  /** Partner logos by their key (`partnerLogoId`). */
+  private readonly partnerLogos = new Map<string, PartnerLogoEntry>();
   private readonly usersByEmail = new Map<string, Map<string, UserEntry>>();
   private readonly platformAdminsBySecretHash = new Map<string, PlatformAdminEntry>();
   private readonly keys = new Map<string, KeyEntry>();
@@ -75,6 +84,11 @@ export class Directory extends FollowedView<ConfigRecord> {
   /** The partner whose current secret hashes to `hash`; a rotated secret finds none. */
   partnerBySecretHash(hash: string): PartnerEntry | undefined {
     return this.partnersBySecretHash.get(hash);
+  }
+
+  /** Where the partner's logo is stored, and what it is. */
+  partnerLogo(partnerId: string): PartnerLogoEntry | undefined {
+    return this.partnerLogos.get(partnerLogoId(partnerId));
   }
 
   /** The platform administrator whose credential hashes to `hash`. */
@@ -174,6 +188,11 @@ export class Directory extends FollowedView<ConfigRecord> {
         this.partnersBySecretHash.set(partner.secret_hash, partner);
         return;
       }
+      case 'partner_logo': {
+        const { kind: _, ...rest } = entity;
+        this.partnerLogos.set(id, rest);
+        return;
+      }
       case 'user': {
         const { kind: _, ...rest } = entity;
         const user: UserEntry = { ...rest, email: rest.email.toLowerCase(), id, account_id };
@@ -208,6 +227,7 @@ export class Directory extends FollowedView<ConfigRecord> {
       this.platformAdmins.delete(id);
       this.platformAdminsBySecretHash.delete(admin.secret_hash);
     }
+    this.partnerLogos.delete(id);
     this.projects.delete(id);
     this.pools.delete(id);
     const webhook = this.webhooks.get(id);

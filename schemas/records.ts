@@ -119,7 +119,7 @@ export interface ConfigRecord {
   readonly event_id: EventId;
   /** When the entity changed. */
   readonly occurred_at: number;
-  /** Owning account (the account itself for kind account); null for partner and platform_admin. */
+  /** Owning account (the account itself for kind account); null for partner, partner_logo and platform_admin. */
   readonly account_id: null | AccountId;
   /** Owning project for api_key, webhook, pool (the project itself for kind project); null otherwise. */
   readonly project_id: null | ProjectId;
@@ -128,7 +128,7 @@ export interface ConfigRecord {
   /** Id of the entity; the record key. Ids are unique across kinds, since a tombstone carries only the key. */
   readonly entity_id: string;
   /** The entity; the branch kind says which cache holds it. */
-  readonly entity: Account | Project | ApiKey | Webhook | Pool | Partner | User | PlatformAdmin;
+  readonly entity: Account | Project | ApiKey | Webhook | Pool | Partner | User | PlatformAdmin | PartnerLogo;
 }
 
 /** Cached partner registration (spec 2.7). */
@@ -152,6 +152,21 @@ export interface Partner {
   readonly webhook_secret_ciphertext: null | string;
   /** False once deactivated: sessions stop opening and its keys answer 401 connect_revoked. */
   readonly active: boolean;
+}
+
+/** A partner's logo (spec 8.3), keyed logo:<partner id>. The bytes (up to 2 MB, above the 1 MB a Kafka record holds by default) are in the media store under storage_key; GET /partners/{id}/logo serves them from what this record says. */
+export interface PartnerLogo {
+  readonly kind: 'partner_logo';
+  /** The partner whose logo this is. */
+  readonly partner_id: PartnerId;
+  /** image/png, image/jpeg, image/webp or image/svg+xml, as read from the bytes at upload. */
+  readonly content_type: string;
+  /** Hex SHA-256 of the bytes: the ETag, and the version in the partner's logo_url. */
+  readonly sha256: string;
+  /** Bytes. */
+  readonly size: number;
+  /** Where the media store holds the bytes. */
+  readonly storage_key: string;
 }
 
 /** A platform administrator: registers partners (spec 2.7, 4.7). Authenticates to /platform/* with a bearer credential svc_platform_<secret>, stored only as its hash. */

@@ -1,12 +1,6 @@
 import { asEventId, newId, type AccountId, type ProjectId } from '../../schemas/ids.js';
-import type { ConfigRecord } from '../../schemas/records.js';
 import type { Directory, KeyEntry, ProjectEntry } from '../../processors/directory.js';
-
-/** A write of one `gw.config` entity: its new record, or null for its tombstone. */
-export interface ConfigChange {
-  readonly key: string;
-  readonly value: ConfigRecord | null;
-}
+import type { ConfigChange } from '../../processors/config/write.js';
 
 /**
  * What deleting a project writes: tombstones of its webhooks, pools, keys and itself, but for two

@@ -3,15 +3,15 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import { asEventId, newId } from '../../schemas/ids.js';
 import type { ConfigRecord } from '../../schemas/records.js';
-import { withDeadline } from '../../shared/deadline.js';
-import { topics } from '../../topics/index.js';
-import { WRITE_DEADLINE_MS, writeConfig } from '../config-writes.js';
+import { addProject, projectsLock } from '../../processors/config/accounts.js';
+import { writeConfigChanges, type ConfigChange } from '../../processors/config/write.js';
+import { configLockDeps, configWriter, writeConfig } from '../config-writes.js';
 import type { RouteOptions } from '../context.js';
 import { gatewayError } from '../errors.js';
 import { isEmailAddress } from '../../shared/email-address.js';
 import { deleteInstances } from '../instances/delete.js';
 import { changeConfigAlone } from '../config-lock.js';
-import { accountRemoval, projectRemoval, type ConfigChange } from './removal.js';
+import { accountRemoval, projectRemoval } from './removal.js';
 import { projectInstances } from '../instances/queries.js';
 
 const Params = Type.Object({ id: Type.String({ maxLength: 100 }) });
@@ -42,12 +42,9 @@ export const accountRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
     entity,
   });
   /** Writes the changes together; resolves once this process has applied them. */
-  const write = async (changes: readonly ConfigChange[]) => {
-    await withDeadline(ctx.clients.producer.send(topics.config, [...changes]), WRITE_DEADLINE_MS);
-    await Promise.all(changes.map((c) => directory.applied(c.key, c.value?.event_id ?? null, WRITE_DEADLINE_MS)));
-  };
+  const write = (changes: readonly ConfigChange[]) => writeConfigChanges(configWriter(ctx), changes);
   /** Changes of an account's projects (and its deletion) run one at a time, across API processes, on the latest directory. */
-  const changeProjects = <T>(request: FastifyRequest, change: () => Promise<T>) => changeConfigAlone(ctx, { kind: 'projects', id: request.auth.accountId }, change);
+  const changeProjects = <T>(request: FastifyRequest, change: () => Promise<T>) => changeConfigAlone(ctx, projectsLock(request.auth.accountId), change);
   const ownProject = (request: FastifyRequest, id: string) => {
     const project = directory.projects.get(id);
     if (project === undefined || project.account_id !== request.auth.accountId) throw gatewayError('not_found');
@@ -109,12 +106,8 @@ export const accountRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
     },
     async (request, reply) => {
       requireAdmin(request);
-      const id = newId('prj');
-      await changeProjects(request, async () => {
-        if (!directory.accounts.has(request.auth.accountId)) throw gatewayError('unauthorized');
-        await write([{ key: id, value: record(request, id, { kind: 'project', name: request.body.name, is_default: false }, id) }]);
-      });
-      return reply.code(201).send({ id, name: request.body.name, is_default: false });
+      const project = await addProject({ ...configWriter(ctx), ...configLockDeps(ctx) }, { accountId: request.auth.accountId, name: request.body.name, at: ctx.clock() });
+      return reply.code(201).send(project);
     },
   );
 

@@ -6,7 +6,7 @@ import { gatewayError } from '../errors.js';
 import { planNamed } from '../../processors/usage/plans.js';
 import { WRITE_DEADLINE_MS } from '../config-writes.js';
 import { withDeadline } from '../../shared/deadline.js';
-import { createInstance } from './create.js';
+import { createInstance } from '../../processors/instances/create.js';
 import { projectInstance, projectInstances, untilProjected, type InstanceRow } from './queries.js';
 import { deleteInstances } from './delete.js';
 import { requestOfNumber } from './pairing.js';

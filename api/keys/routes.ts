@@ -8,7 +8,7 @@ import type { RouteOptions } from '../context.js';
 import type { KeyEntry } from '../../processors/directory.js';
 import { gatewayError } from '../errors.js';
 import { roles, scopes, type Role, type Scope } from '../plugins/auth.js';
-import { issueKey } from './issue.js';
+import { issueKey } from '../../processors/config/keys.js';
 import { isoTime } from '../../shared/iso-time.js';
 
 const KeyOut = Type.Object({
@@ -97,8 +97,8 @@ export const keyRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { 
       const issued = issueKey({
         accountId: old.account_id,
         projectId: old.project_id,
-        role: old.role as Role,
-        scopes: old.scopes as (Scope | '*')[],
+        role: old.role,
+        scopes: old.scopes,
         connectionId: old.connection_id ?? undefined,
       });
       const graceEnds = Math.min(old.expires_at ?? Infinity, Date.now() + clients.config.keyRotationGraceMs);

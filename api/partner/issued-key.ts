@@ -6,8 +6,7 @@ import { withDeadline } from '../../shared/deadline.js';
 import { topics } from '../../topics/index.js';
 import { WRITE_DEADLINE_MS } from '../config-writes.js';
 import type { ApiContext } from '../context.js';
-import { issueKey } from '../keys/issue.js';
-import type { Scope } from '../plugins/auth.js';
+import { issueKey } from '../../processors/config/keys.js';
 
 /**
  * The connection's one key (spec 5 rule 4): role `agent`, the partner's scopes, bound to the
@@ -26,7 +25,7 @@ export async function replaceConnectionKey(
     accountId,
     projectId: connection.project_id as ProjectId,
     role: 'agent',
-    scopes: partner.key_scopes as Scope[],
+    scopes: partner.key_scopes,
     connectionId: connection.connection_id,
   });
   const records = [...previous, issued.record];

@@ -1,20 +1,8 @@
 import { DOMParser, type Document, type Element } from '@xmldom/xmldom';
 import { fileTypeFromBuffer } from 'file-type';
-import type { Pool } from 'pg';
-import { createHash } from 'node:crypto';
 
 /** Spec 8.3: a partner logo is at most 2 MB. */
 export const MAX_LOGO_BYTES = 2_000_000;
-
-export const logosDdl = [
-  `CREATE TABLE IF NOT EXISTS api.partner_logos (
-    partner_id text PRIMARY KEY,
-    content_type text NOT NULL,
-    sha256 text NOT NULL,
-    bytes bytea NOT NULL,
-    updated_at timestamptz NOT NULL DEFAULT now()
-  )`,
-];
 
 const RASTER = new Map([
   ['image/png', 'image/png'],
@@ -74,23 +62,4 @@ function svgHazard(text: string): string | undefined {
     }
   }
   return undefined;
-}
-
-export async function storeLogo(pool: Pool, partnerId: string, contentType: string, bytes: Buffer): Promise<string> {
-  const sha256 = createHash('sha256').update(bytes).digest('hex');
-  await pool.query(
-    `INSERT INTO api.partner_logos (partner_id, content_type, sha256, bytes, updated_at) VALUES ($1, $2, $3, $4, now())
-     ON CONFLICT (partner_id) DO UPDATE SET content_type = EXCLUDED.content_type, sha256 = EXCLUDED.sha256, bytes = EXCLUDED.bytes, updated_at = now()`,
-    [partnerId, contentType, sha256, bytes],
-  );
-  return sha256;
-}
-
-export async function readLogo(pool: Pool, partnerId: string): Promise<{ contentType: string; sha256: string; bytes: Buffer } | undefined> {
-  const { rows } = await pool.query<{ content_type: string; sha256: string; bytes: Buffer }>(
-    'SELECT content_type, sha256, bytes FROM api.partner_logos WHERE partner_id = $1',
-    [partnerId],
-  );
-  const row = rows[0];
-  return row && { contentType: row.content_type, sha256: row.sha256, bytes: row.bytes };
 }

@@ -1,14 +1,19 @@
 import multipart from '@fastify/multipart';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
+import type { MediaStore } from '../../connectors/media/store.js';
 import type { PartnerEntry } from '../../processors/directory.js';
-import { asEventId, newId } from '../../schemas/ids.js';
-import type { ConfigRecord, Partner } from '../../schemas/records.js';
+import { setPartnerLogo } from '../../processors/config/partner-logos.js';
+import {
+  changePartner,
+  partnerOf,
+  registerPartner,
+  rotatePartnerSecret,
+  rotatePartnerWebhookSecret,
+  setPartnerActive,
+  type PartnerRegistry,
+} from '../../processors/config/partners.js';
 import type { Cipher } from '../../shared/cipher.js';
-import { normalizeOrigin } from '../../shared/origin.js';
-import { hashSecret, secretToken } from '../../shared/secret-token.js';
-import { newSigningSecret } from '../../events/signature.js';
-import { writeConfig } from '../config-writes.js';
 import type { RouteOptions } from '../context.js';
 import { gatewayError } from '../errors.js';
 import { ConnectionOut, connectionOut } from '../partner/connection-out.js';
@@ -16,9 +21,8 @@ import type { RateLimiter } from '../plugins/rate-limit.js';
 import { partnerKeyScopes as partnerScopes } from '../plugins/auth.js';
 import { authenticatePlatformAdmins } from './auth.js';
 import { deadDeliveryRoutes } from './dead-deliveries.js';
-import { checkLogo, MAX_LOGO_BYTES, readLogo, storeLogo } from './logo.js';
+import { checkLogo, MAX_LOGO_BYTES } from './logo.js';
 import type { PanelGate } from '../panel/gate.js';
-
 
 const SLUG = '^[a-z0-9][a-z0-9-]{1,62}$';
 const config = { surface: 'platform' as const };
@@ -61,46 +65,14 @@ function partnerOut(p: PartnerEntry) {
  * logo, and each partner's connections.
  */
 export const platformRoutes: FastifyPluginAsyncTypebox<
-  RouteOptions & { takeToken: RateLimiter; cipher: Cipher; publicBaseUrl: string; panel: Pick<PanelGate, 'platformAdmin'> }
-> = async (app, { ctx, takeToken, cipher, publicBaseUrl, panel }) => {
+  RouteOptions & { takeToken: RateLimiter; cipher: Cipher; publicBaseUrl: string; panel: Pick<PanelGate, 'platformAdmin'>; store: MediaStore }
+> = async (app, { ctx, takeToken, cipher, publicBaseUrl, panel, store }) => {
   authenticatePlatformAdmins(app, { directory: ctx.directory, takeToken, panel });
   await app.register(multipart, { limits: { fileSize: MAX_LOGO_BYTES, files: 1, fields: 5, parts: 6 } });
   await app.register(deadDeliveryRoutes, { ctx });
   const { directory } = ctx;
 
-  const partnerOf = (id: string): PartnerEntry => {
-    const partner = directory.partners.get(id);
-    if (partner === undefined) throw gatewayError('not_found');
-    return partner;
-  };
-  const write = async (id: string, partner: Omit<Partner, 'kind'>): Promise<PartnerEntry> => {
-    const record: ConfigRecord = {
-      event_id: asEventId(newId('cfg')),
-      occurred_at: ctx.clock(),
-      account_id: null,
-      project_id: null,
-      instance_id: null,
-      entity_id: id,
-      entity: { kind: 'partner', ...partner },
-    };
-    await writeConfig(ctx, id, record);
-    return partnerOf(id);
-  };
-  const stored = ({ id: _, created_at: __, ...partner }: PartnerEntry): Omit<Partner, 'kind'> => partner;
-  const origins = (list: readonly string[]): string[] => {
-    const normal = list.map((origin) => {
-      const value = normalizeOrigin(origin);
-      if (value === undefined) throw gatewayError('invalid_request', { detail: `allowed_origins: ${origin} is not an origin (scheme://host[:port])` });
-      return value;
-    });
-    return [...new Set(normal)];
-  };
-  const webhookUrl = (url: string | null | undefined): string | null => {
-    if (url === null || url === undefined) return null;
-    const parsed = URL.canParse(url) ? new URL(url) : undefined;
-    if (parsed === undefined || (parsed.protocol !== 'https:' && parsed.protocol !== 'http:')) throw gatewayError('invalid_request', { detail: 'webhook_url: an http(s) URL' });
-    return parsed.toString();
-  };
+  const registry: PartnerRegistry = { producer: ctx.clients.producer, directory, cipher, clock: ctx.clock };
 
   app.post(
     '/platform/partners',
@@ -120,22 +92,8 @@ export const platformRoutes: FastifyPluginAsyncTypebox<
       },
     },
     async (request, reply) => {
-      const { body } = request;
-      if ([...directory.partners.values()].some((p) => p.slug === body.slug)) throw gatewayError('invalid_request', { detail: `slug: ${body.slug} is taken` });
-      const partnerSecret = secretToken('svc_partner_');
-      const webhookSecret = newSigningSecret();
-      const created = await write(newId('ptn'), {
-        slug: body.slug,
-        name: body.name,
-        logo_url: null,
-        allowed_origins: origins(body.allowed_origins),
-        webhook_url: webhookUrl(body.webhook_url),
-        key_scopes: [...(body.key_scopes ?? [])],
-        secret_hash: hashSecret(partnerSecret),
-        webhook_secret_ciphertext: cipher.seal(webhookSecret),
-        active: true,
-      });
-      return reply.code(201).send({ ...partnerOut(created), partner_secret: partnerSecret, webhook_secret: webhookSecret });
+      const { partner, partnerSecret, webhookSecret } = await registerPartner(registry, request.body);
+      return reply.code(201).send({ ...partnerOut(partner), partner_secret: partnerSecret, webhook_secret: webhookSecret });
     },
   );
 
@@ -144,7 +102,7 @@ export const platformRoutes: FastifyPluginAsyncTypebox<
   }));
 
   app.get('/platform/partners/:id', { config, schema: { tags, summary: 'One partner', params: Params, response: { 200: PartnerOut } } }, async (request) =>
-    partnerOut(partnerOf(request.params.id)),
+    partnerOut(partnerOf(registry, request.params.id)),
   );
 
   app.patch(
@@ -159,41 +117,19 @@ export const platformRoutes: FastifyPluginAsyncTypebox<
         response: { 200: PartnerOut },
       },
     },
-    async (request) => {
-      const current = partnerOf(request.params.id);
-      const { body } = request;
-      return partnerOut(
-        await write(current.id, {
-          ...stored(current),
-          ...(body.name === undefined ? {} : { name: body.name }),
-          ...(body.allowed_origins === undefined ? {} : { allowed_origins: origins(body.allowed_origins) }),
-          ...(body.webhook_url === undefined ? {} : { webhook_url: webhookUrl(body.webhook_url) }),
-          ...(body.key_scopes === undefined ? {} : { key_scopes: [...body.key_scopes] }),
-        }),
-      );
-    },
+    async (request) => partnerOut(await changePartner(registry, request.params.id, request.body)),
   );
 
   app.post(
     '/platform/partners/:id/rotate-secret',
     { config, schema: { tags, summary: 'A new partner secret, shown once; the previous one stops at once', params: Params, response: { 200: Type.Object({ partner_secret: Type.String() }) } } },
-    async (request) => {
-      const current = partnerOf(request.params.id);
-      const partnerSecret = secretToken('svc_partner_');
-      await write(current.id, { ...stored(current), secret_hash: hashSecret(partnerSecret) });
-      return { partner_secret: partnerSecret };
-    },
+    async (request) => ({ partner_secret: await rotatePartnerSecret(registry, request.params.id) }),
   );
 
   app.post(
     '/platform/partners/:id/rotate-webhook-secret',
     { config, schema: { tags, summary: 'A new partner webhook secret, shown once; the previous one stops at once', params: Params, response: { 200: Type.Object({ webhook_secret: Type.String() }) } } },
-    async (request) => {
-      const current = partnerOf(request.params.id);
-      const webhookSecret = newSigningSecret();
-      await write(current.id, { ...stored(current), webhook_secret_ciphertext: cipher.seal(webhookSecret) });
-      return { webhook_secret: webhookSecret };
-    },
+    async (request) => ({ webhook_secret: await rotatePartnerWebhookSecret(registry, request.params.id) }),
   );
 
   for (const [action, active] of [['deactivate', false], ['activate', true]] as const) {
@@ -208,7 +144,7 @@ export const platformRoutes: FastifyPluginAsyncTypebox<
           response: { 200: PartnerOut },
         },
       },
-      async (request) => partnerOut(await write(request.params.id, { ...stored(partnerOf(request.params.id)), active })),
+      async (request) => partnerOut(await setPartnerActive(registry, request.params.id, active)),
     );
   }
 
@@ -225,7 +161,7 @@ export const platformRoutes: FastifyPluginAsyncTypebox<
       },
     },
     async (request) => {
-      const partner = partnerOf(request.params.id);
+      const partner = partnerOf(registry, request.params.id);
       const { status, external_id: externalId } = request.query;
       const list = ctx.connections
         .ofPartner(partner.id)
@@ -248,7 +184,7 @@ export const platformRoutes: FastifyPluginAsyncTypebox<
       },
     },
     async (request) => {
-      const partner = partnerOf(request.params.id);
+      const partner = partnerOf(registry, request.params.id);
       let bytes: Buffer | undefined;
       try {
         const file = await request.file();
@@ -261,28 +197,34 @@ export const platformRoutes: FastifyPluginAsyncTypebox<
       }
       const check = await checkLogo(bytes);
       if (!check.ok) throw gatewayError('invalid_request', { detail: check.why });
-      const sha256 = await storeLogo(ctx.clients.pool, partner.id, check.contentType, bytes);
-      const logoUrl = `${publicBaseUrl.replace(/\/+$/, '')}/partners/${partner.id}/logo?v=${sha256.slice(0, 16)}`;
-      return partnerOut(await write(partner.id, { ...stored(partner), logo_url: logoUrl }));
+      const media = await store.put(bytes, { mimeType: check.contentType, filename: null, owner: null });
+      const logo = { content_type: check.contentType, sha256: media.sha256, size: media.size, storage_key: media.storage_key };
+      const logoUrl = `${publicBaseUrl.replace(/\/+$/, '')}/partners/${partner.id}/logo?v=${media.sha256.slice(0, 16)}`;
+      // Bytes stay stored when the write fails: the record may have reached the log all the same.
+      const { partner: changed, replaced } = await setPartnerLogo(registry, partner.id, logo, logoUrl);
+      if (replaced !== undefined) await store.remove(replaced.storage_key).catch((error: unknown) => request.log.warn({ err: error }, 'the replaced logo stays in the media store'));
+      return partnerOut(changed);
     },
   );
 };
 
 /** The logos, served to anyone (the component shows them) in a way that cannot run anything. */
-export const logoRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { ctx }) => {
+export const logoRoutes: FastifyPluginAsyncTypebox<RouteOptions & { store: MediaStore }> = async (app, { ctx, store }) => {
   app.get(
     '/partners/:id/logo',
     { config: { public: true }, schema: { tags, summary: "A partner's logo", params: Params, querystring: Type.Object({ v: Type.Optional(Type.String({ maxLength: 64 })) }) } },
     async (request, reply) => {
-      const logo = await readLogo(ctx.clients.pool, request.params.id);
-      if (logo === undefined) throw gatewayError('not_found');
+      const logo = ctx.directory.partnerLogo(request.params.id);
+      const stored = logo && (await store.get(logo.storage_key));
+      if (logo === undefined || stored === undefined) throw gatewayError('not_found');
       return reply
-        .header('Content-Type', logo.contentType)
+        .header('Content-Type', logo.content_type)
         .header('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; sandbox")
         .header('X-Content-Type-Options', 'nosniff')
         .header('Cache-Control', 'public, max-age=86400')
         .header('ETag', `"${logo.sha256}"`)
-        .send(logo.bytes);
+        .header('Content-Length', String(stored.size))
+        .send(stored.body);
     },
   );
 };

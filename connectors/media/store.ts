@@ -12,7 +12,8 @@ export interface MediaOwner {
 export interface PutOptions {
   readonly mimeType: string;
   readonly filename: string | null;
-  readonly owner: MediaOwner;
+  /** Null for the platform's own objects (partner logos), counted against no account. */
+  readonly owner: MediaOwner | null;
 }
 
 export interface StoredObject {
@@ -28,7 +29,7 @@ export interface StoredObject {
 export interface MediaStore {
   readonly kind: 's3' | 'filesystem';
   /**
-   * Stores the bytes under a new id, then writes a `media_stored` usage record; a stream is read
+   * Stores the bytes under a new id, then writes a `media_stored` usage record (when it has an owner); a stream is read
    * once, to its end or its first error (which `put` then throws).
    */
   put(source: Uint8Array | Readable, options: PutOptions): Promise<Media>;

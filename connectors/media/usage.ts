@@ -34,15 +34,16 @@ export function mediaStoredUsage(media: Media, owner: MediaOwner, at: number): U
 }
 
 /**
- * Counts a stored media. When the record cannot be written the object is removed again, so
- * storage is never used without being counted.
+ * Counts a stored media against its owner. When the record cannot be written the object is
+ * removed again, so an account's storage is never used without being counted.
  */
 export async function countStored(
   media: Media,
-  owner: MediaOwner,
+  owner: MediaOwner | null,
   recordUsage: RecordUsage,
   remove: (storageKey: string) => Promise<void>,
 ): Promise<Media> {
+  if (owner === null) return media;
   try {
     await recordUsage(mediaStoredUsage(media, owner, Date.now()));
     return media;

@@ -3,7 +3,7 @@ import net from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccount } from '../../api/accounts/create.js';
+import { createAccount } from '../../processors/config/accounts.js';
 import { IMPORT_BODY_LIMIT, TEXT_BODY_LIMIT, DEFAULT_BODY_LIMIT } from '../../api/body-limits.js';
 import { isErrorCode, isLocale } from '../../api/errors.js';
 import { MAX_JSON_DEPTH } from '../../api/json-depth.js';
@@ -16,7 +16,7 @@ import { deliveryRetryTier, endOffsets, topicName, topics } from '../../topics/i
 import { testClients } from '../support/clients.js';
 import { createTestEnv, type TestEnv } from '../support/env.js';
 import { partnerRecord } from '../support/partner-records.js';
-import { createPlatformAdmin } from '../../api/platform/admins.js';
+import { createPlatformAdmin } from '../../processors/config/platform-admins.js';
 import { hashSecret } from '../../shared/secret-token.js';
 
 /**

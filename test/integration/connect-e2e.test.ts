@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccount } from '../../api/accounts/create.js';
+import { createAccount } from '../../processors/config/accounts.js';
 import { newSigningSecret, verify } from '../../events/signature.js';
 import { asEventId, newId, type PartnerId } from '../../schemas/ids.js';
 import type { ConfigRecord } from '../../schemas/records.js';

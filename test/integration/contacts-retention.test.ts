@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccount } from '../../api/accounts/create.js';
+import { createAccount } from '../../processors/config/accounts.js';
 import { contactId, contactsProjection, seedContactStates } from '../../processors/contacts/index.js';
 import { instancesProjection, replayProjection, runProjection, waitUntilCaughtUp, type RunningProjection } from '../../processors/index.js';
 import { asAccountId, asEventId, asInstanceId, asMessageId, asProjectId, newId } from '../../schemas/ids.js';

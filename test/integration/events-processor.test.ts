@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccount, type CreatedAccount } from '../../api/accounts/create.js';
-import { connectSandboxNumbers } from '../../api/accounts/sandbox.js';
+import { createAccount, type CreatedAccount } from '../../processors/config/accounts.js';
+import { connectSandboxNumbers } from '../../processors/instances/sandbox-pairing.js';
 import { envelopeOf } from '../../events/envelope.js';
 import { instanceStatusEventId } from '../../events/renderers/index.js';
 import { eventsProjection } from '../../processors/events/index.js';

@@ -1,7 +1,7 @@
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccount, type CreatedAccount } from '../../api/accounts/create.js';
-import { connectSandboxNumbers } from '../../api/accounts/sandbox.js';
+import { createAccount, type CreatedAccount } from '../../processors/config/accounts.js';
+import { connectSandboxNumbers } from '../../processors/instances/sandbox-pairing.js';
 import { startConnectorRole, type ConnectorRole } from '../../connectors/network/index.js';
 import { PendingReceipts, SandboxNetwork } from '../../connectors/sandbox/index.js';
 import type { PublicEvent } from '../../schemas/records.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccount } from '../../api/accounts/create.js';
+import { createAccount } from '../../processors/config/accounts.js';
 import { OtpKeys } from '../../connectors/network/index.js';
 import { instancesProjection, runProjection, waitUntilCaughtUp, type RunningProjection } from '../../processors/index.js';
 import { asAccountId, asEventId, asInstanceId, asProjectId, newId } from '../../schemas/ids.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccount, type CreatedAccount } from '../../api/accounts/create.js';
-import { connectSandboxNumbers } from '../../api/accounts/sandbox.js';
+import { createAccount, type CreatedAccount } from '../../processors/config/accounts.js';
+import { connectSandboxNumbers } from '../../processors/instances/sandbox-pairing.js';
 import { NumberAsker, QueryRefused } from '../../connectors/network/index.js';
 import { asAccountId, asInstanceId, asProjectId } from '../../schemas/ids.js';
 import type { Clients } from '../../stack/clients.js';

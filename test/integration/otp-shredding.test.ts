@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccount, type CreatedAccount } from '../../api/accounts/create.js';
-import { connectSandboxNumbers } from '../../api/accounts/sandbox.js';
+import { createAccount, type CreatedAccount } from '../../processors/config/accounts.js';
+import { connectSandboxNumbers } from '../../processors/instances/sandbox-pairing.js';
 import { OtpKeys } from '../../connectors/network/index.js';
 import { asEventId, asMessageId, newId } from '../../schemas/ids.js';
 import type { MessageStatus, SendCommand } from '../../schemas/records.js';

@@ -1,9 +1,9 @@
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccount, type CreatedAccount } from '../../api/accounts/create.js';
-import { connectSandboxNumbers } from '../../api/accounts/sandbox.js';
-import { createInstance } from '../../api/instances/create.js';
+import { createAccount, type CreatedAccount } from '../../processors/config/accounts.js';
+import { connectSandboxNumbers } from '../../processors/instances/sandbox-pairing.js';
+import { createInstance } from '../../processors/instances/create.js';
 import { newSigningSecret, verify } from '../../events/signature.js';
 import { replayProjection } from '../../processors/index.js';
 import { connectionsProjection } from '../../processors/connections/projection.js';

@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPlatformAdmin } from '../../api/platform/admins.js';
+import { createPlatformAdmin } from '../../processors/config/platform-admins.js';
 import { retrySchedules } from '../../connectors/webhooks/index.js';
 import { asAccountId, asEventId, asProjectId } from '../../schemas/ids.js';
 import type { DeliveryTask } from '../../schemas/records.js';

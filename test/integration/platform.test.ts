@@ -1,8 +1,8 @@
 import type { AddressInfo } from 'node:net';
 import { FormData, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccount, type CreatedAccount } from '../../api/accounts/create.js';
-import { createPlatformAdmin } from '../../api/platform/admins.js';
+import { createAccount, type CreatedAccount } from '../../processors/config/accounts.js';
+import { createPlatformAdmin } from '../../processors/config/platform-admins.js';
 import { startApi, type RunningApi } from '../../stack/api-role.js';
 import type { Clients } from '../../stack/clients.js';
 import { createConsumer, topics } from '../../topics/index.js';

@@ -1,7 +1,7 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createAccount, type CreatedAccount } from '../../api/accounts/create.js';
+import { createAccount, type CreatedAccount } from '../../processors/config/accounts.js';
 import { envelopeBody } from '../../events/envelope.js';
 import { verify } from '../../events/signature.js';
 import { eventKey } from '../../events/publish.js';

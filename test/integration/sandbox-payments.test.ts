@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccount } from '../../api/accounts/create.js';
+import { createAccount } from '../../processors/config/accounts.js';
 import { newSigningSecret, verify } from '../../events/signature.js';
 import { newId, type PartnerId } from '../../schemas/ids.js';
 import type { PaymentRecord } from '../../schemas/records.js';

@@ -1,8 +1,8 @@
 import { request as httpRequest, type IncomingHttpHeaders, type ClientRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createAccount, type CreatedAccount } from '../../api/accounts/create.js';
-import { issueKey } from '../../api/keys/issue.js';
+import { createAccount, type CreatedAccount } from '../../processors/config/accounts.js';
+import { issueKey } from '../../processors/config/keys.js';
 import { parseCursor } from '../../api/streams/index.js';
 import { MAX_STREAMS_PER_KEY } from '../../api/streams/routes.js';
 import { SseParser } from '../../connectors/relay/index.js';

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccount } from '../../api/accounts/create.js';
+import { createAccount } from '../../processors/config/accounts.js';
 import { Directory } from '../../processors/directory.js';
 import { DeadlineExceeded } from '../../shared/deadline.js';
-import { issueKey } from '../../api/keys/issue.js';
+import { issueKey } from '../../processors/config/keys.js';
 import { changeProjectWebhooks } from '../../api/webhooks/project-lock.js';
 import { webhookRecord } from '../../api/webhooks/records.js';
 import { deliveriesProjection, replayProjection, runProjection, waitUntilCaughtUp, type RunningProjection } from '../../processors/index.js';
@@ -64,7 +64,7 @@ describe('webhooks API', () => {
       accountId: asAccountId(project.account_id),
       projectId: asProjectId(project.project_id),
       role: 'agent',
-      scopes: scopes as never,
+      scopes,
     });
     await clients.producer.send(topics.config, [{ key: issued.id, value: issued.record }]);
     await api.directory.until(() => api.directory.key(issued.id) !== undefined);

@@ -1,5 +1,5 @@
-import { createAccount } from '../../api/accounts/create.js';
-import { connectSandboxNumbers } from '../../api/accounts/sandbox.js';
+import { createAccount } from '../../processors/config/accounts.js';
+import { connectSandboxNumbers } from '../../processors/instances/sandbox-pairing.js';
 import type { Clients } from '../../stack/clients.js';
 import { waitFor } from './env.js';
 

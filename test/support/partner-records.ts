@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { asAccountId, asEventId, asProjectId, type ConnectionId, type PartnerId } from '../../schemas/ids.js';
 import type { ConfigRecord, ConnectionStatus, ConnectionTransition, Partner } from '../../schemas/records.js';
-import { issueKey } from '../../api/keys/issue.js';
-import type { Scope } from '../../api/plugins/auth.js';
+import { issueKey } from '../../processors/config/keys.js';
 import type { ConnectionsView } from '../../processors/connections/view.js';
 import type { Directory } from '../../processors/directory.js';
 import { includesConnect } from '../../processors/usage/plans.js';
@@ -103,7 +102,7 @@ export async function partnerIssuedKey(
     accountId: asAccountId(input.accountId),
     projectId: asProjectId(input.projectId),
     role: 'agent',
-    scopes: input.scopes as Scope[],
+    scopes: input.scopes,
     connectionId: connection.connection_id,
   });
   await clients.producer.send(topics.config, [partnerRecord(partnerId), pro, issued.record].map((value) => ({ key: value.entity_id, value })));

@@ -1,14 +1,18 @@
-import { asAccountId, asEventId, asProjectId, newId, type InstanceId } from '../../schemas/ids.js';
+import { asAccountId, asEventId, asProjectId, newId, type AccountId, type InstanceId, type ProjectId } from '../../schemas/ids.js';
 import type { ConfigRecord } from '../../schemas/records.js';
 import { topics, type Producer } from '../../topics/index.js';
 import { createInstance } from '../instances/create.js';
-import { issueKey } from '../keys/issue.js';
-import type { Locale } from '../errors.js';
+import type { ConnectSandboxNumber } from '../instances/sandbox-pairing.js';
+import { issueKey } from './keys.js';
+import { changeConfigAlone, type ConfigLock, type ConfigLockDeps } from './lock.js';
+import { ConfigRefused } from './refused.js';
+import { writeConfigChanges, type ConfigWriter } from './write.js';
 
 export interface NewAccount {
   readonly name: string;
   readonly email: string;
-  readonly locale?: Locale;
+  /** One of the spec's locales (pt, en, es, it, de, fr); `en` when none. */
+  readonly locale?: string;
   readonly plan?: string;
   /** Sandbox numbers to create and connect at once. */
   readonly sandboxNumbers?: number;
@@ -21,9 +25,6 @@ export interface CreatedAccount {
   readonly api_key: string;
   readonly instance_ids: readonly InstanceId[];
 }
-
-/** Connects a sandbox number without a person scanning a code (the sandbox connector's `auto` pairing). */
-export type ConnectSandboxNumber = (instance: { accountId: string; projectId: string; instanceId: InstanceId }) => Promise<void>;
 
 /**
  * An account with its default project and an owner key, written to `gw.config`: what the first
@@ -68,4 +69,39 @@ export async function createAccount(
     instanceIds.push(instance.instance_id);
   }
   return { account_id: accountId, project_id: projectId, api_key: key.apiKey, instance_ids: instanceIds };
+}
+
+/** The lock under which an account's projects change (and the account is deleted). */
+export function projectsLock(accountId: string): ConfigLock {
+  return { kind: 'projects', id: accountId };
+}
+
+/**
+ * A new project of an existing account, written alone among the account's project changes, so a
+ * deletion of the account running at once cannot leave it orphaned: refused `unauthorized` once
+ * the account is gone.
+ */
+export async function addProject(
+  deps: ConfigLockDeps & ConfigWriter,
+  input: { readonly accountId: AccountId; readonly name: string; readonly at: number },
+): Promise<{ readonly id: ProjectId; readonly name: string; readonly is_default: false }> {
+  const id = asProjectId(newId('prj'));
+  await changeConfigAlone(deps, projectsLock(input.accountId), async () => {
+    if (!deps.directory.accounts.has(input.accountId)) throw new ConfigRefused('unauthorized');
+    await writeConfigChanges(deps, [
+      {
+        key: id,
+        value: {
+          event_id: asEventId(newId('cfg')),
+          occurred_at: input.at,
+          account_id: input.accountId,
+          project_id: id,
+          instance_id: null,
+          entity_id: id,
+          entity: { kind: 'project', name: input.name, is_default: false },
+        },
+      },
+    ]);
+  });
+  return { id, name: input.name, is_default: false };
 }

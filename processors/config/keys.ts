@@ -1,7 +1,6 @@
-import { secretToken } from '../../shared/secret-token.js';
+import { hashSecret, secretToken } from '../../shared/secret-token.js';
 import { asEventId, newId, type AccountId, type ConnectionId, type ProjectId } from '../../schemas/ids.js';
-import type { ConfigRecord } from '../../schemas/records.js';
-import { hashKey, type Role, type Scope } from '../plugins/auth.js';
+import type { ApiKey, ConfigRecord } from '../../schemas/records.js';
 
 /** A customer API key: `svc_live_` and 32 base62 characters (190 bits). */
 export function generateKey(): string {
@@ -19,8 +18,8 @@ export interface IssuedKey {
 export function issueKey(input: {
   accountId: AccountId;
   projectId: ProjectId;
-  role: Role;
-  scopes: readonly (Scope | '*')[];
+  role: ApiKey['role'];
+  scopes: ApiKey['scopes'];
   connectionId?: ConnectionId;
 }): IssuedKey {
   const apiKey = generateKey();
@@ -37,7 +36,7 @@ export function issueKey(input: {
       entity_id: id,
       entity: {
         kind: 'api_key',
-        key_hash: hashKey(apiKey),
+        key_hash: hashSecret(apiKey),
         prefix: apiKey.slice(0, 13),
         role: input.role,
         scopes: [...input.scopes],

@@ -1,6 +1,8 @@
-import { asAccountId, asEventId, asProjectId, newId } from '../../schemas/ids.js';
+import { asAccountId, asEventId, asProjectId, newId, type InstanceId } from '../../schemas/ids.js';
 import { topics, type Producer } from '../../topics/index.js';
-import type { ConnectSandboxNumber } from './create.js';
+
+/** Connects a sandbox number without a person scanning a code (the sandbox connector's `auto` pairing). */
+export type ConnectSandboxNumber = (instance: { accountId: string; projectId: string; instanceId: InstanceId }) => Promise<void>;
 
 /** Pairs a sandbox number at once (the `auto` connect control): the connector that owns it takes it from the log. */
 export function connectSandboxNumbers(producer: Producer): ConnectSandboxNumber {
