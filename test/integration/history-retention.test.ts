@@ -147,19 +147,23 @@ describe('conversation history older than the retention of its topics', () => {
 
     live = await runProjection(clients, projection('live'));
     // A status before its send, as the connector may write them.
+    const settle = () => waitUntilCaughtUp(clients, 'conversations', eventTopics(), Date.now() + 60_000);
     await clients.producer.send(topics.messageStatus, [{ key: NUMBER_B, value: fact(toBia, 'sent', at(4)) }]);
+    await settle();
     await clients.producer.send(topics.sendCommands, [hello, failed, toBia, edit].map((value) => ({ key: value.instance_id, value })));
+    // The status of our edit after the edit: its state then has both halves to keep.
+    await settle();
     await clients.producer.send(topics.messageStatus, [
       ...[fact(hello, 'sent', at(2)), fact(hello, 'delivered', at(3)), fact(hello, 'read', at(4)), fact(failed, 'failed', at(3))],
       ...[fact(toBia, 'delivered', at(5)), fact(edit, 'sent', at(9))],
     ].map((value) => ({ key: value.instance_id, value })));
     await clients.producer.send(topics.inboundMessages, [anaAnswer, biaFirst, biaSecond, biaEdit, biaDelete].map((value) => ({ key: value.instance_id, value })));
-    await waitUntilCaughtUp(clients, 'conversations', eventTopics(), Date.now() + 60_000);
+    await settle();
     // What the log still holds of the status topic after retention: late facts, one of them lower than the message's status.
     const statusTopic = topicName(topics.messageStatus, clients.serdes.prefix);
     const statusesKept = await highs(statusTopic);
     await clients.producer.send(topics.messageStatus, [fact(hello, 'delivered', at(20)), fact(toBia, 'read', at(21))].map((value) => ({ key: value.instance_id, value })));
-    await waitUntilCaughtUp(clients, 'conversations', eventTopics(), Date.now() + 60_000);
+    await settle();
 
     const before = await tables();
     const history = await shown();
