@@ -4,7 +4,7 @@ import type { MessageRowState, MessageState } from '../../schemas/records.js';
 import { topics, type Producer } from '../../topics/index.js';
 import { valuesOf, type Applied } from '../runtime/projection.js';
 import { projectionLockKey } from '../runtime/store.js';
-import { recordChanges, type ChangeRow } from './changes.js';
+import { changesDdl, recordChanges, type ChangeRow } from './changes.js';
 import type { StoredRow } from './rows.js';
 import { recordConversations, STATUS_COLUMNS, STATUS_MERGE } from './store.js';
 
@@ -156,6 +156,8 @@ export async function seedMessageStates(deps: { pool: Pool; producer: Producer }
       await client.query('COMMIT');
       return 0;
     }
+    // A version older than edits and deletions has no table of them yet.
+    for (const statement of changesDdl) await client.query(statement);
     let written = 0;
     const publish = async (messages: readonly StoredRow[], changes: readonly ChangeRow[]) => {
       const states = await statesOf(client, messages, changes);

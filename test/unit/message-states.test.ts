@@ -111,4 +111,15 @@ describe('message states and the event topics, in any order', () => {
     await apply(replay, 'states_last', topics.messageStates, compacted);
     expect(await tables('states_last')).toEqual(expected);
   });
+
+  it('in a replay, writes the states only of records the live projection has not applied', async () => {
+    const replayed = new MemoryProducer();
+    // The live projection, which the replay will replace, has applied the first of these two sends.
+    await ensureProjectionSchema(db.pool, live, 'conversations');
+    await db.pool.query(`INSERT INTO conversations._offsets (topic, partition, next_offset) VALUES ($1, 0, 1)`, [topics.sendCommands.name]);
+    const late = send('msg_during_swap', at(30), { kind: 'text', body: 'sent while the replay swapped in' });
+    await apply(conversationsProjection({ producer: replayed, mode: 'replay' }), 'rebuilt', topics.sendCommands, [read, late]);
+    const states = replayed.sent.flatMap((s) => s.records as { key: string }[]);
+    expect(states.map((s) => s.key)).toEqual([late.message_id]);
+  });
 });
