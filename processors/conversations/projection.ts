@@ -6,8 +6,6 @@ import { applyStatuses, recordMessages } from './store.js';
 import { changeRow, changesDdl, isChange, recordChanges, type ChangeRow } from './changes.js';
 import { applyMessageStates, changelogDdl, publishMessageStates } from './changelog.js';
 
-const NAME = 'conversations';
-
 export interface ConversationsProjectionOptions {
   /** Where the states of the messages go (`gw.messages.state`). */
   readonly producer: Producer;
@@ -19,6 +17,82 @@ export interface ConversationsProjectionOptions {
   readonly mode: 'live' | 'replay';
 }
 
+/** The tables of the projection; the seeding mark goes before them (`changelogDdl`). */
+const tables: Pick<Projection, 'name' | 'ddl'> = {
+  name: 'conversations',
+  ddl: [
+    `CREATE TABLE IF NOT EXISTS messages (
+      message_id text PRIMARY KEY,
+      account_id text NOT NULL,
+      project_id text NOT NULL,
+      instance_id text NOT NULL,
+      jid text NOT NULL,
+      direction text NOT NULL,
+      origin text,
+      type text,
+      body text,
+      media_id text,
+      media_mime_type text,
+      media_filename text,
+      media_size bigint,
+      latitude double precision,
+      longitude double precision,
+      poll_name text,
+      poll_options text[],
+      vote_poll_message_id text,
+      vote_selected text[],
+      code_masked text,
+      occurred_at timestamptz NOT NULL,
+      wa_message_id text,
+      quoted_id text,
+      quoted_participant text,
+      sender_jid text,
+      sender_lid text,
+      sender_name text,
+      from_jid text,
+      to_jid text,
+      group_jid text,
+      group_name text,
+      chat_name text,
+      mentions text[] NOT NULL DEFAULT '{}',
+      status text,
+      queued_at timestamptz,
+      sent_at timestamptz,
+      delivered_at timestamptz,
+      read_at timestamptz,
+      failed_at timestamptz,
+      error_code text,
+      client_reference text
+    )`,
+    // type (and origin) stay null on a row that only status facts have created so far.
+    `CREATE INDEX IF NOT EXISTS messages_history ON messages (project_id, jid, occurred_at DESC, message_id DESC)`,
+    `CREATE TABLE IF NOT EXISTS conversations (
+      project_id text NOT NULL,
+      jid text NOT NULL,
+      account_id text NOT NULL,
+      name text,
+      last_instance_id text NOT NULL,
+      last_message_id text NOT NULL,
+      last_message_at timestamptz NOT NULL,
+      last_message_type text NOT NULL,
+      last_message_direction text NOT NULL,
+      last_message_preview text,
+      unread_count integer NOT NULL,
+      PRIMARY KEY (project_id, jid)
+    )`,
+    `CREATE INDEX IF NOT EXISTS conversations_newest ON conversations (project_id, last_message_at DESC, jid DESC)`,
+    // The numbers that took part in each conversation (the instance_id filter of the inbox).
+    `CREATE TABLE IF NOT EXISTS conversation_numbers (
+      project_id text NOT NULL,
+      instance_id text NOT NULL,
+      jid text NOT NULL,
+      PRIMARY KEY (project_id, instance_id, jid)
+    )`,
+    `CREATE INDEX IF NOT EXISTS conversation_numbers_by_jid ON conversation_numbers (project_id, jid)`,
+    ...changesDdl,
+  ],
+};
+
 /**
  * The unified inbox: one conversation per (project, customer phone jid or group jid) across all
  * of the project's numbers, with its messages. Built from our sends, their status facts and the
@@ -27,79 +101,8 @@ export interface ConversationsProjectionOptions {
 export function conversationsProjection(options: ConversationsProjectionOptions): Projection {
   const changed = changelogWriter(options);
   return {
-    name: NAME,
-    ddl: [
-      ...changelogDdl,
-      `CREATE TABLE IF NOT EXISTS messages (
-        message_id text PRIMARY KEY,
-        account_id text NOT NULL,
-        project_id text NOT NULL,
-        instance_id text NOT NULL,
-        jid text NOT NULL,
-        direction text NOT NULL,
-        origin text,
-        type text,
-        body text,
-        media_id text,
-        media_mime_type text,
-        media_filename text,
-        media_size bigint,
-        latitude double precision,
-        longitude double precision,
-        poll_name text,
-        poll_options text[],
-        vote_poll_message_id text,
-        vote_selected text[],
-        code_masked text,
-        occurred_at timestamptz NOT NULL,
-        wa_message_id text,
-        quoted_id text,
-        quoted_participant text,
-        sender_jid text,
-        sender_lid text,
-        sender_name text,
-        from_jid text,
-        to_jid text,
-        group_jid text,
-        group_name text,
-        chat_name text,
-        mentions text[] NOT NULL DEFAULT '{}',
-        status text,
-        queued_at timestamptz,
-        sent_at timestamptz,
-        delivered_at timestamptz,
-        read_at timestamptz,
-        failed_at timestamptz,
-        error_code text,
-        client_reference text
-      )`,
-      // type (and origin) stay null on a row that only status facts have created so far.
-      `CREATE INDEX IF NOT EXISTS messages_history ON messages (project_id, jid, occurred_at DESC, message_id DESC)`,
-      `CREATE TABLE IF NOT EXISTS conversations (
-        project_id text NOT NULL,
-        jid text NOT NULL,
-        account_id text NOT NULL,
-        name text,
-        last_instance_id text NOT NULL,
-        last_message_id text NOT NULL,
-        last_message_at timestamptz NOT NULL,
-        last_message_type text NOT NULL,
-        last_message_direction text NOT NULL,
-        last_message_preview text,
-        unread_count integer NOT NULL,
-        PRIMARY KEY (project_id, jid)
-      )`,
-      `CREATE INDEX IF NOT EXISTS conversations_newest ON conversations (project_id, last_message_at DESC, jid DESC)`,
-      // The numbers that took part in each conversation (the instance_id filter of the inbox).
-      `CREATE TABLE IF NOT EXISTS conversation_numbers (
-        project_id text NOT NULL,
-        instance_id text NOT NULL,
-        jid text NOT NULL,
-        PRIMARY KEY (project_id, instance_id, jid)
-      )`,
-      `CREATE INDEX IF NOT EXISTS conversation_numbers_by_jid ON conversation_numbers (project_id, jid)`,
-      ...changesDdl,
-    ],
+    ...tables,
+    ddl: [...changelogDdl, ...tables.ddl],
     // Live, every message changed goes to the changelog; a replay reads it back, so the history
     // older than the retention of the event topics is rebuilt too.
     handlers: [
@@ -133,9 +136,9 @@ function changelogWriter(options: ConversationsProjectionOptions) {
 
 /** The first offset of the batch's partition the live projection (the schema a replay will replace) has not applied. */
 async function liveNextOffset(tx: PoolClient, meta: Applied<unknown>['meta'] | undefined): Promise<number> {
-  const { rows } = await tx.query<{ present: boolean }>(`SELECT to_regclass('${NAME}._offsets') IS NOT NULL AS present`);
+  const { rows } = await tx.query<{ present: boolean }>(`SELECT to_regclass('${tables.name}._offsets') IS NOT NULL AS present`);
   // Without a live projection there is nothing to take over from.
   if (meta === undefined || rows[0]?.present !== true) return Infinity;
-  const { rows: offsets } = await tx.query<{ next_offset: string }>(`SELECT next_offset FROM ${NAME}._offsets WHERE topic = $1 AND partition = $2`, [meta.topic, meta.partition]);
+  const { rows: offsets } = await tx.query<{ next_offset: string }>(`SELECT next_offset FROM ${tables.name}._offsets WHERE topic = $1 AND partition = $2`, [meta.topic, meta.partition]);
   return offsets[0] === undefined ? 0 : Number(offsets[0].next_offset);
 }
