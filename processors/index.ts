@@ -1,7 +1,9 @@
 import type { MediaLinks } from '../shared/media-links.js';
-import type { Producer } from '../topics/index.js';
+import type { Pool } from 'pg';
+import type { Kafka, Producer, TopicSerdes } from '../topics/index.js';
 import { contactsProjection } from './contacts/index.js';
-import { conversationsProjection } from './conversations/index.js';
+import { conversationsProjection, seedMessageStates } from './conversations/index.js';
+import { seedContactStates } from './contacts/index.js';
 import { deliveriesProjection } from './deliveries/index.js';
 import { eventsProjection } from './events/index.js';
 import { instancesProjection } from './instances/projection.js';
@@ -16,9 +18,16 @@ export type { Projection } from './runtime/projection.js';
 export { instancesProjection } from './instances/projection.js';
 export { conversationsProjection } from './conversations/index.js';
 export { deliveriesProjection } from './deliveries/index.js';
-export { seedContactStates } from './contacts/index.js';
 export { callsProjection } from './calls/projection.js';
 export { callById, listCalls, type CallRow } from './calls/queries.js';
+
+/**
+ * Writes to their changelogs the contacts and messages of a deployment older than them, once: before
+ * the processors start, and before a replay, which would otherwise rebuild the projection without them.
+ */
+export async function seedChangelogs(deps: { pool: Pool; producer: Producer; kafka: Kafka; serdes: TopicSerdes }): Promise<{ contacts: number; messages: number }> {
+  return { contacts: await seedContactStates(deps), messages: await seedMessageStates(deps) };
+}
 
 /**
  * The Postgres projections the processor role runs, by name. `replay` mode is for rebuilding:
@@ -28,7 +37,7 @@ export function projectionsFor(
   { producer, mediaLinks }: { readonly producer: Producer; readonly mediaLinks: MediaLinks },
   mode: 'live' | 'replay',
 ): ReadonlyMap<string, Projection> {
-  const projections = [instancesProjection, connectionsProjection, conversationsProjection, contactsProjection({ producer, mode }), usageProjection(producer), deliveriesProjection, callsProjection];
+  const projections = [instancesProjection, connectionsProjection, conversationsProjection({ producer, mode }), contactsProjection({ producer, mode }), usageProjection(producer), deliveriesProjection, callsProjection];
   // The events projection only announces what happens now: replayed, it would announce the past again.
   if (mode === 'live') projections.push(eventsProjection({ producer, mediaLinks }));
   return new Map(projections.map((p) => [p.name, p]));

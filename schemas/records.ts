@@ -1041,6 +1041,116 @@ export interface LocationContent {
   readonly address: null | string;
 }
 
+/** An edit or deletion this message made to an earlier one: a row of the conversations projection's message_changes table (change_id is the enclosing message id). */
+export interface MessageChangeState {
+  /** Network id of the message changed. */
+  readonly target_wa_id: string;
+  /** edit or delete. */
+  readonly change_kind: string;
+  /** The new text of an edit; null for a deletion. */
+  readonly body: null | string;
+  /** When the change was made. */
+  readonly occurred_at: number;
+}
+
+/** A row of the conversations projection's messages table, column for column (ids are in the enclosing MessageState). type is null on a row only status facts have made so far. */
+export interface MessageRowState {
+  /** The conversation: the customer's phone jid (a lid while unresolved) or the group jid. */
+  readonly jid: string;
+  /** in or out. */
+  readonly direction: string;
+  /** customer or external (received records), api or campaign (our sends). */
+  readonly origin: null | string;
+  /** Public message type; null until the send or the received record itself is applied. */
+  readonly type: null | string;
+  /** Text, caption or preview. */
+  readonly body: null | string;
+  /** Media id. */
+  readonly media_id: null | string;
+  /** Media MIME type. */
+  readonly media_mime_type: null | string;
+  /** Document file name. */
+  readonly media_filename: null | string;
+  /** Media size in bytes. */
+  readonly media_size: null | number;
+  /** Location latitude. */
+  readonly latitude: null | number;
+  /** Location longitude. */
+  readonly longitude: null | number;
+  /** Poll question. */
+  readonly poll_name: null | string;
+  /** Poll options; null on other messages. */
+  readonly poll_options: null | ReadonlyArray<string>;
+  /** The poll a vote is for. */
+  readonly vote_poll_message_id: null | string;
+  /** Options a vote selected; null on other messages. */
+  readonly vote_selected: null | ReadonlyArray<string>;
+  /** OTP code, masked. */
+  readonly code_masked: null | string;
+  /** When the message was sent or received. */
+  readonly occurred_at: number;
+  /** Network message id. */
+  readonly wa_message_id: null | string;
+  /** Message quoted or reacted to. */
+  readonly quoted_id: null | string;
+  /** Sender of the quoted message. */
+  readonly quoted_participant: null | string;
+  /** Sender jid. */
+  readonly sender_jid: null | string;
+  /** Sender lid. */
+  readonly sender_lid: null | string;
+  /** Sender push name. */
+  readonly sender_name: null | string;
+  /** From jid. */
+  readonly from_jid: null | string;
+  /** To jid. */
+  readonly to_jid: null | string;
+  /** Group jid. */
+  readonly group_jid: null | string;
+  /** Group subject. */
+  readonly group_name: null | string;
+  /** The conversation's name as this message shows it. */
+  readonly chat_name: null | string;
+  /** Mentioned jids. */
+  readonly mentions: ReadonlyArray<string>;
+  /** Latest status of our send (queued, sent, delivered, read, failed). */
+  readonly status: null | string;
+  /** When the API accepted the send. */
+  readonly queued_at: null | number;
+  /** When the send was first sent. */
+  readonly sent_at: null | number;
+  /** When the send was first delivered. */
+  readonly delivered_at: null | number;
+  /** When the send was first read. */
+  readonly read_at: null | number;
+  /** When the send failed. */
+  readonly failed_at: null | number;
+  /** Why the send failed. */
+  readonly error_code: null | string;
+  /** The client's reference of the send. */
+  readonly client_reference: null | string;
+}
+
+/** The latest full state of one message as the conversation history keeps it, written by the conversations processor after every batch that changed it (the history's changelog, compacted by message id). A replay rebuilds the history from it, however old, while gw.commands.send, gw.messages.status and gw.messages.inbound keep their short retention. A null value deletes the message. */
+export interface MessageState {
+  /** A unique id of this state record. */
+  readonly event_id: EventId;
+  /** When the message last changed (its latest time known). */
+  readonly occurred_at: number;
+  /** Account of the message; null on the state of a received edit or deletion, which has no row of its own. */
+  readonly account_id: null | AccountId;
+  /** Project of the message. */
+  readonly project_id: ProjectId;
+  /** Number that sent or received the message. */
+  readonly instance_id: InstanceId;
+  /** Gateway message id (the record key). */
+  readonly message_id: MessageId;
+  /** The message's row; null when the message is only an edit or deletion received. */
+  readonly message: null | MessageRowState;
+  /** The edit or deletion the message is; null for any other message. */
+  readonly change: null | MessageChangeState;
+}
+
 /** A status fact about one of our sends, written by the connector; source of message.sent/delivered/read/failed. Decided here (spec 3.3 is silent): a message is `queued` until its first fact, then moves only forward sent < delivered < read; a late lower status is kept on the log but does not move the projection back; failed is final. */
 export interface MessageStatus {
   /** Public evt_ id of the message.<status> event; derived from (message_id, status), so a repeated receipt gives the same id. */

@@ -5,7 +5,7 @@ import { createLogger } from './logger.js';
 import { parseRoles, startRoles } from './roles.js';
 import { readCommandLine, usage } from './command-line.js';
 import { stackDown, stackStatus, stackUp, type StackStatus } from './local/index.js';
-import { LogGapsError, projectionsFor, replayable, replayProjection } from '../processors/index.js';
+import { LogGapsError, projectionsFor, replayable, replayProjection, seedChangelogs } from '../processors/index.js';
 import { createAccount, type CreatedAccount } from '../processors/config/accounts.js';
 import { startDemoPartner } from './demo/server.js';
 import { createPlatformAdmin } from '../processors/config/platform-admins.js';
@@ -295,6 +295,7 @@ async function replay(config: Config, name: string | undefined, allowGaps: boole
   const logger = createLogger(config.logLevel, config.logFormat);
   const clients = await buildClients(config, logger);
   try {
+    await seedChangelogs(clients);
     const projection = projectionsFor(clients, 'replay').get(name)!;
     const result = await replayProjection(clients, projection, { allowGaps }).catch((error: unknown) => {
       if (!(error instanceof LogGapsError)) throw error;

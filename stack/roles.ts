@@ -2,7 +2,7 @@ import { OpenedOtpCodes, OtpKeys, startConnectorRole, type OtpOpener } from '../
 import { BaileysNetwork, BaileysProtocol, leasePool, webVersion } from '../connectors/baileys/index.js';
 import { PendingReceipts, SandboxNetwork } from '../connectors/sandbox/index.js';
 import { startDispatcher } from '../connectors/webhooks/index.js';
-import { projectionsFor, runProjection, seedContactStates } from '../processors/index.js';
+import { projectionsFor, runProjection, seedChangelogs } from '../processors/index.js';
 import { startUsageWriter } from '../processors/usage/index.js';
 import { startSweeper } from '../processors/connections/sweeper.js';
 import { startApi, type RunningApi } from './api-role.js';
@@ -36,8 +36,8 @@ export async function startRoles(roles: readonly Role[], clients: Clients): Prom
   const running: Running[] = [];
   const { logger } = clients;
   if (roles.includes('processor')) {
-    const seeded = await seedContactStates(clients);
-    if (seeded > 0) logger.info({ contacts: seeded }, 'contacts written to the gw.contacts.state changelog for the first time');
+    const seeded = await seedChangelogs(clients);
+    if (seeded.contacts + seeded.messages > 0) logger.info(seeded, 'contacts and messages written to their changelogs for the first time');
     for (const projection of projectionsFor(clients, 'live').values()) running.push(await runProjection(clients, projection));
     running.push(await startUsageWriter(clients));
   }

@@ -47,6 +47,10 @@ export const topics = {
     name: 'gw.messages.inbound', key: 'instance id', schema: 'gateway.messages.InboundMessage',
     partitions: 12, cleanup: 'delete', retentionMs: 30 * DAY,
   }),
+  messageStates: topic<R.MessageState>({
+    name: 'gw.messages.state', key: 'message id', schema: 'gateway.messages.MessageState',
+    partitions: 12, cleanup: 'compact',
+  }),
   instances: topic<R.InstanceState>({
     name: 'gw.instances', key: 'instance id', schema: 'gateway.instances.InstanceState',
     partitions: 12, cleanup: 'compact',

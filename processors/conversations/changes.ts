@@ -48,12 +48,14 @@ export function changeRow(record: SendCommand | InboundMessage): ChangeRow | und
 
 export const isChange = (record: SendCommand | InboundMessage) => record.content.kind === 'edit' || record.content.kind === 'delete';
 
-export async function recordChanges(tx: PoolClient, rows: readonly ChangeRow[]): Promise<void> {
-  if (rows.length === 0) return;
-  await tx.query(
-    `INSERT INTO message_changes SELECT * FROM jsonb_populate_recordset(NULL::message_changes, $1::jsonb) ON CONFLICT (change_id) DO NOTHING`,
+/** Records changes once each; returns those it had not recorded before. */
+export async function recordChanges(tx: PoolClient, rows: readonly ChangeRow[]): Promise<ChangeRow[]> {
+  if (rows.length === 0) return [];
+  const { rows: recorded } = await tx.query<ChangeRow>(
+    `INSERT INTO message_changes SELECT * FROM jsonb_populate_recordset(NULL::message_changes, $1::jsonb) ON CONFLICT (change_id) DO NOTHING RETURNING *`,
     [JSON.stringify(rows)],
   );
+  return recorded;
 }
 
 /**

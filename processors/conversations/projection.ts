@@ -1,15 +1,24 @@
-import { topics } from '../../topics/index.js';
-import { onBatch, sendsTakenInTime, valuesOf, type Projection } from '../runtime/projection.js';
-import { inboundRow, sendRow } from './rows.js';
+import type { PoolClient } from 'pg';
+import { topics, type Producer } from '../../topics/index.js';
+import { onBatch, sendsTakenInTime, valuesOf, type Applied, type Projection } from '../runtime/projection.js';
+import { inboundRow, sendRow, type StoredRow } from './rows.js';
 import { applyStatuses, recordMessages } from './store.js';
-import { changeRow, changesDdl, isChange, recordChanges } from './changes.js';
+import { changeRow, changesDdl, isChange, recordChanges, type ChangeRow } from './changes.js';
+import { applyMessageStates, changelogDdl, publishMessageStates } from './changelog.js';
 
-/**
- * The unified inbox: one conversation per (project, customer phone jid or group jid) across all
- * of the project's numbers, with its messages. Built from our sends, their status facts and the
- * received messages (with the owner's own sends from the phone).
- */
-export const conversationsProjection: Projection = {
+export interface ConversationsProjectionOptions {
+  /** Where the states of the messages go (`gw.messages.state`). */
+  readonly producer: Producer;
+  /**
+   * `live` writes the state of every message it changes to the changelog. `replay` reads the
+   * changelog back, and writes the states only of records the live projection has not applied:
+   * a record that arrives while the replay swaps in (which the live runner then skips) is not lost.
+   */
+  readonly mode: 'live' | 'replay';
+}
+
+/** The tables of the projection; the seeding mark goes before them (`changelogDdl`). */
+const tables: Pick<Projection, 'name' | 'ddl'> = {
   name: 'conversations',
   ddl: [
     `CREATE TABLE IF NOT EXISTS messages (
@@ -82,17 +91,54 @@ export const conversationsProjection: Projection = {
     `CREATE INDEX IF NOT EXISTS conversation_numbers_by_jid ON conversation_numbers (project_id, jid)`,
     ...changesDdl,
   ],
-  handlers: [
-    onBatch(topics.sendCommands, async (tx, commands) => {
-      const sends = valuesOf(sendsTakenInTime(commands));
-      await recordMessages(tx, sends.filter((s) => !isChange(s)).map(sendRow));
-      await recordChanges(tx, sends.flatMap((s) => changeRow(s) ?? []));
-    }),
-    onBatch(topics.messageStatus, (tx, facts) => applyStatuses(tx, valuesOf(facts))),
-    onBatch(topics.inboundMessages, async (tx, received) => {
-      const messages = valuesOf(received);
-      await recordMessages(tx, messages.filter((m) => !isChange(m)).map(inboundRow));
-      await recordChanges(tx, messages.flatMap((m) => changeRow(m) ?? []));
-    }),
-  ],
 };
+
+/**
+ * The unified inbox: one conversation per (project, customer phone jid or group jid) across all
+ * of the project's numbers, with its messages. Built from our sends, their status facts and the
+ * received messages (with the owner's own sends from the phone).
+ */
+export function conversationsProjection(options: ConversationsProjectionOptions): Projection {
+  const changed = changelogWriter(options);
+  return {
+    ...tables,
+    ddl: [...changelogDdl, ...tables.ddl],
+    // Live, every message changed goes to the changelog; a replay reads it back, so the history
+    // older than the retention of the event topics is rebuilt too.
+    handlers: [
+      ...(options.mode === 'replay' ? [onBatch(topics.messageStates, applyMessageStates)] : []),
+      onBatch(topics.sendCommands, async (tx, commands) => {
+        const sends = valuesOf(sendsTakenInTime(commands));
+        const messages = await recordMessages(tx, sends.filter((s) => !isChange(s)).map(sendRow));
+        await changed(tx, commands, messages, await recordChanges(tx, sends.flatMap((s) => changeRow(s) ?? [])));
+      }),
+      onBatch(topics.messageStatus, async (tx, facts) => changed(tx, facts, await applyStatuses(tx, valuesOf(facts)), [])),
+      onBatch(topics.inboundMessages, async (tx, received) => {
+        const messages = valuesOf(received);
+        const rows = await recordMessages(tx, messages.filter((m) => !isChange(m)).map(inboundRow));
+        await changed(tx, received, rows, await recordChanges(tx, messages.flatMap((m) => changeRow(m) ?? [])));
+      }),
+    ],
+    changelogCovers: options.mode === 'replay' ? [topics.sendCommands, topics.messageStatus, topics.inboundMessages] : [],
+  };
+}
+
+/** Writes the states of what a batch changed: always live; in a replay, of the records the live projection has not applied. */
+function changelogWriter(options: ConversationsProjectionOptions) {
+  return async (tx: PoolClient, records: readonly Applied<{ message_id: string }>[], messages: readonly StoredRow[], changes: readonly ChangeRow[]): Promise<void> => {
+    if (options.mode === 'live') return publishMessageStates(tx, options.producer, messages, changes);
+    const next = await liveNextOffset(tx, records[0]?.meta);
+    const news = new Set(records.flatMap((r) => (r.value !== null && r.meta.offset >= next ? [r.value.message_id] : [])));
+    if (news.size === 0) return;
+    await publishMessageStates(tx, options.producer, messages.filter((m) => news.has(m.message_id)), changes.filter((c) => news.has(c.change_id)));
+  };
+}
+
+/** The first offset of the batch's partition the live projection (the schema a replay will replace) has not applied. */
+async function liveNextOffset(tx: PoolClient, meta: Applied<unknown>['meta'] | undefined): Promise<number> {
+  const { rows } = await tx.query<{ present: boolean }>(`SELECT to_regclass('${tables.name}._offsets') IS NOT NULL AS present`);
+  // Without a live projection there is nothing to take over from.
+  if (meta === undefined || rows[0]?.present !== true) return Infinity;
+  const { rows: offsets } = await tx.query<{ next_offset: string }>(`SELECT next_offset FROM ${tables.name}._offsets WHERE topic = $1 AND partition = $2`, [meta.topic, meta.partition]);
+  return offsets[0] === undefined ? 0 : Number(offsets[0].next_offset);
+}

@@ -93,3 +93,18 @@ export function sendRow(command: SendCommand): MessageRow {
     ...sendContent(command.content),
   };
 }
+
+/** A row of `conversations.messages` as pg returns it; type and origin are null on a row only status facts have made. */
+export interface StoredRow extends Omit<MessageRow, 'origin' | 'type' | 'media_size' | 'status' | 'direction'> {
+  readonly direction: string;
+  readonly origin: string | null;
+  readonly type: string | null;
+  /** bigint, as pg returns it. */
+  readonly media_size: string | null;
+  readonly status: string | null;
+  readonly sent_at: Date | null;
+  readonly delivered_at: Date | null;
+  readonly read_at: Date | null;
+  readonly failed_at: Date | null;
+  readonly error_code: string | null;
+}

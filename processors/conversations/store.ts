@@ -1,6 +1,6 @@
 import type { PoolClient } from 'pg';
 import type { MessageStatus, SendStatus } from '../../schemas/records.js';
-import type { MessageRow } from './rows.js';
+import type { MessageRow, StoredRow } from './rows.js';
 
 /**
  * Writes of the conversations projection, a batch of records at a time. Every write is a merge
@@ -12,21 +12,30 @@ import type { MessageRow } from './rows.js';
 // A row a status fact created before its send arrived keeps what the send cannot know.
 const KEPT_FROM_STATUS = new Set(['message_id', 'status', 'wa_message_id']);
 
-/** Records messages once each; a send also completes the row its early status facts created. */
-export async function recordMessages(tx: PoolClient, rows: readonly MessageRow[]): Promise<void> {
+/**
+ * Records messages once each; a send also completes the row its early status facts created.
+ * Returns the rows it wrote, as they are now.
+ */
+export async function recordMessages(tx: PoolClient, rows: readonly MessageRow[]): Promise<StoredRow[]> {
   // A message id repeated in the batch changes nothing after its first row (the row has a type by then).
   const distinct = firstOfEach(rows, (row) => row.message_id);
   const columns = Object.keys(distinct[0] ?? {});
-  if (columns.length === 0) return;
-  const { rows: recorded } = await tx.query<{ project_id: string; jid: string; instance_id: string }>(
+  if (columns.length === 0) return [];
+  const { rows: recorded } = await tx.query<StoredRow>(
     `INSERT INTO messages (${columns.join(', ')})
      SELECT ${columns.join(', ')} FROM jsonb_populate_recordset(NULL::messages, $1::jsonb)
      ON CONFLICT (message_id) DO UPDATE SET
        ${columns.filter((c) => !KEPT_FROM_STATUS.has(c)).map((c) => `${c} = EXCLUDED.${c}`).join(', ')}
      WHERE messages.type IS NULL
-     RETURNING project_id, jid, instance_id`,
+     RETURNING *`,
     [JSON.stringify(distinct)],
   );
+  await recordConversations(tx, recorded);
+  return recorded;
+}
+
+/** Adds messages that now have a type to their conversations (and the numbers that took part). */
+export async function recordConversations(tx: PoolClient, recorded: readonly { project_id: string; jid: string; instance_id: string }[]): Promise<void> {
   if (recorded.length === 0) return;
   await tx.query(
     `INSERT INTO conversation_numbers (project_id, jid, instance_id)
@@ -35,6 +44,24 @@ export async function recordMessages(tx: PoolClient, rows: readonly MessageRow[]
   );
   await refreshConversations(tx, firstOfEach(recorded, (r) => `${r.project_id}\u0000${r.jid}`));
 }
+
+/** The columns of a message's status facts. */
+export const STATUS_COLUMNS = ['status', 'sent_at', 'delivered_at', 'read_at', 'failed_at', 'wa_message_id', 'error_code'] as const;
+
+/** How a message's row takes the status columns of another write (EXCLUDED) in `ON CONFLICT ... DO UPDATE SET`. */
+export const STATUS_MERGE = `
+  status = CASE
+    WHEN 'failed' IN (messages.status, EXCLUDED.status) THEN 'failed'
+    WHEN array_position(ARRAY['queued', 'sent', 'delivered', 'read'], EXCLUDED.status)
+       > array_position(ARRAY['queued', 'sent', 'delivered', 'read'], messages.status) THEN EXCLUDED.status
+    ELSE messages.status
+  END,
+  sent_at = LEAST(messages.sent_at, EXCLUDED.sent_at),
+  delivered_at = LEAST(messages.delivered_at, EXCLUDED.delivered_at),
+  read_at = LEAST(messages.read_at, EXCLUDED.read_at),
+  failed_at = LEAST(messages.failed_at, EXCLUDED.failed_at),
+  wa_message_id = COALESCE(messages.wa_message_id, EXCLUDED.wa_message_id),
+  error_code = COALESCE(messages.error_code, EXCLUDED.error_code)`;
 
 const STATUS_TIME = { sent: 'sent_at', delivered: 'delivered_at', read: 'read_at', failed: 'failed_at' } as const;
 const FORWARD: readonly string[] = ['queued', 'sent', 'delivered', 'read'];
@@ -53,11 +80,11 @@ interface MergedStatus {
  * failed is final; each status keeps the time it was first reached. The facts of one message in
  * the batch are merged first, with the same rule, so each message takes one row of the statement.
  */
-export async function applyStatuses(tx: PoolClient, facts: readonly MessageStatus[]): Promise<void> {
+export async function applyStatuses(tx: PoolClient, facts: readonly MessageStatus[]): Promise<StoredRow[]> {
   const merged = mergeStatuses(facts);
-  if (merged.length === 0) return;
+  if (merged.length === 0) return [];
   const column = <T>(pick: (m: MergedStatus) => T) => merged.map(pick);
-  await tx.query(
+  const { rows } = await tx.query<StoredRow>(
     `INSERT INTO messages (message_id, account_id, project_id, instance_id, jid, direction, occurred_at, to_jid,
                            status, sent_at, delivered_at, read_at, failed_at, wa_message_id, error_code, client_reference)
      SELECT message_id, account_id, project_id, instance_id, jid, 'out', occurred_at, jid,
@@ -66,19 +93,8 @@ export async function applyStatuses(tx: PoolClient, facts: readonly MessageStatu
                  $8::timestamptz[], $9::timestamptz[], $10::timestamptz[], $11::timestamptz[], $12::text[], $13::text[], $14::text[])
        AS f(message_id, account_id, project_id, instance_id, jid, occurred_at, status,
             sent_at, delivered_at, read_at, failed_at, wa_message_id, error_code, client_reference)
-     ON CONFLICT (message_id) DO UPDATE SET
-       status = CASE
-         WHEN 'failed' IN (messages.status, EXCLUDED.status) THEN 'failed'
-         WHEN array_position(ARRAY['queued', 'sent', 'delivered', 'read'], EXCLUDED.status)
-            > array_position(ARRAY['queued', 'sent', 'delivered', 'read'], messages.status) THEN EXCLUDED.status
-         ELSE messages.status
-       END,
-       sent_at = LEAST(messages.sent_at, EXCLUDED.sent_at),
-       delivered_at = LEAST(messages.delivered_at, EXCLUDED.delivered_at),
-       read_at = LEAST(messages.read_at, EXCLUDED.read_at),
-       failed_at = LEAST(messages.failed_at, EXCLUDED.failed_at),
-       wa_message_id = COALESCE(messages.wa_message_id, EXCLUDED.wa_message_id),
-       error_code = COALESCE(messages.error_code, EXCLUDED.error_code)`,
+     ON CONFLICT (message_id) DO UPDATE SET ${STATUS_MERGE}
+     RETURNING *`,
     [
       column((m) => m.first.message_id),
       column((m) => m.first.account_id),
@@ -96,6 +112,7 @@ export async function applyStatuses(tx: PoolClient, facts: readonly MessageStatu
       column((m) => m.first.client_reference),
     ],
   );
+  return rows;
 }
 
 function mergeStatuses(facts: readonly MessageStatus[]): MergedStatus[] {

@@ -68,7 +68,8 @@ describe('conversations projection and inbox routes on the real stack', () => {
   let clients: Clients;
   let live: RunningProjection;
   let app: Awaited<ReturnType<typeof buildApp>>;
-  const topicNames = () => conversationsProjection.handlers.map((h) => topicName(h.topic, clients.serdes.prefix));
+  const conversations = (mode: 'live' | 'replay') => conversationsProjection({ producer: clients.producer, mode });
+  const topicNames = () => conversations('live').handlers.map((h) => topicName(h.topic, clients.serdes.prefix));
 
   async function buildApp() {
     const server = Fastify({ ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', allErrors: false } } }).withTypeProvider<TypeBoxTypeProvider>();
@@ -109,7 +110,7 @@ describe('conversations projection and inbox routes on the real stack', () => {
   beforeAll(async () => {
     env = await createTestEnv();
     clients = await testClients(env);
-    live = await runProjection(clients, conversationsProjection);
+    live = await runProjection(clients, conversations('live'));
     app = await buildApp();
   });
 
@@ -332,7 +333,7 @@ describe('conversations projection and inbox routes on the real stack', () => {
   it('replays into the same tables as the live run', async () => {
     const before = await tableDump('conversations');
     expect(before.messages!.length).toBeGreaterThan(20);
-    const result = await replayProjection(clients, conversationsProjection, { deadlineMs: 120_000 });
+    const result = await replayProjection(clients, conversations('replay'), { deadlineMs: 120_000 });
     expect(result.projection).toBe('conversations');
     await settle();
     expect(await tableDump('conversations')).toEqual(before);
