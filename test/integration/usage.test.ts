@@ -318,7 +318,7 @@ describe('usage: counting, thresholds and routes on the real stack', () => {
     expect((await get<{ code: string }>('/usage?from=2026-02-30', { account, project })).status).toBe(400);
   });
 
-  it('answers the subscription: the plan, active, this calendar month', async () => {
+  it('answers the subscription: the plan, active, this calendar month, no payment', async () => {
     const { account, project } = ids('d');
     const now = new Date();
     const subscription = await get<unknown>('/me/subscription', { account, project, plan: 'unknown-plan' });
@@ -327,6 +327,8 @@ describe('usage: counting, thresholds and routes on the real stack', () => {
       status: 'active',
       current_period_start: new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1)).toISOString(),
       current_period_end: new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)).toISOString(),
+      payment: null,
+      latest_attempt: null,
     });
     const entitlements = await get<{ plan: string; usage: { messages: number; media_storage_bytes: number } }>('/me/entitlements', { account, project });
     expect(entitlements.body).toMatchObject({ plan: 'free', usage: { messages: 0, media_storage_bytes: 0 } });
