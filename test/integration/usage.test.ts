@@ -5,7 +5,8 @@ import { routeContext } from '../support/route-context.js';
 import { errorsPlugin } from '../../api/plugins/errors.js';
 import type { AuthContext } from '../../api/plugins/auth.js';
 import { usageRoutes } from '../../api/usage/routes.js';
-import { runProjection, waitUntilCaughtUp, type RunningProjection } from '../../processors/index.js';
+import { paymentsProjection, runProjection, waitUntilCaughtUp, type RunningProjection } from '../../processors/index.js';
+import { ensureProjectionSchema } from '../../processors/runtime/store.js';
 import { thresholdEventId } from '../../events/renderers/index.js';
 import { startUsageWriter, usageProjection, type RunningUsageWriter } from '../../processors/usage/index.js';
 import { asAccountId, asEventId, asInstanceId, asMessageId, asProjectId, type AccountId } from '../../schemas/ids.js';
@@ -150,6 +151,8 @@ describe('usage: counting, thresholds and routes on the real stack', () => {
     clients = await testClients(env);
     writer = await startUsageWriter(clients);
     projection = await runProjection(clients, usageProjection(clients.producer));
+    // `GET /me/subscription` reads the payments projection, whose tables the API role creates.
+    await ensureProjectionSchema(clients.pool, paymentsProjection, paymentsProjection.name);
 
     app = Fastify().withTypeProvider<TypeBoxTypeProvider>();
     await app.register(errorsPlugin);
