@@ -2,10 +2,12 @@ import { createServer } from 'node:net';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount, type CreatedAccount } from '../../api/accounts/create.js';
-import { SandboxPayments } from '../../connectors/payments/sandbox.js';
 import { waitUntilCaughtUp } from '../../processors/index.js';
 import { startDirectory, type RunningDirectory } from '../../processors/directory.js';
-import { asEventId, type AccountId } from '../../schemas/ids.js';
+import { startConnectionsView, type ConnectionsView } from '../../processors/connections/view.js';
+import type { RunningView } from '../../processors/runtime/followed-view.js';
+import { asEventId, newId, type PartnerId } from '../../schemas/ids.js';
+import { hashSecret, secretToken } from '../../shared/secret-token.js';
 import type { PaymentRecord } from '../../schemas/records.js';
 import type { Clients } from '../../stack/clients.js';
 import { topicName, topics, type TopicConsumer } from '../../topics/index.js';
@@ -14,7 +16,10 @@ import { createTestEnv, waitFor, type TestEnv } from '../support/env.js';
 import { spawnGateway, type GatewayProcess } from '../support/gateway.js';
 import { jsonCaller } from '../support/json-call.js';
 import { readMailbox } from '../support/mailbox.js';
+import { partnerRecord } from '../support/partner-records.js';
 import { collectTopic } from '../support/topic-collector.js';
+
+const ORIGIN = 'https://app.partner.example';
 
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -36,10 +41,13 @@ describe('payments processor: the effect of a payment outlives the API that took
   let env: TestEnv;
   let clients: Clients;
   let directory: RunningDirectory;
+  let connections: RunningView<ConnectionsView>;
   let records: { values: PaymentRecord[]; consumer: TopicConsumer };
   let port: number;
   let account: CreatedAccount;
   const running: GatewayProcess[] = [];
+  const partnerId = newId('ptn') as PartnerId;
+  const partnerSecret = secretToken('svc_partner_');
   const call = jsonCaller(() => `http://127.0.0.1:${port}`);
   const owner = (method: string, path: string) => call(method, path, { headers: { authorization: `Bearer ${account.api_key}` } });
   const planOf = (accountId: string) => directory.directory.accounts.get(accountId)?.plan;
@@ -65,6 +73,7 @@ describe('payments processor: the effect of a payment outlives the API that took
     env = await createTestEnv();
     clients = await testClients(env);
     directory = await startDirectory(clients);
+    connections = await startConnectionsView(clients);
     records = await collectTopic(clients, topics.payments, `${env.id}.test.payments`);
     port = await freePort();
   }, 60_000);
@@ -72,23 +81,38 @@ describe('payments processor: the effect of a payment outlives the API that took
   afterAll(async () => {
     for (const gateway of running) gateway.kill('SIGKILL');
     await records?.consumer.stop();
+    await connections?.stop();
     await directory?.stop();
     await clients?.close();
     await env?.dispose();
   });
 
-  it('SIGKILL between the confirmation and its effect: the processor started later makes the account Pro', async () => {
+  it('SIGKILL between the confirmation and its effect: the processor started later makes the account Pro and moves its connection on', async () => {
     // The API alone: no processor applies what it writes.
     const first = await spawnUp('api');
-    account = await createAccount(clients.producer, { name: 'Killed', email: `killed-${env.id}@shop.test`, plan: 'free' }, async () => undefined);
-    await directory.directory.until(() => planOf(account.account_id) === 'free', 15_000);
-    const checkout = await new SandboxPayments(clients.pool, clients.producer).checkout(
-      { accountId: account.account_id as AccountId, connectionId: 'con_none', method: 'card', currency: 'BRL', email: `killed-${env.id}@shop.test`, name: 'Ana', locale: 'pt' },
-      Date.now(),
-    );
+    const email = `killed-${env.id}@shop.test`;
+    account = await createAccount(clients.producer, { name: 'Killed', email, plan: 'free' }, async () => undefined);
+    const partnerConfig = partnerRecord(partnerId, { secret_hash: hashSecret(partnerSecret), allowed_origins: [ORIGIN] });
+    await clients.producer.send(topics.config, [{ key: partnerConfig.entity_id, value: partnerConfig }]);
+    await directory.directory.applied(partnerConfig.entity_id, partnerConfig.event_id, 15_000);
+    const opened = await waitFor('the session opened', async () => {
+      const session = await call('POST', '/partner/connect-sessions', {
+        headers: { authorization: `Bearer ${partnerSecret}` },
+        body: { external_id: 'cus-killed', customer: { name: 'Ana', email, country: 'BR', locale: 'pt-BR' } },
+      });
+      return session.status === 201 ? session.body : undefined;
+    }, { timeoutMs: 15_000 });
+    const c = (method: string, path: string, body?: unknown) =>
+      call(method, path, { headers: { 'x-connect-session': opened.session_token as string, origin: ORIGIN }, body });
+    const connectionId = (opened.connection as { id: string }).id;
+    expect(await c('POST', '/connect/account')).toMatchObject({ status: 200, body: { step: 'verify_email' } });
+    const mail = await waitFor('the code', async () => (await readMailbox(email))[0], { timeoutMs: 20_000 });
+    expect(await c('POST', '/connect/account/verify', { code: /\b(\d{6})\b/.exec(mail.text)![1] })).toMatchObject({ status: 200, body: { step: 'payment' } });
+    const checkout = await c('POST', '/connect/checkout', { method: 'card' });
+    expect(checkout.status, JSON.stringify(checkout.body)).toBe(200);
 
     // The route writes the record, then waits for an effect that no process applies: killed meanwhile.
-    const answer = call('POST', '/sandbox/payments/confirm', { body: { client_secret: checkout.client_secret, outcome: 'paid' } }).then(
+    const answer = call('POST', '/sandbox/payments/confirm', { body: { client_secret: checkout.body.client_secret, outcome: 'paid' } }).then(
       (response) => response.status,
       () => 'no answer',
     );
@@ -96,14 +120,26 @@ describe('payments processor: the effect of a payment outlives the API that took
       timeoutMs: 15_000,
       intervalMs: 5,
     });
+    // Paid at the provider, not Pro yet: the component keeps polling.
+    const polled = await waitFor('the attempt paid', async () => {
+      const payment = await c('GET', '/connect/payment');
+      return payment.body.status === 'pending' ? undefined : payment.body;
+    }, { timeoutMs: 5_000, intervalMs: 5 });
+    expect(polled).toMatchObject({ status: 'processing', step: 'payment' });
     first.kill('SIGKILL');
     expect(await first.exited).toBe('SIGKILL');
     expect(await answer, 'the API was killed before it answered').toBe('no answer');
-    expect(paid).toMatchObject({ email: `killed-${env.id}@shop.test`, locale: 'pt', pay_url: null });
+    expect(paid).toMatchObject({ email, locale: 'pt', pay_url: null, connection_id: connectionId });
     expect(planOf(account.account_id)).toBe('free');
 
     await spawnUp('api,processor');
     await directory.directory.until(() => planOf(account.account_id) === 'pro', 30_000);
+    // Moved by the processor, not by a poll of the component (which would move it too).
+    await connections.view.until(() => connections.view.get(connectionId)?.to_status === 'pending_number', 15_000);
+    expect((await waitFor('the component on the number step', async () => {
+      const payment = await c('GET', '/connect/payment');
+      return payment.body.status === 'paid' ? payment.body : undefined;
+    }, { timeoutMs: 15_000 }))).toMatchObject({ status: 'paid', step: 'number' });
     const subscription = await waitFor('the subscription projected', async () => {
       const read = await owner('GET', '/me/subscription');
       return (read.body.payment as { status?: string } | null)?.status === 'paid' ? read.body : undefined;
@@ -111,8 +147,8 @@ describe('payments processor: the effect of a payment outlives the API that took
     expect(subscription).toMatchObject({
       plan: 'pro',
       status: 'active',
-      payment: { attempt_id: checkout.attempt_id, provider: 'sandbox', method: 'card', status: 'paid', renewals: 0, period_end: new Date(paid.period_end!).toISOString() },
-      latest_attempt: { attempt_id: checkout.attempt_id, status: 'paid' },
+      payment: { attempt_id: checkout.body.attempt_id, provider: 'sandbox', method: 'card', status: 'paid', renewals: 0, period_end: new Date(paid.period_end!).toISOString() },
+      latest_attempt: { attempt_id: checkout.body.attempt_id, status: 'paid' },
     });
   });
 
