@@ -159,9 +159,9 @@ export async function buildServer(deps: ApiDeps) {
     await api.register(callerRoutes, { ctx });
     await api.register(myConnectionRoutes, { ctx });
     await api.register(connectRoutes, { ctx, takeToken, hub: deps.streams.hub, heartbeatMs: deps.streams.heartbeatMs, ...deps.connect });
-    const { payments, mailer } = deps.connect;
-    if (payments.name === 'stripe') await api.register(stripeWebhookRoutes, { ctx, payments, mailer });
-    else if (sandbox) await api.register(sandboxPaymentRoutes, { ctx, payments, mailer });
+    const { payments } = deps.connect;
+    if (payments.name === 'stripe') await api.register(stripeWebhookRoutes, { ctx, payments });
+    else if (sandbox) await api.register(sandboxPaymentRoutes, { ctx, payments });
     await api.register(platformRoutes, { ctx, takeToken, cipher: deps.messages.cipher, publicBaseUrl: deps.publicBaseUrl, panel, store: deps.media.store });
     await api.register(panelRoutes, { ctx, gate: panel, sessions: panelSessions, mailer: deps.connect.mailer, codeKey: deps.connect.codeKey, dir: deps.panel.dir });
     await api.register(logoRoutes, { ctx, store: deps.media.store });

@@ -11,6 +11,7 @@ import { connectionsProjection } from './connections/projection.js';
 import type { Projection } from './runtime/projection.js';
 import { usageProjection } from './usage/index.js';
 import { callsProjection } from './calls/projection.js';
+import { paymentsProjection } from './payments/projection.js';
 
 export { runProjection, type RunnerDeps, type RunningProjection } from './runtime/runner.js';
 export { LogGapsError, logGaps, replayProjection, waitUntilCaughtUp, type LogGap, type ReplayResult } from './runtime/replay.js';
@@ -20,6 +21,8 @@ export { conversationsProjection } from './conversations/index.js';
 export { deliveriesProjection } from './deliveries/index.js';
 export { callsProjection } from './calls/projection.js';
 export { callById, listCalls, type CallRow } from './calls/queries.js';
+export { paymentsProjection } from './payments/projection.js';
+export { subscriptionOf, type LatestAttempt, type SubscriptionRow } from './payments/queries.js';
 
 /**
  * Writes to their changelogs the contacts and messages of a deployment older than them, once: before
@@ -37,11 +40,11 @@ export function projectionsFor(
   { producer, mediaLinks }: { readonly producer: Producer; readonly mediaLinks: MediaLinks },
   mode: 'live' | 'replay',
 ): ReadonlyMap<string, Projection> {
-  const projections = [instancesProjection, connectionsProjection, conversationsProjection({ producer, mode }), contactsProjection({ producer, mode }), usageProjection(producer), deliveriesProjection, callsProjection];
+  const projections = [instancesProjection, connectionsProjection, conversationsProjection({ producer, mode }), contactsProjection({ producer, mode }), usageProjection(producer), deliveriesProjection, callsProjection, paymentsProjection];
   // The events projection only announces what happens now: replayed, it would announce the past again.
   if (mode === 'live') projections.push(eventsProjection({ producer, mediaLinks }));
   return new Map(projections.map((p) => [p.name, p]));
 }
 
 /** Projections `gateway replay` rebuilds. Usage counters are left out: their inputs are kept for days, not for ever. */
-export const replayable = ['instances', 'connections', 'conversations', 'contacts', 'deliveries', 'calls'] as const;
+export const replayable = ['instances', 'connections', 'conversations', 'contacts', 'deliveries', 'calls', 'payments'] as const;

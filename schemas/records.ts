@@ -1301,7 +1301,7 @@ export interface ViewOnceContent {
 export const PaymentMethodValues = ['card', 'pix'] as const;
 export type PaymentMethod = (typeof PaymentMethodValues)[number];
 
-/** One fact about paying the Pro plan of an account (gw.payments, keyed by account id): written by the API when a checkout opens or is replaced, and by the payment provider's confirmations (the sandbox confirm route, Stripe's verified webhook events). The payments processor turns paid and lapsed into the account's plan; the connections follow the plan. */
+/** One fact about paying the Pro plan of an account (gw.payments, keyed by account id): written by the API when a checkout opens or is replaced, and by the payment provider's confirmations (the sandbox confirm route, Stripe's verified webhook events). Read by the payments processor: the payment-effects projection turns paid into Pro and lapsed into Free (the account's connections held against the new plan) and e-mails a renewal's pay link; the payments projection keeps each account's subscription. */
 export interface PaymentRecord {
   /** Unique id of this record; for provider events, derived from the provider's event id so a redelivered event is recognised. */
   readonly event_id: EventId;
@@ -1333,6 +1333,12 @@ export interface PaymentRecord {
   readonly period_end: null | number;
   /** Why an attempt failed or was canceled, in words (never card data). */
   readonly reason: null | string;
+  /** The link that pays a renewal due (a Pix renewal's hosted invoice), e-mailed to `email`; null for every other fact. */
+  readonly pay_url: null | string;
+  /** Who pays, as given at checkout: where a renewal's pay link goes. */
+  readonly email: null | string;
+  /** Language of the e-mails to `email` (pt, en, es, it, de, fr). */
+  readonly locale: string;
 }
 
 /** What happened to a payment attempt or the subscription it pays: pending (checkout opened, being confirmed), paid (first payment or a renewal confirmed; the plan is Pro until period_end), failed (the attempt was refused), canceled (replaced by another method, or abandoned), lapsed (a renewal was not paid; the plan falls back to Free). */

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { repoRoot } from '../shared/repo-root.js';
 import { SandboxPayments } from '../connectors/payments/sandbox.js';
 import { StripePayments } from '../connectors/payments/stripe.js';
+import { ensurePaymentEffectsSchema } from '../connectors/payments/effects-projection.js';
 import { NumberAsker, OtpKeys } from '../connectors/network/index.js';
 import { NetworkChecks } from '../api/contacts/network-checks.js';
 import { LiveNumbers } from '../api/live/numbers.js';
@@ -40,6 +41,7 @@ export async function startApi(clients: Clients, options: { listen: boolean; clo
   for (const projection of projectionsFor(clients, 'live').values()) {
     await ensureProjectionSchema(clients.pool, projection, projection.name);
   }
+  await ensurePaymentEffectsSchema(clients.pool);
   const directory = await startDirectory(clients);
   const connections = await startConnectionsView(clients);
   const clock = options.clock ?? systemClock;

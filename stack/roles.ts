@@ -2,6 +2,7 @@ import { OpenedOtpCodes, OtpKeys, startConnectorRole, type OtpOpener } from '../
 import { BaileysNetwork, BaileysProtocol, leasePool, webVersion } from '../connectors/baileys/index.js';
 import { PendingReceipts, SandboxNetwork } from '../connectors/sandbox/index.js';
 import { startDispatcher } from '../connectors/webhooks/index.js';
+import { startPaymentEffects } from '../connectors/payments/effects-projection.js';
 import { projectionsFor, runProjection, seedChangelogs } from '../processors/index.js';
 import { startUsageWriter } from '../processors/usage/index.js';
 import { startSweeper } from '../processors/connections/sweeper.js';
@@ -40,6 +41,7 @@ export async function startRoles(roles: readonly Role[], clients: Clients): Prom
     if (seeded.contacts + seeded.messages > 0) logger.info(seeded, 'contacts and messages written to their changelogs for the first time');
     for (const projection of projectionsFor(clients, 'live').values()) running.push(await runProjection(clients, projection));
     running.push(await startUsageWriter(clients));
+    running.push(await startPaymentEffects(clients));
   }
   if (roles.includes('connector')) {
     const otp = new OpenedOtpCodes(new OtpKeys(clients.pool), clients.cipher);

@@ -306,8 +306,10 @@ export const connectRoutes: FastifyPluginAsyncTypebox<ConnectRouteOptions> = asy
         connection = await ctx.connectionWriter.check(connection.connection_id, 'payment');
       }
       const attempt = await payments.latest(accountId);
+      // Paid but not Pro yet: the payments processor has not applied the payment; the component keeps polling.
+      const status = paid ? 'paid' : attempt?.status === 'paid' ? 'processing' : (attempt?.status ?? 'none');
       return {
-        status: paid ? 'paid' : (attempt?.status ?? 'none'),
+        status,
         method: attempt?.method ?? null,
         attempt_id: attempt?.attemptId ?? null,
         period_end: attempt?.periodEnd == null ? null : new Date(attempt.periodEnd).toISOString(),

@@ -1,10 +1,17 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyBaseLogger } from 'fastify';
 import { Type } from '@sinclair/typebox';
-import type { Mailer } from '../../connectors/email/smtp.js';
+import { effectApplied } from '../../connectors/payments/effects-projection.js';
+import type { PaymentOutcome } from '../../connectors/payments/provider.js';
 import { MAX_ADVANCE_DAYS, type SandboxPayments, type SandboxSubscription } from '../../connectors/payments/sandbox.js';
 import type { RouteOptions } from '../context.js';
 import { gatewayError } from '../errors.js';
-import { applyPaymentOutcome } from './effects.js';
+
+/**
+ * How long an answer waits for the payments processor to apply what it did, so that the account
+ * it answers about is already Pro (or Free); past it, the answer goes and the effect follows.
+ */
+const EFFECT_WAIT_MS = 10_000;
 
 const RenewalOutcome = Type.Union([Type.Literal('paid'), Type.Literal('failed')], {
   description: 'What the saved payment method does at a renewal: paid (the period moves on 30 days) or failed (the subscription lapses)',
@@ -21,15 +28,13 @@ const SubscriptionOut = Type.Object({
 /**
  * The sandbox's payment routes. `confirm` is what the sandbox payment form posts, as Stripe.js
  * confirms a payment with its client secret: the secret is the credential, so any origin may post
- * it (CORS `*`). A paid attempt makes the account Pro, and its connections move at once (resumed,
- * or on to the number step). `renew` and `advance` are the processor's test mode, run by the
- * account itself (a key with `sandbox:write`): a renewal now, or its test clock moved on; a lapse
- * makes it Free and suspends its connections, through the same effects as Stripe's events.
+ * it (CORS `*`). Each route writes the payment's record on `gw.payments`; the payments processor
+ * applies it (a paid attempt makes the account Pro and moves its connections on, a lapse makes it
+ * Free and suspends them, as for Stripe's events), and the answer waits for that, up to
+ * EFFECT_WAIT_MS. `renew` and `advance` are the processor's test mode, run by the account itself
+ * (a key with `sandbox:write`): a renewal now, or its test clock moved on.
  */
-export const sandboxPaymentRoutes: FastifyPluginAsyncTypebox<RouteOptions & { payments: SandboxPayments; mailer: Pick<Mailer, 'send'> }> = async (
-  app,
-  { ctx, payments, mailer },
-) => {
+export const sandboxPaymentRoutes: FastifyPluginAsyncTypebox<RouteOptions & { payments: SandboxPayments }> = async (app, { ctx, payments }) => {
   app.post(
     '/sandbox/payments/confirm',
     {
@@ -51,7 +56,7 @@ export const sandboxPaymentRoutes: FastifyPluginAsyncTypebox<RouteOptions & { pa
       reply.header('Access-Control-Allow-Origin', '*');
       const outcome = await payments.confirm(request.body.client_secret, request.body.outcome ?? 'paid', ctx.clock());
       if (outcome === undefined) throw gatewayError('not_found');
-      await applyPaymentOutcome(ctx, mailer, outcome);
+      await appliedBy(outcome, request.log);
       return { attempt_id: outcome.attempt.attemptId, status: outcome.attempt.status };
     },
   );
@@ -69,7 +74,7 @@ export const sandboxPaymentRoutes: FastifyPluginAsyncTypebox<RouteOptions & { pa
     },
     async (request) => {
       const subscription = await payments.renew(request.auth.accountId, request.body?.outcome ?? 'paid', ctx.clock());
-      return applied(subscription);
+      return applied(subscription, request.log);
     },
   );
 
@@ -92,14 +97,22 @@ export const sandboxPaymentRoutes: FastifyPluginAsyncTypebox<RouteOptions & { pa
     },
     async (request) => {
       const subscription = await payments.advance(request.auth.accountId, request.body.days, request.body.outcome ?? 'paid', ctx.clock());
-      return applied(subscription);
+      return applied(subscription, request.log);
     },
   );
 
-  /** Each renewal's effect, in order (402 `payment_required` without a paid subscription), and the answer. */
-  async function applied(subscription: SandboxSubscription | undefined) {
+  /** Waits for the processor to apply an outcome's record; the records of an account are applied in order. */
+  async function appliedBy(outcome: PaymentOutcome | undefined, log: FastifyBaseLogger): Promise<void> {
+    if (outcome === undefined || outcome.recordId === null) return;
+    if (!(await effectApplied(ctx.clients.pool, outcome.recordId, EFFECT_WAIT_MS))) {
+      log.warn({ record: outcome.recordId }, 'answered before the payments processor applied the payment');
+    }
+  }
+
+  /** The answer once the renewals' effects are applied (402 `payment_required` without a paid subscription). */
+  async function applied(subscription: SandboxSubscription | undefined, log: FastifyBaseLogger) {
     if (subscription === undefined) throw gatewayError('payment_required', { detail: 'the account has no paid subscription to renew: pay Pro through the component first' });
-    for (const renewal of subscription.renewals) await applyPaymentOutcome(ctx, mailer, renewal);
+    await appliedBy(subscription.renewals.at(-1), log);
     const { attempt } = subscription;
     return {
       attempt_id: attempt.attemptId,

@@ -1,11 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { Mailer } from '../../connectors/email/smtp.js';
 import type { StripePayments } from '../../connectors/payments/stripe.js';
 import type { RouteOptions } from '../context.js';
 import { gatewayError } from '../errors.js';
 import { securedBy } from '../openapi-security.js';
-import { applyPaymentOutcome } from './effects.js';
 
 /** Stripe's events are small; a body over this is not Stripe's. */
 const WEBHOOK_BODY_LIMIT = 512 * 1024;
@@ -13,13 +11,10 @@ const WEBHOOK_BODY_LIMIT = 512 * 1024;
 /**
  * Where Stripe posts its events. The body is verified byte for byte against `Stripe-Signature`
  * with the package's own check (400 `invalid_request` otherwise); a verified event becomes a
- * payment record on the log and its effect on the plan, then 200. Any failure before that answers
- * 5xx, and Stripe delivers the event again.
+ * payment record on the log, then 200: its effect on the plan is the payments processor's. Any
+ * failure before that answers 5xx, and Stripe delivers the event again.
  */
-export const stripeWebhookRoutes: FastifyPluginAsyncTypebox<RouteOptions & { payments: StripePayments; mailer: Pick<Mailer, 'send'> }> = async (
-  app,
-  { ctx, payments, mailer },
-) => {
+export const stripeWebhookRoutes: FastifyPluginAsyncTypebox<RouteOptions & { payments: StripePayments }> = async (app, { ctx, payments }) => {
   // The signature covers the exact bytes: this route reads its JSON as a buffer.
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: WEBHOOK_BODY_LIMIT }, (_request, body, done) => done(null, body));
@@ -46,7 +41,6 @@ export const stripeWebhookRoutes: FastifyPluginAsyncTypebox<RouteOptions & { pay
       const event = Buffer.isBuffer(body) ? payments.verify(body, request.headers['stripe-signature']) : undefined;
       if (event === undefined) throw gatewayError('invalid_request', { detail: 'Stripe-Signature does not verify this body' });
       const outcome = await payments.apply(event, ctx.clock());
-      if (outcome !== undefined) await applyPaymentOutcome(ctx, mailer, outcome);
       return { received: true as const, applied: outcome !== undefined };
     },
   );

@@ -3,7 +3,8 @@ import { accountUsage, ensureUsageTable, periodOf, usageByPeriod } from '../../p
 import type { RouteOptions } from '../context.js';
 import { gatewayError } from '../errors.js';
 import type { AuthContext } from '../plugins/auth.js';
-import { planNamed } from '../../processors/usage/plans.js';
+import { includesConnect, planNamed } from '../../processors/usage/plans.js';
+import { subscriptionOf } from '../../processors/index.js';
 import { usageRange } from './range.js';
 import { EntitlementsOut, SubscriptionOut, UsageOut, UsageQuery } from './schemas.js';
 
@@ -82,14 +83,40 @@ export const usageRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
 
   app.get(
     '/me/subscription',
-    { schema: { tags: ['account'], summary: 'The plan and its current period (calendar month)', response: { 200: SubscriptionOut } } },
+    {
+      schema: {
+        tags: ['account'],
+        summary: 'The plan, its current period (calendar month) and the subscription to Pro its payments made',
+        response: { 200: SubscriptionOut },
+      },
+    },
     async (request) => {
       const period = periodOf(Date.now());
+      const plan = planNamed(request.auth.plan).name;
+      const { subscription, latest } = await subscriptionOf(pool, request.auth.accountId);
+      // A lapse or cancellation is the status while it leaves the account without the plan it paid for.
+      const ended = subscription?.status === 'lapsed' || subscription?.status === 'canceled' ? subscription.status : undefined;
       return {
-        plan: planNamed(request.auth.plan).name,
-        status: 'active' as const,
+        plan,
+        status: ended !== undefined && !includesConnect(plan) ? ended : ('active' as const),
         current_period_start: period.start.toISOString(),
         current_period_end: period.end.toISOString(),
+        payment:
+          subscription === undefined
+            ? null
+            : {
+                attempt_id: subscription.attemptId,
+                provider: subscription.provider,
+                method: subscription.method,
+                status: subscription.status,
+                currency: subscription.currency,
+                amount: subscription.amount,
+                period_end: subscription.periodEnd?.toISOString() ?? null,
+                started_at: subscription.startedAt.toISOString(),
+                renewals: subscription.renewals,
+                renewal_due_at: subscription.renewalDueAt?.toISOString() ?? null,
+              },
+        latest_attempt: latest === undefined ? null : { attempt_id: latest.attemptId, method: latest.method, status: latest.status, updated_at: latest.updatedAt.toISOString() },
       };
     },
   );

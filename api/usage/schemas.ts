@@ -47,9 +47,35 @@ export const EntitlementsOut = Type.Object({
   }),
 });
 
+const MaybeInstant = (description: string) => Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description });
+
 export const SubscriptionOut = Type.Object({
   plan: Type.String({ description: 'free, pro or scale' }),
-  status: Type.Literal('active'),
+  status: Type.Union([Type.Literal('active'), Type.Literal('lapsed'), Type.Literal('canceled')], {
+    description: 'active; lapsed (a renewal was not paid) or canceled while the plan its paid subscription gave is gone',
+  }),
   current_period_start: Instant('Start of the current period (calendar month, UTC)'),
   current_period_end: Instant('End of the current period, exclusive'),
+  payment: Type.Union(
+    [
+      Type.Object({
+        attempt_id: Type.String({ description: 'The paid attempt that is the subscription' }),
+        provider: Type.String({ description: 'sandbox or stripe' }),
+        method: Type.String({ description: 'card or pix' }),
+        status: Type.String({ description: 'paid, lapsed or canceled' }),
+        currency: Type.String(),
+        amount: Type.Integer({ description: 'Price of a period, in the currency’s minor unit' }),
+        period_end: MaybeInstant('End of the period paid'),
+        started_at: Instant('When it was first paid'),
+        renewals: Type.Integer({ description: 'Renewals paid since' }),
+        renewal_due_at: MaybeInstant('When a renewal’s pay link was e-mailed and not paid since'),
+      }),
+      Type.Null(),
+    ],
+    { description: 'The subscription to Pro as its payments made it (gw.payments); null when the account never paid' },
+  ),
+  latest_attempt: Type.Union(
+    [Type.Object({ attempt_id: Type.String(), method: Type.String(), status: Type.String({ description: 'pending, paid, failed, canceled or lapsed' }), updated_at: Instant('Its latest change') }), Type.Null()],
+    { description: 'The latest payment attempt of the account; null when it made none' },
+  ),
 });

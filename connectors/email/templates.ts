@@ -1,6 +1,13 @@
 /** Languages of the e-mails, as of the error messages (spec 4.6). */
 export type MailLocale = 'pt' | 'en' | 'es' | 'it' | 'de' | 'fr';
 
+const MAIL_LOCALES: readonly string[] = ['pt', 'en', 'es', 'it', 'de', 'fr'] satisfies MailLocale[];
+
+/** A locale read back from a record, where it is a plain string. */
+export function isMailLocale(locale: string): locale is MailLocale {
+  return MAIL_LOCALES.includes(locale);
+}
+
 export interface Mail {
   readonly subject: string;
   readonly text: string;

@@ -35,6 +35,12 @@ export const paymentsDdl = [
   `CREATE UNIQUE INDEX IF NOT EXISTS payment_attempts_by_ref ON api.payment_attempts (provider, provider_ref)`,
 ];
 
+/** An attempt as a fact about it left it, and the id of that fact's record on `gw.payments`. */
+export interface Settled {
+  readonly attempt: Attempt;
+  readonly recordId: string;
+}
+
 /** A new attempt as a provider opens it: the client secret is kept only as its hash. */
 export interface OpenAttempt {
   readonly input: CheckoutInput;
@@ -70,7 +76,7 @@ export class PaymentAttempts {
       email: input.email,
       locale: input.locale,
     };
-    await this.publish(attempt, 'pending', now, null);
+    await this.publish(attempt, { status: 'pending', reason: null }, now);
     await this.pool.query(
       `INSERT INTO api.payment_attempts
          (attempt_id, account_id, connection_id, method, status, currency, amount, secret_hash, provider, provider_ref, customer_ref, email, locale, created_at, updated_at)
@@ -145,22 +151,28 @@ export class PaymentAttempts {
    * Records an outcome and moves the row. `eventId` names the processor's event, so a
    * redelivered event writes a record with the same id (readers keep the first).
    */
-  async settle(attempt: Attempt, change: { status: PaymentStatus; periodEnd?: number | null; reason?: string | null; eventId?: string }, now: number): Promise<Attempt> {
+  async settle(attempt: Attempt, change: { status: PaymentStatus; periodEnd?: number | null; reason?: string | null; eventId?: string }, now: number): Promise<Settled> {
     const settled: Attempt = { ...attempt, status: change.status, periodEnd: change.periodEnd === undefined ? attempt.periodEnd : change.periodEnd };
-    await this.publish(settled, change.status, now, change.reason ?? null, change.eventId);
+    const recordId = await this.publish(settled, { status: change.status, reason: change.reason ?? null, eventId: change.eventId }, now);
     await this.pool.query(
       `UPDATE api.payment_attempts SET status = $2, period_end = to_timestamp($3 / 1000.0), updated_at = to_timestamp($4 / 1000.0) WHERE attempt_id = $1`,
       [attempt.attemptId, settled.status, settled.periodEnd, now],
     );
-    return settled;
+    return { attempt: settled, recordId };
   }
 
-  /** A fact about an attempt that does not move its row (a renewal invoice sent, say). */
-  async note(attempt: Attempt, status: PaymentStatus, now: number, reason: string, eventId?: string): Promise<void> {
-    await this.publish(attempt, status, now, reason, eventId);
+  /** A renewal to pay by the link `payUrl`, which the payments processor e-mails: it does not move the attempt's row. */
+  async renewalDue(attempt: Attempt, payUrl: string, now: number, eventId: string): Promise<string> {
+    return this.publish(attempt, { status: 'pending', reason: 'renewal sent for payment by e-mail', eventId, payUrl }, now);
   }
 
-  private async publish(attempt: Attempt, status: PaymentStatus, now: number, reason: string | null, eventId?: string): Promise<void> {
+  /** Writes the record of a fact and answers its id. */
+  private async publish(
+    attempt: Attempt,
+    fact: { status: PaymentStatus; reason: string | null; eventId?: string | undefined; payUrl?: string },
+    now: number,
+  ): Promise<string> {
+    const { status, reason, eventId } = fact;
     const record: PaymentRecord = {
       event_id: asEventId(eventId === undefined ? newId('pmt') : `pmt_${eventId}`),
       occurred_at: now,
@@ -177,8 +189,12 @@ export class PaymentAttempts {
       amount: attempt.amount,
       period_end: attempt.periodEnd,
       reason,
+      pay_url: fact.payUrl ?? null,
+      email: attempt.email,
+      locale: attempt.locale,
     };
     await withDeadline(this.producer.send(topics.payments, [{ key: record.account_id, value: record }]), PUBLISH_DEADLINE_MS);
+    return record.event_id;
   }
 
   private async select(where: string, values: unknown[]): Promise<Attempt[]> {

@@ -49,12 +49,15 @@ export interface Checkout {
 }
 
 /**
- * What changed for the account after a confirmation from the processor: the API turns `paid` into
- * Pro and `lapsed` into Free (the connections follow), and e-mails a `renewal_due` link.
+ * What a confirmation from the processor did to an attempt. Its effect on the account (paid makes
+ * it Pro, a lapse Free, a renewal due e-mails its link) is the payments processor's, applied from
+ * the record `recordId` on `gw.payments`; null when the confirmation wrote no record.
  */
-export type PaymentOutcome =
-  | { readonly kind: 'paid' | 'failed' | 'processing' | 'canceled' | 'lapsed'; readonly attempt: Attempt }
-  | { readonly kind: 'renewal_due'; readonly attempt: Attempt; readonly payUrl: string };
+export interface PaymentOutcome {
+  readonly kind: 'paid' | 'failed' | 'processing' | 'canceled' | 'lapsed' | 'renewal_due';
+  readonly attempt: Attempt;
+  readonly recordId: string | null;
+}
 
 /** The component's payment step, whoever takes the money (the sandbox, Stripe). */
 export interface PaymentProvider {

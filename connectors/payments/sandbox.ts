@@ -71,11 +71,11 @@ export class SandboxPayments implements PaymentProvider {
   async confirm(clientSecret: string, outcome: 'paid' | 'failed' | 'processing', now: number): Promise<PaymentOutcome | undefined> {
     const attempt = await this.attempts.bySecret(clientSecret);
     if (attempt === undefined) return undefined;
-    if (attempt.status !== 'pending' && attempt.status !== 'processing') return { kind: settledKind(attempt), attempt };
-    if (outcome === 'processing') return { kind: 'processing', attempt: await this.attempts.markProcessing(attempt, now) };
-    if (outcome === 'failed') return { kind: 'failed', attempt: await this.attempts.settle(attempt, { status: 'failed', reason: 'refused by the sandbox' }, now) };
+    if (attempt.status !== 'pending' && attempt.status !== 'processing') return { kind: settledKind(attempt), attempt, recordId: null };
+    if (outcome === 'processing') return { kind: 'processing', attempt: await this.attempts.markProcessing(attempt, now), recordId: null };
+    if (outcome === 'failed') return { kind: 'failed', ...(await this.attempts.settle(attempt, { status: 'failed', reason: 'refused by the sandbox' }, now)) };
     const periodEnd = (await this.clocks.timeOf(attempt.accountId, now)) + PERIOD_MS;
-    return { kind: 'paid', attempt: await this.attempts.settle(attempt, { status: 'paid', periodEnd }, now) };
+    return { kind: 'paid', ...(await this.attempts.settle(attempt, { status: 'paid', periodEnd }, now)) };
   }
 
   /**
@@ -114,10 +114,10 @@ export class SandboxPayments implements PaymentProvider {
   /** One renewal, a record on `gw.payments` as Stripe's invoice.paid or lapse gives one. */
   private async renewal(subscription: Attempt, outcome: RenewalOutcome, now: number): Promise<PaymentOutcome> {
     if (outcome === 'failed') {
-      return { kind: 'lapsed', attempt: await this.attempts.settle(subscription, { status: 'lapsed', reason: 'renewal refused by the sandbox' }, now) };
+      return { kind: 'lapsed', ...(await this.attempts.settle(subscription, { status: 'lapsed', reason: 'renewal refused by the sandbox' }, now)) };
     }
     const periodEnd = (subscription.periodEnd ?? now) + PERIOD_MS;
-    return { kind: 'paid', attempt: await this.attempts.settle(subscription, { status: 'paid', periodEnd, reason: 'renewal charged by the sandbox' }, now) };
+    return { kind: 'paid', ...(await this.attempts.settle(subscription, { status: 'paid', periodEnd, reason: 'renewal charged by the sandbox' }, now)) };
   }
 }
 

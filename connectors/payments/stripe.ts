@@ -111,27 +111,26 @@ export class StripePayments implements PaymentProvider {
     switch (event.type) {
       case 'payment_intent.processing': {
         const attempt = await this.open(event.data.object.client_secret);
-        return attempt && { kind: 'processing', attempt: await this.attempts.markProcessing(attempt, now) };
+        return attempt && { kind: 'processing', attempt: await this.attempts.markProcessing(attempt, now), recordId: null };
       }
       case 'payment_intent.payment_failed': {
         const intent = event.data.object;
         const attempt = await this.open(intent.client_secret);
         const reason = intent.last_payment_error?.message ?? 'refused by the processor';
-        return attempt && { kind: 'failed', attempt: await this.attempts.settle(attempt, { status: 'failed', reason, eventId: event.id }, now) };
+        return attempt && { kind: 'failed', ...(await this.attempts.settle(attempt, { status: 'failed', reason, eventId: event.id }, now)) };
       }
       case 'invoice.paid': {
         const invoice = event.data.object;
         const attempt = await this.ofInvoice(invoice);
         const periodEnd = (invoice.lines.data[0]?.period.end ?? 0) * 1000;
         if (attempt === undefined || (attempt.status === 'paid' && (attempt.periodEnd ?? 0) >= periodEnd)) return undefined;
-        return { kind: 'paid', attempt: await this.attempts.settle(attempt, { status: 'paid', periodEnd, eventId: event.id }, now) };
+        return { kind: 'paid', ...(await this.attempts.settle(attempt, { status: 'paid', periodEnd, eventId: event.id }, now)) };
       }
       case 'invoice.finalized': {
         const invoice = event.data.object;
         const attempt = await this.ofInvoice(invoice);
         if (attempt?.method !== 'pix' || invoice.billing_reason !== 'subscription_cycle' || !invoice.hosted_invoice_url) return undefined;
-        await this.attempts.note(attempt, 'pending', now, 'renewal sent for payment by e-mail', event.id);
-        return { kind: 'renewal_due', attempt, payUrl: invoice.hosted_invoice_url };
+        return { kind: 'renewal_due', attempt, recordId: await this.attempts.renewalDue(attempt, invoice.hosted_invoice_url, now, event.id) };
       }
       case 'customer.subscription.updated':
       case 'customer.subscription.deleted': {
@@ -139,10 +138,10 @@ export class StripePayments implements PaymentProvider {
         if (!ENDED.has(subscription.status)) return undefined;
         const attempt = await this.attempts.byRef(subscription.id);
         if (attempt?.status === 'paid') {
-          return { kind: 'lapsed', attempt: await this.attempts.settle(attempt, { status: 'lapsed', reason: `subscription ${subscription.status}`, eventId: event.id }, now) };
+          return { kind: 'lapsed', ...(await this.attempts.settle(attempt, { status: 'lapsed', reason: `subscription ${subscription.status}`, eventId: event.id }, now)) };
         }
         if (attempt?.status === 'pending' || attempt?.status === 'processing') {
-          return { kind: 'canceled', attempt: await this.attempts.settle(attempt, { status: 'canceled', reason: `subscription ${subscription.status}`, eventId: event.id }, now) };
+          return { kind: 'canceled', ...(await this.attempts.settle(attempt, { status: 'canceled', reason: `subscription ${subscription.status}`, eventId: event.id }, now)) };
         }
         return undefined;
       }

@@ -126,6 +126,20 @@ describe('sandbox payments: renewals and the test clock', () => {
     return { externalId, connectionId, accountId: account.account_id, owner: withKey(account.api_key), issued: withKey(exchanged.body.api_key as string), c };
   }
 
+  interface Subscription {
+    plan: string;
+    status: string;
+    payment: { attempt_id: string; status: string; renewals: number } | null;
+    latest_attempt: { attempt_id: string; status: string } | null;
+  }
+
+  /** `GET /me/subscription` once the payments projection holds what `ready` looks for. */
+  const untilSubscription = (customer: Customer, ready: (s: Subscription) => boolean) =>
+    waitFor('the subscription projected', async () => {
+      const read = (await customer.owner('GET', '/me/subscription')).body as unknown as Subscription;
+      return ready(read) ? read : undefined;
+    }, { timeoutMs: 15_000 });
+
   /** The end of the paid period, as the component reads it. */
   async function periodEnd(c: Caller): Promise<number> {
     const payment = await c('GET', '/connect/payment');
@@ -207,14 +221,26 @@ describe('sandbox payments: renewals and the test clock', () => {
     expect(planOf(customer.accountId)).toBe('pro');
     expect(statusOf(customer.connectionId)).toBe('active');
     expect(await customer.issued('GET', '/instances')).toMatchObject({ status: 200 });
+    const renewedSubscription = await untilSubscription(customer, (s) => s.payment?.renewals === 1);
+    const firstAttempt = renewedSubscription.payment!.attempt_id;
+    expect(renewedSubscription).toMatchObject({
+      plan: 'pro',
+      status: 'active',
+      payment: { provider: 'sandbox', method: 'card', status: 'paid', period_end: new Date(firstEnd + 30 * DAY_MS).toISOString() },
+    });
 
     const lapsed = await customer.owner('POST', '/sandbox/payments/renew', { outcome: 'failed' });
     expect(lapsed).toMatchObject({ status: 200, body: { status: 'lapsed', renewals: ['lapsed'] } });
     await expectSuspended(customer);
+    expect(await untilSubscription(customer, (s) => s.payment?.status === 'lapsed')).toMatchObject({ plan: 'free', status: 'lapsed', payment: { attempt_id: firstAttempt, renewals: 1 } });
     expect(await customer.owner('POST', '/sandbox/payments/renew', {})).toMatchObject({ status: 402, body: { code: 'payment_required' } });
 
     await expectResumedAfterPaying(customer);
     expect(await periodEnd(customer.c)).toBe(now + 30 * DAY_MS);
+    // Paid again by a new attempt: a new subscription.
+    const again = await untilSubscription(customer, (s) => s.payment?.status === 'paid' && s.payment.attempt_id !== firstAttempt);
+    expect(again).toMatchObject({ plan: 'pro', status: 'active', payment: { renewals: 0, period_end: new Date(now + 30 * DAY_MS).toISOString() } });
+    expect(again.latest_attempt).toMatchObject({ attempt_id: again.payment!.attempt_id, status: 'paid' });
 
     const facts = await waitFor('the payment records', () => (recordsOf(customer.accountId).length >= 6 ? recordsOf(customer.accountId) : undefined), { timeoutMs: 15_000 });
     expect(facts.map((r) => r.status)).toEqual(['pending', 'paid', 'paid', 'lapsed', 'pending', 'paid']);

@@ -58,6 +58,15 @@ describe('Stripe payments', () => {
   const accountOf = (connectionId: string) => api.connections.get(connectionId)!.account_id!;
   const planOf = (connectionId: string) => api.directory.accounts.get(accountOf(connectionId))?.plan;
   const statusOf = (connectionId: string) => api.connections.get(connectionId)?.to_status;
+  // A payment's effect is the payments processor's: it follows the webhook's answer.
+  const untilPlan = (connectionId: string, plan: string) => api.directory.until(() => planOf(connectionId) === plan, 15_000);
+  const untilStatus = (connectionId: string, status: string) => api.connections.until(() => statusOf(connectionId) === status, 15_000);
+  /** The component's poll once the payments processor has applied the payment. */
+  const untilPaid = (c: ReturnType<typeof component>) =>
+    waitFor('the payment applied', async () => {
+      const payment = await c('GET', '/connect/payment');
+      return payment.body.status === 'paid' ? payment : undefined;
+    }, { timeoutMs: 15_000 });
   const recordsOf = (connectionId: string) => payments.values.filter((r) => r.account_id === accountOf(connectionId));
 
   /** The number step walked on the sandbox network, then completion and the partner's exchange: the key. */
@@ -153,11 +162,11 @@ describe('Stripe payments', () => {
     expect(await c('POST', '/connect/checkout', { method: 'card' })).toMatchObject({ status: 409, body: { code: 'payment_pending' } });
 
     expect(await standin.pay(secret)).toBe(200);
-    const paid = await c('GET', '/connect/payment');
+    const paid = await untilPaid(c);
     expect(paid.body).toMatchObject({ status: 'paid', method: 'card', step: 'number' });
     const firstEnd = Date.parse(paid.body.period_end as string);
     expect(firstEnd - Date.now()).toBeGreaterThan(29 * DAY_MS);
-    expect(planOf(connectionId)).toBe('pro');
+    await untilPlan(connectionId, 'pro');
     const key = await connectAndComplete(c, token);
     expect(await call('GET', '/instances', { headers: { authorization: `Bearer ${key}` } })).toMatchObject({ status: 200 });
 
@@ -167,8 +176,8 @@ describe('Stripe payments', () => {
 
     // Retries ran out: Free, suspended at once, the key answers 402, the component reopens on payment.
     expect(await standin.end(subscription.id, 'unpaid')).toBe(200);
-    expect(planOf(connectionId)).toBe('free');
-    expect(statusOf(connectionId)).toBe('suspended');
+    await untilPlan(connectionId, 'free');
+    await untilStatus(connectionId, 'suspended');
     expect(await call('GET', '/instances', { headers: { authorization: `Bearer ${key}` } })).toMatchObject({ status: 402, body: { code: 'connect_suspended' } });
     expect((await c('GET', '/connect/bootstrap')).body).toMatchObject({ step: 'payment', plan: { payment_notice: 'lapsed' }, payment: { status: 'lapsed' } });
 
@@ -176,7 +185,7 @@ describe('Stripe payments', () => {
     expect(again.status, JSON.stringify(again.body)).toBe(200);
     expect(standin.callsTo('POST', /^\/v1\/customers$/).filter((call) => call.params.email === unique('card'))).toHaveLength(1);
     expect(await standin.pay(again.body.client_secret as string)).toBe(200);
-    expect(statusOf(connectionId)).toBe('active');
+    await untilStatus(connectionId, 'active');
     expect(await call('GET', '/instances', { headers: { authorization: `Bearer ${key}` } })).toMatchObject({ status: 200 });
 
     const facts = await waitFor('the payment records', async () => (recordsOf(connectionId).length >= 6 ? recordsOf(connectionId) : undefined), { timeoutMs: 15_000 });
@@ -210,7 +219,7 @@ describe('Stripe payments', () => {
 
     const subscription = standin.subscriptionOf(back.body.client_secret as string);
     expect(await standin.pay(back.body.client_secret as string)).toBe(200);
-    const paid = await c('GET', '/connect/payment');
+    const paid = await untilPaid(c);
     expect(paid.body).toMatchObject({ status: 'paid', method: 'pix', step: 'number' });
 
     const renewal = await standin.renew(subscription.id);
@@ -222,7 +231,7 @@ describe('Stripe payments', () => {
     expect(Date.parse((await c('GET', '/connect/payment')).body.period_end as string)).toBe(Date.parse(paid.body.period_end as string) + 30 * DAY_MS);
 
     expect(await standin.end(subscription.id, 'canceled')).toBe(200);
-    expect(planOf(connectionId)).toBe('free');
+    await untilPlan(connectionId, 'free');
     expect(await c('GET', '/connect/payment')).toMatchObject({ body: { status: 'lapsed' } });
     const facts = recordsOf(connectionId).map((r) => `${r.method}:${r.status}`);
     expect(facts).toEqual(['pix:pending', 'pix:canceled', 'card:pending', 'card:canceled', 'pix:pending', 'pix:paid', 'pix:pending', 'pix:paid', 'pix:lapsed']);

@@ -5,7 +5,8 @@ import { routeContext } from '../support/route-context.js';
 import { errorsPlugin } from '../../api/plugins/errors.js';
 import type { AuthContext } from '../../api/plugins/auth.js';
 import { usageRoutes } from '../../api/usage/routes.js';
-import { runProjection, waitUntilCaughtUp, type RunningProjection } from '../../processors/index.js';
+import { paymentsProjection, runProjection, waitUntilCaughtUp, type RunningProjection } from '../../processors/index.js';
+import { ensureProjectionSchema } from '../../processors/runtime/store.js';
 import { thresholdEventId } from '../../events/renderers/index.js';
 import { startUsageWriter, usageProjection, type RunningUsageWriter } from '../../processors/usage/index.js';
 import { asAccountId, asEventId, asInstanceId, asMessageId, asProjectId, type AccountId } from '../../schemas/ids.js';
@@ -150,6 +151,8 @@ describe('usage: counting, thresholds and routes on the real stack', () => {
     clients = await testClients(env);
     writer = await startUsageWriter(clients);
     projection = await runProjection(clients, usageProjection(clients.producer));
+    // `GET /me/subscription` reads the payments projection, whose tables the API role creates.
+    await ensureProjectionSchema(clients.pool, paymentsProjection, paymentsProjection.name);
 
     app = Fastify().withTypeProvider<TypeBoxTypeProvider>();
     await app.register(errorsPlugin);
@@ -318,7 +321,7 @@ describe('usage: counting, thresholds and routes on the real stack', () => {
     expect((await get<{ code: string }>('/usage?from=2026-02-30', { account, project })).status).toBe(400);
   });
 
-  it('answers the subscription: the plan, active, this calendar month', async () => {
+  it('answers the subscription: the plan, active, this calendar month, no payment', async () => {
     const { account, project } = ids('d');
     const now = new Date();
     const subscription = await get<unknown>('/me/subscription', { account, project, plan: 'unknown-plan' });
@@ -327,6 +330,8 @@ describe('usage: counting, thresholds and routes on the real stack', () => {
       status: 'active',
       current_period_start: new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1)).toISOString(),
       current_period_end: new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)).toISOString(),
+      payment: null,
+      latest_attempt: null,
     });
     const entitlements = await get<{ plan: string; usage: { messages: number; media_storage_bytes: number } }>('/me/entitlements', { account, project });
     expect(entitlements.body).toMatchObject({ plan: 'free', usage: { messages: 0, media_storage_bytes: 0 } });
