@@ -329,9 +329,25 @@ describe('the Connect component in a browser', () => {
     expect(await focused()).toBe(true);
     await page.keyboard.press('Enter');
     await untilStep(page, 'payment');
+
+    // A modal: Tab goes round its own controls, never to the page behind; the page does not scroll;
+    // a second open() opens nothing; no banner landmark of its own.
+    const focusInComponent = () => page.evaluate<string>(`document.activeElement?.tagName.toLowerCase() + '>' + (document.activeElement?.shadowRoot?.activeElement?.outerHTML ?? '').slice(0, 60)`);
+    for (let i = 0; i < 12; i++) {
+      await page.keyboard.press(i % 3 === 2 ? 'Shift+Tab' : 'Tab');
+      expect(await focusInComponent()).toMatch(/^service-connect>/);
+    }
+    expect(await page.evaluate<string>('document.documentElement.style.overflow')).toBe('hidden');
+    await page.evaluate(() => (globalThis as unknown as { ServiceConnect: { open(o: unknown): unknown } }).ServiceConnect.open({ session: 'cs_second' }));
+    expect(await page.locator('service-connect').count()).toBe(1);
+    expect(await page.evaluate<number>(`document.querySelector('service-connect').shadowRoot.querySelectorAll('header, [role=banner]').length`)).toBe(0);
+
     await page.keyboard.press('Escape');
     await expect(page.locator('service-connect').count()).resolves.toBe(0);
     expect((await told(page)).filter((t) => t.kind === 'callback').map((t) => t.name)).toEqual(['ready', 'step', 'close']);
+    // The focus goes back to what opened it, and the page scrolls again.
+    expect(await page.evaluate<string>('document.activeElement?.textContent')).toBe('Connect your number');
+    expect(await page.evaluate<string>('document.documentElement.style.overflow')).toBe('');
     expect(violations).toEqual([]);
     await page.close();
   });

@@ -88,11 +88,12 @@ export function App(props: AppProps) {
   const title = t('dialog', { partner: boot?.partner.name ?? '' });
   return (
     <div class="panel" lang={locale} role={props.modal ? 'dialog' : 'region'} aria-modal={props.modal ? 'true' : undefined} aria-label={title}>
-      <header>
+      {/* Not a <header>: inside the host's page it would be a second banner landmark. */}
+      <div class="bar">
         {boot?.partner.logo_url && <img src={boot.partner.logo_url} alt="" />}
         <span class="partner">{boot?.partner.name ?? ''}</span>
         <button class="icon" type="button" aria-label={t('close')} onClick={props.close}>×</button>
-      </header>
+      </div>
       <div tabIndex={-1} ref={heading} data-step={ended === undefined ? boot?.step : ended === 'revoked' ? 'revoked' : 'error'}>
         {body}
       </div>

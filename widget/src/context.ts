@@ -1,5 +1,5 @@
 import { createContext } from 'preact';
-import { useContext, useState } from 'preact/hooks';
+import { useContext, useRef, useState } from 'preact/hooks';
 import { ConnectError, FATAL, type Bootstrap, type ConnectApi } from './api.js';
 import type { Announcer } from './events.js';
 import { errorText, type Translate } from './messages.js';
@@ -35,8 +35,12 @@ export function useStep(): StepContext {
 export function useAction() {
   const ctx = useStep();
   const [busy, setBusy] = useState(false);
+  const running = useRef(false);
   const [error, setError] = useState<string | null>(null);
+  // Busy buttons are aria-disabled, not disabled, so the focus stays on them: a click meanwhile does nothing.
   const run = async (action: () => Promise<unknown>): Promise<void> => {
+    if (running.current) return;
+    running.current = true;
     setBusy(true);
     setError(null);
     try {
@@ -46,6 +50,7 @@ export function useAction() {
       if (FATAL.has(failure.code) || failure.code === 'connection_revoked') ctx.fail(failure);
       else setError(errorText(ctx.t, failure.code, failure.message));
     } finally {
+      running.current = false;
       setBusy(false);
     }
   };

@@ -17,8 +17,13 @@ export class ServiceConnectElement extends HTMLElement {
   private root: ShadowRoot | undefined;
   private slotNode: HTMLElement | undefined;
   private closed = false;
+  /** What had the focus before the modal opened: it gets it back when the modal closes. */
+  private opener: HTMLElement | null = null;
+  /** The page's own overflow, put back when the modal closes. */
+  private pageOverflow = '';
   private readonly onKey = (event: KeyboardEvent) => {
     if (event.key === 'Escape') this.close();
+    if (event.key === 'Tab') this.keepFocusInside(event);
   };
 
   connectedCallback(): void {
@@ -37,7 +42,13 @@ export class ServiceConnectElement extends HTMLElement {
     this.root ??= this.attachShadow({ mode: 'open' });
     this.root.adoptedStyleSheets = [componentSheet()];
     const modal = this.hasAttribute('data-modal');
-    if (modal) document.addEventListener('keydown', this.onKey);
+    if (modal) {
+      document.addEventListener('keydown', this.onKey);
+      this.opener = document.activeElement instanceof HTMLElement ? document.activeElement : null;
+      // The page behind a modal does not scroll (CSSOM, which a strict style-src allows).
+      this.pageOverflow = document.documentElement.style.overflow;
+      document.documentElement.style.overflow = 'hidden';
+    }
     render(
       <App api={api} localeFor={localeFor} announce={announce} modal={modal} paymentSlot={() => this.paymentSlot()} close={() => this.close()} />,
       this.root,
@@ -47,6 +58,26 @@ export class ServiceConnectElement extends HTMLElement {
   disconnectedCallback(): void {
     document.removeEventListener('keydown', this.onKey);
     if (this.root) render(null, this.root);
+    if (this.hasAttribute('data-modal')) {
+      document.documentElement.style.overflow = this.pageOverflow;
+      if (this.opener?.isConnected) this.opener.focus();
+    }
+  }
+
+  /** Tab and Shift+Tab go round the modal's controls (and the payment form in its slot), never out to the page behind. */
+  private keepFocusInside(event: KeyboardEvent): void {
+    if (!this.root) return;
+    const selector = 'button:not([disabled]), input:not([disabled]), select, textarea, a[href], iframe, [tabindex]:not([tabindex="-1"])';
+    const focusable = [...this.root.querySelectorAll<HTMLElement>(selector), ...this.querySelectorAll<HTMLElement>(selector)].filter((el) => el.getClientRects().length > 0);
+    const first = focusable[0];
+    const last = focusable[focusable.length - 1];
+    if (first === undefined || last === undefined) return;
+    const active = this.root.activeElement ?? (this.contains(document.activeElement) ? document.activeElement : null);
+    const inside = active !== null && focusable.includes(active as HTMLElement);
+    if (!inside || (event.shiftKey && active === first) || (!event.shiftKey && active === last)) {
+      event.preventDefault();
+      (event.shiftKey ? last : first).focus();
+    }
   }
 
   /** Ends the component: `service:close` and `onClose`, then it leaves the page. */

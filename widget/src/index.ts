@@ -13,8 +13,13 @@ if (script?.src) ServiceConnectElement.defaultApiBase = new URL(script.src).orig
 
 if (!customElements.get('service-connect')) customElements.define('service-connect', ServiceConnectElement);
 
-/** `ServiceConnect.open(options)` (spec 4.6): the component over the page; `close()` ends it. */
+/**
+ * `ServiceConnect.open(options)` (spec 4.6): the component over the page; `close()` ends it. While
+ * one is open, another `open()` (a double click) opens nothing and returns the open one's handle.
+ */
 function open(options: OpenOptions): { close(): void } {
+  const shown = document.querySelector<ServiceConnectElement>('service-connect[data-modal]');
+  if (shown !== null) return { close: () => shown.close() };
   const element = document.createElement('service-connect') as ServiceConnectElement;
   element.dataset.session = options.session;
   if (options.apiBase) element.dataset.api = options.apiBase;

@@ -41,9 +41,9 @@ const CSS = `
   padding: 20px 22px 22px;
   box-shadow: 0 12px 40px rgb(16 24 32 / 18%);
 }
-header { display: flex; align-items: center; gap: 10px; margin-bottom: 14px; }
-header img { width: 32px; height: 32px; object-fit: contain; border-radius: 6px; }
-header .partner { flex: 1; font-weight: 600; }
+.bar { display: flex; align-items: center; gap: 10px; margin-bottom: 14px; }
+.bar img { width: 32px; height: 32px; object-fit: contain; border-radius: 6px; }
+.bar .partner { flex: 1; font-weight: 600; }
 h2 { font-size: 1.2em; margin: 0 0 8px; }
 p { margin: 0 0 12px; }
 .muted { color: var(--sc-color-muted); font-size: .92em; }
@@ -60,7 +60,7 @@ button {
 button.primary { background: var(--sc-color-primary); border-color: var(--sc-color-primary); color: var(--sc-color-on-primary); font-weight: 600; }
 button.link { background: none; border: none; padding: 4px 0; color: var(--sc-color-primary); text-decoration: underline; }
 button.icon { background: none; border: none; padding: 4px 8px; font-size: 1.3em; line-height: 1; }
-button:disabled { opacity: .55; cursor: default; }
+button:disabled, button[aria-disabled='true'] { opacity: .55; cursor: default; }
 button:focus-visible, input:focus-visible { outline: 3px solid var(--sc-color-primary); outline-offset: 2px; }
 label { display: grid; gap: 4px; font-weight: 500; }
 input {

@@ -20,7 +20,7 @@ export function AccountStep() {
           <input type="email" name="email" autocomplete="email" required value={email} onInput={(event) => setEmail(event.currentTarget.value)} />
         </label>
         {error && <p class="error" role="alert">{error}</p>}
-        <button class="primary" type="submit" disabled={busy}>{t('sendCode')}</button>
+        <button class="primary" type="submit" aria-disabled={busy}>{t('sendCode')}</button>
         {existing === undefined && <button class="link" type="button" onClick={() => setLinking(false)}>{t('back')}</button>}
       </form>
     );
@@ -30,11 +30,11 @@ export function AccountStep() {
       <h2>{t('accountTitle')}</h2>
       <p>{t('accountQuestion')}</p>
       {error && <p class="error" role="alert">{error}</p>}
-      <button class="primary" type="button" disabled={busy} onClick={() => void run(async () => { await api.createAccount(); await refresh(); })}>
+      <button class="primary" type="button" aria-disabled={busy} onClick={() => void run(async () => { await api.createAccount(); await refresh(); })}>
         {t('create')}
       </button>
       <p class="muted">{t('createHint', { email: boot.customer.email })}</p>
-      <button type="button" disabled={busy} onClick={() => setLinking(true)}>{t('link')}</button>
+      <button type="button" aria-disabled={busy} onClick={() => setLinking(true)}>{t('link')}</button>
     </div>
   );
 }

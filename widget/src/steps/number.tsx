@@ -107,7 +107,7 @@ export function NumberStep() {
         <h2>{t('numberTitle')}</h2>
         <p>{t('authorizeHelp', { phone: connected.phone ?? '', partner: boot.partner.name })}</p>
         {error && <p class="error" role="alert">{error}</p>}
-        <button class="primary" type="button" disabled={busy} onClick={() => void run(complete)}>{t('authorize', { partner: boot.partner.name })}</button>
+        <button class="primary" type="button" aria-disabled={busy} onClick={() => void run(complete)}>{t('authorize', { partner: boot.partner.name })}</button>
       </div>
     );
   }
@@ -125,7 +125,7 @@ export function NumberStep() {
       {late && <p class="error" role="alert">{t('codeLate')}</p>}
       {error && <p class="error" role="alert">{error}</p>}
       {(first === 'qr' ? (['qr', 'code'] as const) : (['code', 'qr'] as const)).map((method) => (
-        <button key={method} class={challenge === undefined && method === first ? 'primary' : ''} type="button" disabled={busy} onClick={() => void pair(method)}>
+        <button key={method} class={challenge === undefined && method === first ? 'primary' : ''} type="button" aria-disabled={busy} onClick={() => void pair(method)}>
           {challenge?.kind === method ? t('newCode') : t(method === 'qr' ? 'byQr' : 'byCode')}
         </button>
       ))}

@@ -64,10 +64,10 @@ export function PaymentStep() {
       {secret !== null && !waiting && boot.payment.provider === 'sandbox' && (
         <div class="stack">
           <p class="notice">{t('sandboxNotice')}</p>
-          <button class="primary" type="button" disabled={busy} onClick={() => void run(async () => { await api.confirmSandbox(secret, 'paid'); setWaiting(true); })}>
+          <button class="primary" type="button" aria-disabled={busy} onClick={() => void run(async () => { await api.confirmSandbox(secret, 'paid'); setWaiting(true); })}>
             {t('pay', { price })}
           </button>
-          <button type="button" disabled={busy} onClick={() => void run(async () => { await api.confirmSandbox(secret, 'failed'); setWaiting(true); })}>
+          <button type="button" aria-disabled={busy} onClick={() => void run(async () => { await api.confirmSandbox(secret, 'failed'); setWaiting(true); })}>
             {t('decline')}
           </button>
         </div>

@@ -40,7 +40,7 @@ export function VerifyStep() {
       <button type="button" disabled={busy || wait > 0} onClick={() => void run(async () => { await api.resend(); setWait(RESEND_AFTER_S); })}>
         {wait > 0 ? t('resendIn', { seconds: wait }) : t('resend')}
       </button>
-      <button class="link" type="button" disabled={busy} onClick={() => void run(async () => { await api.cancelLink(); await refresh(); })}>
+      <button class="link" type="button" aria-disabled={busy} onClick={() => void run(async () => { await api.cancelLink(); await refresh(); })}>
         {t('otherEmail')}
       </button>
     </form>
