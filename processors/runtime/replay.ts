@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { deleteGroup, topicName, watermarks } from '../../topics/index.js';
+import { backlogFetch, deleteGroup, topicName, watermarks } from '../../topics/index.js';
 import type { Projection } from './projection.js';
 import { runProjection, type RunnerDeps } from './runner.js';
 import { projectionLockKey, quoteIdent, storedOffsets } from './store.js';
@@ -19,19 +19,32 @@ export interface LogGap {
   readonly firstHeld: number;
 }
 
+/** What one projection's replay would lack. */
+export interface ProjectionGaps {
+  readonly projection: string;
+  readonly gaps: readonly LogGap[];
+}
+
 /** A replay refused because its inputs no longer start at offset zero; the message says what would be lost. */
 export class LogGapsError extends Error {
   override readonly name = 'LogGapsError';
+  /** The projections refused, comma-separated. */
+  readonly projection: string;
+  readonly gaps: readonly LogGap[];
 
-  constructor(
-    readonly projection: string,
-    readonly gaps: readonly LogGap[],
-  ) {
+  constructor(readonly refused: readonly ProjectionGaps[]) {
     super(
-      `replaying ${projection} would lose what the log no longer holds: ${gaps
-        .map((g) => `${g.topic} partition ${g.partition} records 0-${g.firstHeld - 1}`)
-        .join(', ')}; replay anyway with --allow-gaps`,
+      `${refused
+        .map(
+          ({ projection, gaps }) =>
+            `replaying ${projection} would lose what the log no longer holds: ${gaps
+              .map((g) => `${g.topic} partition ${g.partition} records 0-${g.firstHeld - 1}`)
+              .join(', ')}`,
+        )
+        .join('; ')}; replay anyway with --allow-gaps`,
     );
+    this.projection = refused.map((r) => r.projection).join(', ');
+    this.gaps = refused.flatMap((r) => r.gaps);
   }
 }
 
@@ -42,6 +55,38 @@ export async function logGaps(kafka: RunnerDeps['kafka'], topics: readonly strin
     for (const [partition, { low }] of await watermarks(kafka, topic)) if (low > 0) gaps.push({ topic, partition, firstHeld: low });
   }
   return gaps;
+}
+
+const inputTopics = (deps: Pick<RunnerDeps, 'serdes'>, projection: Projection) => projection.handlers.map((h) => topicName(h.topic, deps.serdes.prefix));
+
+/** The gaps of a projection's inputs, less those a changelog among its handlers covers. */
+export async function projectionGaps(deps: Pick<RunnerDeps, 'kafka' | 'serdes'>, projection: Projection): Promise<LogGap[]> {
+  const covered = new Set((projection.changelogCovers ?? []).map((topic) => topicName(topic, deps.serdes.prefix)));
+  return logGaps(deps.kafka, inputTopics(deps, projection).filter((topic) => !covered.has(topic)));
+}
+
+/**
+ * Replays projections one after the other. Every projection's inputs are checked first, so a
+ * refusal names every gap of every projection before anything is rebuilt.
+ */
+export async function replayAll(
+  deps: RunnerDeps,
+  projections: readonly Projection[],
+  options: { deadlineMs?: number; allowGaps?: boolean; onReplayed?: (result: ReplayResult) => void } = {},
+): Promise<ReplayResult[]> {
+  const refused: ProjectionGaps[] = [];
+  for (const projection of projections) {
+    const gaps = await projectionGaps(deps, projection);
+    if (gaps.length > 0) refused.push({ projection: projection.name, gaps });
+  }
+  if (refused.length > 0 && options.allowGaps !== true) throw new LogGapsError(refused);
+  const results: ReplayResult[] = [];
+  for (const projection of projections) {
+    const result = await replayProjection(deps, projection, options);
+    options.onReplayed?.(result);
+    results.push(result);
+  }
+  return results;
 }
 
 /**
@@ -59,12 +104,11 @@ export async function replayProjection(
   const stamp = `${Date.now()}`;
   const schema = `${projection.name}__replay_${stamp}`;
   const logger = deps.logger.child({ projection: projection.name, replay: schema });
-  const topics = projection.handlers.map((h) => topicName(h.topic, deps.serdes.prefix));
-  const covered = new Set((projection.changelogCovers ?? []).map((topic) => topicName(topic, deps.serdes.prefix)));
-  const gaps = await logGaps(deps.kafka, topics.filter((topic) => !covered.has(topic)));
-  if (gaps.length > 0 && options.allowGaps !== true) throw new LogGapsError(projection.name, gaps);
+  const topics = inputTopics(deps, projection);
+  const gaps = await projectionGaps(deps, projection);
+  if (gaps.length > 0 && options.allowGaps !== true) throw new LogGapsError([{ projection: projection.name, gaps }]);
   if (gaps.length > 0) logger.warn({ gaps }, 'replaying without what the log no longer holds');
-  const running = await runProjection(deps, projection, { schema, groupId: `${deps.serdes.prefix}replay.${projection.name}.${stamp}`, lock: 'none' });
+  const running = await runProjection(deps, projection, { schema, groupId: `${deps.serdes.prefix}replay.${projection.name}.${stamp}`, lock: 'none', fetch: backlogFetch });
 
   const lock = await deps.pool.connect();
   try {

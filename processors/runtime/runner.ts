@@ -11,6 +11,7 @@ import {
   topicName,
   type ConsumedBatch,
   type ConsumedRecord,
+  type FetchSettings,
   type Kafka,
   type Producer,
   type TopicConsumer,
@@ -33,6 +34,8 @@ export interface RunOptions {
   readonly groupId?: string;
   /** Live runs take the projection's lock in shared mode so a replay can swap schemas between batches. */
   readonly lock?: 'shared' | 'none';
+  /** Fetch sizes of the consumer: a replay reads its backlog with `backlogFetch`. */
+  readonly fetch?: FetchSettings;
 }
 
 export interface RunningProjection {
@@ -56,6 +59,7 @@ export async function runProjection(deps: RunnerDeps, projection: Projection, op
     groupId,
     topics: projection.handlers.map((h) => h.topic),
     fromBeginning: true,
+    fetch: options.fetch,
   });
   const { pool, producer } = deps;
   await applyBatches({ pool, producer, logger, prefix: deps.serdes.prefix }, consumer, projection, { schema, lock: options.lock ?? 'shared' });
