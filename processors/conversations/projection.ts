@@ -1,7 +1,7 @@
 import { topics } from '../../topics/index.js';
 import { onBatch, sendsTakenInTime, valuesOf, type Projection } from '../runtime/projection.js';
 import { inboundRow, sendRow } from './rows.js';
-import { applyStatuses, recordMessages } from './store.js';
+import { applyStatuses, deriveConversations, recordMessages } from './store.js';
 import { changeRow, changesDdl, isChange, recordChanges } from './changes.js';
 
 /**
@@ -82,16 +82,17 @@ export const conversationsProjection: Projection = {
     `CREATE INDEX IF NOT EXISTS conversation_numbers_by_jid ON conversation_numbers (project_id, jid)`,
     ...changesDdl,
   ],
+  deriveAfterReplay: deriveConversations,
   handlers: [
-    onBatch(topics.sendCommands, async (tx, commands) => {
+    onBatch(topics.sendCommands, async (tx, commands, scope) => {
       const sends = valuesOf(sendsTakenInTime(commands));
-      await recordMessages(tx, sends.filter((s) => !isChange(s)).map(sendRow));
+      await recordMessages(tx, sends.filter((s) => !isChange(s)).map(sendRow), scope);
       await recordChanges(tx, sends.flatMap((s) => changeRow(s) ?? []));
     }),
     onBatch(topics.messageStatus, (tx, facts) => applyStatuses(tx, valuesOf(facts))),
-    onBatch(topics.inboundMessages, async (tx, received) => {
+    onBatch(topics.inboundMessages, async (tx, received, scope) => {
       const messages = valuesOf(received);
-      await recordMessages(tx, messages.filter((m) => !isChange(m)).map(inboundRow));
+      await recordMessages(tx, messages.filter((m) => !isChange(m)).map(inboundRow), scope);
       await recordChanges(tx, messages.flatMap((m) => changeRow(m) ?? []));
     }),
   ],

@@ -93,6 +93,8 @@ export async function replayAll(
  * Rebuilds a projection from offset zero into a fresh schema, then swaps it in. The swap holds
  * the projection's lock exclusively, so no live batch runs between the last replayed record and
  * the rename; the live runner then continues from the offsets that came with the new schema.
+ * The rebuild reads with large fetches and lets handlers defer derived tables, which the
+ * projection's `deriveAfterReplay` recomputes once under the lock, before the rename.
  */
 export async function replayProjection(
   deps: RunnerDeps,
@@ -108,7 +110,13 @@ export async function replayProjection(
   const gaps = await projectionGaps(deps, projection);
   if (gaps.length > 0 && options.allowGaps !== true) throw new LogGapsError([{ projection: projection.name, gaps }]);
   if (gaps.length > 0) logger.warn({ gaps }, 'replaying without what the log no longer holds');
-  const running = await runProjection(deps, projection, { schema, groupId: `${deps.serdes.prefix}replay.${projection.name}.${stamp}`, lock: 'none', fetch: backlogFetch });
+  const running = await runProjection(deps, projection, {
+    schema,
+    groupId: `${deps.serdes.prefix}replay.${projection.name}.${stamp}`,
+    lock: 'none',
+    fetch: backlogFetch,
+    replaying: true,
+  });
 
   const lock = await deps.pool.connect();
   try {
@@ -118,6 +126,12 @@ export async function replayProjection(
       await waitUntilCaughtUp(deps, schema, topics, deadline, logger);
       await running.stop();
       const retired = `${projection.name}__retired_${stamp}`;
+      if (projection.deriveAfterReplay) {
+        await lock.query('BEGIN');
+        await lock.query(`SET LOCAL search_path TO ${quoteIdent(schema)}`);
+        await projection.deriveAfterReplay(lock);
+        await lock.query('COMMIT');
+      }
       await lock.query('BEGIN');
       await lock.query(`ALTER SCHEMA ${quoteIdent(projection.name)} RENAME TO ${quoteIdent(retired)}`).catch(async (error: unknown) => {
         // First build of a projection that never ran live: nothing to retire.
