@@ -23,9 +23,10 @@ export async function recordMessages(tx: PoolClient, rows: readonly MessageRow[]
   const columns = Object.keys(distinct[0] ?? {});
   if (columns.length === 0) return;
   const deferred = scope?.deferDerived === true;
+  // json, not jsonb: the batch is read once, and parsing it into jsonb first costs about half the statement.
   const { rows: recorded } = await tx.query<{ project_id: string; jid: string; instance_id: string }>(
     `INSERT INTO messages (${columns.join(', ')})
-     SELECT ${columns.join(', ')} FROM jsonb_populate_recordset(NULL::messages, $1::jsonb)
+     SELECT ${columns.join(', ')} FROM json_populate_recordset(NULL::messages, $1::json)
      ON CONFLICT (message_id) DO UPDATE SET
        ${columns.filter((c) => !KEPT_FROM_STATUS.has(c)).map((c) => `${c} = EXCLUDED.${c}`).join(', ')}
      WHERE messages.type IS NULL
