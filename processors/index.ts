@@ -14,7 +14,7 @@ import { callsProjection } from './calls/projection.js';
 import { paymentsProjection } from './payments/projection.js';
 
 export { runProjection, type RunnerDeps, type RunningProjection } from './runtime/runner.js';
-export { LogGapsError, logGaps, replayProjection, waitUntilCaughtUp, type LogGap, type ReplayResult } from './runtime/replay.js';
+export { LogGapsError, logGaps, projectionGaps, replayAll, replayProjection, waitUntilCaughtUp, type LogGap, type ProjectionGaps, type ReplayResult } from './runtime/replay.js';
 export type { Projection } from './runtime/projection.js';
 export { instancesProjection } from './instances/projection.js';
 export { conversationsProjection } from './conversations/index.js';
@@ -40,11 +40,15 @@ export function projectionsFor(
   { producer, mediaLinks }: { readonly producer: Producer; readonly mediaLinks: MediaLinks },
   mode: 'live' | 'replay',
 ): ReadonlyMap<string, Projection> {
-  const projections = [instancesProjection, connectionsProjection, conversationsProjection({ producer, mode }), contactsProjection({ producer, mode }), usageProjection(producer), deliveriesProjection, callsProjection, paymentsProjection];
+  const projections = [instancesProjection, connectionsProjection, conversationsProjection({ producer, mode }), contactsProjection({ producer, mode }), usageProjection(producer, mode), deliveriesProjection, callsProjection, paymentsProjection];
   // The events projection only announces what happens now: replayed, it would announce the past again.
   if (mode === 'live') projections.push(eventsProjection({ producer, mediaLinks }));
   return new Map(projections.map((p) => [p.name, p]));
 }
 
-/** Projections `gateway replay` rebuilds. Usage counters are left out: their inputs are kept for days, not for ever. */
-export const replayable = ['instances', 'connections', 'conversations', 'contacts', 'deliveries', 'calls', 'payments'] as const;
+/**
+ * Projections `gateway replay` rebuilds. The usage counters' inputs are kept for days (7 of sends,
+ * 30 of media records), so replaying usage on a stack older than that is refused with what it
+ * would lose, like any other gap.
+ */
+export const replayable = ['instances', 'connections', 'conversations', 'contacts', 'deliveries', 'calls', 'payments', 'usage'] as const;

@@ -5,7 +5,7 @@ import { createLogger } from './logger.js';
 import { parseRoles, startRoles } from './roles.js';
 import { readCommandLine, usage } from './command-line.js';
 import { stackDown, stackStatus, stackUp, type StackStatus } from './local/index.js';
-import { LogGapsError, projectionsFor, replayable, replayProjection, seedChangelogs } from '../processors/index.js';
+import { LogGapsError, projectionsFor, replayable, replayAll, seedChangelogs, type ReplayResult } from '../processors/index.js';
 import { createAccount, type CreatedAccount } from '../processors/config/accounts.js';
 import { startDemoPartner } from './demo/server.js';
 import { createPlatformAdmin } from '../processors/config/platform-admins.js';
@@ -75,7 +75,7 @@ async function main(argv: string[]): Promise<number> {
     case 'stack':
       return stackCommand(config, arg);
     case 'replay':
-      return replay(config, arg, values['allow-gaps'] === true);
+      return replay(config, values.all === true ? 'all' : arg, values['allow-gaps'] === true);
     case 'dead-letters':
       if (values.deliveries === true) {
         return deadDeliveriesCommand(config, arg, positionals.slice(2), { limit: values.limit, json: values.json ?? false, all: values.all ?? false, endpoint: values.endpoint });
@@ -287,27 +287,41 @@ function printStatus(status: StackStatus): void {
   }
 }
 
+/**
+ * `replay <projection>` or `replay --all`: a line per projection as it is swapped in (records,
+ * seconds, records/s), then the results as JSON on the last line (an object for one projection,
+ * an array for --all).
+ */
 async function replay(config: Config, name: string | undefined, allowGaps: boolean): Promise<number> {
-  if (name === undefined || !(replayable as readonly string[]).includes(name)) {
-    console.error(`replay needs a projection: ${replayable.join(', ')}`);
+  const names: readonly string[] = name === 'all' ? replayable : replayable.filter((p) => p === name);
+  if (names.length === 0) {
+    console.error(`replay needs a projection or --all: ${replayable.join(', ')}`);
     return 1;
   }
   const logger = createLogger(config.logLevel, config.logFormat);
   const clients = await buildClients(config, logger);
   try {
     await seedChangelogs(clients);
-    const projection = projectionsFor(clients, 'replay').get(name)!;
-    const result = await replayProjection(clients, projection, { allowGaps }).catch((error: unknown) => {
-      if (!(error instanceof LogGapsError)) throw error;
-      console.error(error.message);
-      return undefined;
-    });
-    if (result === undefined) return 1;
-    console.log(JSON.stringify(result));
+    const projections = projectionsFor(clients, 'replay');
+    const results = await replayAll(clients, names.map((n) => projections.get(n)!), { allowGaps, onReplayed: (r) => console.log(replayLine(r)) }).catch(
+      (error: unknown) => {
+        if (!(error instanceof LogGapsError)) throw error;
+        console.error(error.message);
+        return undefined;
+      },
+    );
+    if (results === undefined) return 1;
+    console.log(JSON.stringify(name === 'all' ? results : results[0]));
     return 0;
   } finally {
     await clients.close();
   }
+}
+
+function replayLine(r: ReplayResult): string {
+  const seconds = r.durationMs / 1_000;
+  const gaps = r.gaps.length > 0 ? `  (without ${r.gaps.length} partition start(s) retention deleted)` : '';
+  return `${r.projection.padEnd(14)} ${String(r.records).padStart(9)} records ${seconds.toFixed(1).padStart(7)} s ${Math.round(r.records / seconds).toString().padStart(8)} records/s${gaps}`;
 }
 
 quietKnownWarnings();

@@ -19,8 +19,8 @@ const commands: readonly CommandUsage[] = [
   { name: 'all', synopsis: ROLES, summary: `run roles against the configured services; roles: ${roleNames.join(', ')}` },
   {
     name: 'replay',
-    synopsis: 'replay <projection> [--allow-gaps]',
-    summary: `rebuild a projection from offset zero and swap it in; projections: ${replayable.join(', ')}; refused when retention has deleted records it needs, unless --allow-gaps`,
+    synopsis: 'replay <projection> | --all [--allow-gaps]',
+    summary: `rebuild a projection (or every one) from offset zero and swap it in, printing records, seconds and records/s of each; projections: ${replayable.join(', ')}; refused up front, naming every gap, when retention has deleted records one needs, unless --allow-gaps`,
   },
   {
     name: 'accounts',

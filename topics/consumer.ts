@@ -65,7 +65,23 @@ export interface ConsumerOptions {
   readonly topics: readonly TopicSpec<unknown>[];
   /** Where a group without committed offsets starts. */
   readonly fromBeginning: boolean;
+  /** How much a fetch asks for; live consumers keep kafkajs' sizes and a short wait. */
+  readonly fetch?: FetchSettings;
 }
+
+export interface FetchSettings {
+  readonly maxBytes: number;
+  readonly maxBytesPerPartition: number;
+  readonly minBytes: number;
+  readonly maxWaitTimeInMs: number;
+}
+
+/**
+ * Fetches for reading a backlog from offset zero (replay, its bench): large enough that a batch of
+ * a partition holds tens of thousands of small records, so the per-batch costs (a transaction,
+ * a few statements) are paid rarely.
+ */
+export const backlogFetch: FetchSettings = { maxBytes: 64 * 1024 * 1024, maxBytesPerPartition: 16 * 1024 * 1024, minBytes: 1, maxWaitTimeInMs: 250 };
 
 /** A consumer-group member that decodes through the registry; the caller owns commits. */
 export async function createConsumer(kafka: Kafka, serdes: TopicSerdes, options: ConsumerOptions): Promise<TopicConsumer> {
@@ -75,6 +91,7 @@ export async function createConsumer(kafka: Kafka, serdes: TopicSerdes, options:
     sessionTimeout: 10_000,
     heartbeatInterval: 1_000,
     maxWaitTimeInMs: 100,
+    ...options.fetch,
   });
   await consumer.connect();
   await consumer.subscribe({

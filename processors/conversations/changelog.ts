@@ -7,6 +7,7 @@ import { projectionLockKey } from '../runtime/store.js';
 import { changesDdl, recordChanges, type ChangeRow } from './changes.js';
 import type { StoredRow } from './rows.js';
 import { recordConversations, STATUS_COLUMNS, STATUS_MERGE } from './store.js';
+import type { ApplyScope } from '../runtime/projection.js';
 
 /**
  * The history's changelog, `gw.messages.state`: the latest state of each message, its row of
@@ -105,7 +106,7 @@ function rowOf(state: MessageState, row: MessageRowState): Record<string, unknow
  * a state newer than what the event topics still hold is not moved back by them. Messages are
  * never deleted from the history: the topic has no tombstones.
  */
-export async function applyMessageStates(tx: PoolClient, records: readonly Applied<MessageState>[]): Promise<void> {
+export async function applyMessageStates(tx: PoolClient, records: readonly Applied<MessageState>[], scope?: ApplyScope): Promise<void> {
   // The last state of a message in the batch holds what the earlier ones held.
   const latest = [...new Map(valuesOf(records).map((state) => [state.message_id, state])).values()];
   const rows = latest.flatMap((state) => (state.message ? [rowOf(state, state.message)] : []));
@@ -114,14 +115,14 @@ export async function applyMessageStates(tx: PoolClient, records: readonly Appli
     const content = columns.filter((c) => c !== 'message_id' && !(STATUS_COLUMNS as readonly string[]).includes(c));
     const { rows: applied } = await tx.query<{ project_id: string; jid: string; instance_id: string; type: string | null }>(
       `INSERT INTO messages (${columns.join(', ')})
-       SELECT ${columns.join(', ')} FROM jsonb_populate_recordset(NULL::messages, $1::jsonb)
+       SELECT ${columns.join(', ')} FROM json_populate_recordset(NULL::messages, $1::json)
        ON CONFLICT (message_id) DO UPDATE SET
          ${content.map((c) => `${c} = CASE WHEN messages.type IS NULL AND EXCLUDED.type IS NOT NULL THEN EXCLUDED.${c} ELSE messages.${c} END`).join(', ')},
          ${STATUS_MERGE}
        RETURNING project_id, jid, instance_id, type`,
       [JSON.stringify(rows)],
     );
-    await recordConversations(tx, applied.filter((row) => row.type !== null));
+    if (scope?.deferDerived !== true) await recordConversations(tx, applied.filter((row) => row.type !== null));
   }
   await recordChanges(
     tx,

@@ -2,7 +2,7 @@ import type { PoolClient } from 'pg';
 import { topics, type Producer } from '../../topics/index.js';
 import { onBatch, sendsTakenInTime, valuesOf, type Applied, type Projection } from '../runtime/projection.js';
 import { inboundRow, sendRow, type StoredRow } from './rows.js';
-import { applyStatuses, recordMessages } from './store.js';
+import { applyStatuses, deriveConversations, recordMessages } from './store.js';
 import { changeRow, changesDdl, isChange, recordChanges, type ChangeRow } from './changes.js';
 import { applyMessageStates, changelogDdl, publishMessageStates } from './changelog.js';
 
@@ -103,19 +103,20 @@ export function conversationsProjection(options: ConversationsProjectionOptions)
   return {
     ...tables,
     ddl: [...changelogDdl, ...tables.ddl],
+    deriveAfterReplay: deriveConversations,
     // Live, every message changed goes to the changelog; a replay reads it back, so the history
     // older than the retention of the event topics is rebuilt too.
     handlers: [
       ...(options.mode === 'replay' ? [onBatch(topics.messageStates, applyMessageStates)] : []),
-      onBatch(topics.sendCommands, async (tx, commands) => {
+      onBatch(topics.sendCommands, async (tx, commands, scope) => {
         const sends = valuesOf(sendsTakenInTime(commands));
-        const messages = await recordMessages(tx, sends.filter((s) => !isChange(s)).map(sendRow));
+        const messages = await recordMessages(tx, sends.filter((s) => !isChange(s)).map(sendRow), scope);
         await changed(tx, commands, messages, await recordChanges(tx, sends.flatMap((s) => changeRow(s) ?? [])));
       }),
       onBatch(topics.messageStatus, async (tx, facts) => changed(tx, facts, await applyStatuses(tx, valuesOf(facts)), [])),
-      onBatch(topics.inboundMessages, async (tx, received) => {
+      onBatch(topics.inboundMessages, async (tx, received, scope) => {
         const messages = valuesOf(received);
-        const rows = await recordMessages(tx, messages.filter((m) => !isChange(m)).map(inboundRow));
+        const rows = await recordMessages(tx, messages.filter((m) => !isChange(m)).map(inboundRow), scope);
         await changed(tx, received, rows, await recordChanges(tx, messages.flatMap((m) => changeRow(m) ?? [])));
       }),
     ],

@@ -17,16 +17,25 @@ export interface Applied<V> {
   readonly meta: RecordMeta;
 }
 
+/** How a batch is applied. */
+export interface ApplyScope {
+  /**
+   * A replay is rebuilding the projection: tables that `deriveAfterReplay` recomputes may be left
+   * as they are, the swap recomputes them once.
+   */
+  readonly deferDerived: boolean;
+}
+
 export interface Handler<V> {
   readonly topic: TopicSpec<V>;
   /** Applies one record inside the batch's transaction; `value` null is a tombstone. */
-  apply(tx: PoolClient, value: V | null, meta: RecordMeta): Promise<void>;
+  apply(tx: PoolClient, value: V | null, meta: RecordMeta, scope?: ApplyScope): Promise<void>;
   /**
    * Applies records of the topic in log order with a few statements, to the same result as `apply`
    * on each in turn. When it fails for bad data the runner applies the records one by one, to find
    * the one at fault.
    */
-  applyAll?(tx: PoolClient, records: readonly Applied<V>[]): Promise<void>;
+  applyAll?(tx: PoolClient, records: readonly Applied<V>[], scope?: ApplyScope): Promise<void>;
 }
 
 /**
@@ -44,6 +53,13 @@ export interface Projection {
    * a compacted changelog among its handlers: a replay loses nothing when their first records are gone.
    */
   readonly changelogCovers?: readonly TopicSpec<unknown>[];
+  /**
+   * Recomputes, from the projection's other tables, those derived wholly from them, in one
+   * set-based pass. A replay's handlers leave these tables be (`ApplyScope.deferDerived`) and the
+   * swap runs this once, after the last replayed record: the same tables, without recomputing
+   * each derived row after every batch that touches it.
+   */
+  readonly deriveAfterReplay?: (tx: PoolClient) => Promise<void>;
 }
 
 export function on<V>(topic: TopicSpec<V>, apply: Handler<V>['apply']): Handler<unknown> {
@@ -52,7 +68,7 @@ export function on<V>(topic: TopicSpec<V>, apply: Handler<V>['apply']): Handler<
 
 /** A handler that applies a batch's records together; a single record is a batch of one. */
 export function onBatch<V>(topic: TopicSpec<V>, applyAll: NonNullable<Handler<V>['applyAll']>): Handler<unknown> {
-  const handler: Handler<V> = { topic, applyAll, apply: (tx, value, meta) => applyAll(tx, [{ value, meta }]) };
+  const handler: Handler<V> = { topic, applyAll, apply: (tx, value, meta, scope) => applyAll(tx, [{ value, meta }], scope) };
   return handler;
 }
 

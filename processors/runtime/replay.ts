@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { deleteGroup, topicName, watermarks } from '../../topics/index.js';
+import { backlogFetch, deleteGroup, topicName, watermarks } from '../../topics/index.js';
 import type { Projection } from './projection.js';
 import { runProjection, type RunnerDeps } from './runner.js';
 import { projectionLockKey, quoteIdent, storedOffsets } from './store.js';
@@ -19,19 +19,32 @@ export interface LogGap {
   readonly firstHeld: number;
 }
 
+/** What one projection's replay would lack. */
+export interface ProjectionGaps {
+  readonly projection: string;
+  readonly gaps: readonly LogGap[];
+}
+
 /** A replay refused because its inputs no longer start at offset zero; the message says what would be lost. */
 export class LogGapsError extends Error {
   override readonly name = 'LogGapsError';
+  /** The projections refused, comma-separated. */
+  readonly projection: string;
+  readonly gaps: readonly LogGap[];
 
-  constructor(
-    readonly projection: string,
-    readonly gaps: readonly LogGap[],
-  ) {
+  constructor(readonly refused: readonly ProjectionGaps[]) {
     super(
-      `replaying ${projection} would lose what the log no longer holds: ${gaps
-        .map((g) => `${g.topic} partition ${g.partition} records 0-${g.firstHeld - 1}`)
-        .join(', ')}; replay anyway with --allow-gaps`,
+      `${refused
+        .map(
+          ({ projection, gaps }) =>
+            `replaying ${projection} would lose what the log no longer holds: ${gaps
+              .map((g) => `${g.topic} partition ${g.partition} records 0-${g.firstHeld - 1}`)
+              .join(', ')}`,
+        )
+        .join('; ')}; replay anyway with --allow-gaps`,
     );
+    this.projection = refused.map((r) => r.projection).join(', ');
+    this.gaps = refused.flatMap((r) => r.gaps);
   }
 }
 
@@ -44,10 +57,44 @@ export async function logGaps(kafka: RunnerDeps['kafka'], topics: readonly strin
   return gaps;
 }
 
+const inputTopics = (deps: Pick<RunnerDeps, 'serdes'>, projection: Projection) => projection.handlers.map((h) => topicName(h.topic, deps.serdes.prefix));
+
+/** The gaps of a projection's inputs, less those a changelog among its handlers covers. */
+export async function projectionGaps(deps: Pick<RunnerDeps, 'kafka' | 'serdes'>, projection: Projection): Promise<LogGap[]> {
+  const covered = new Set((projection.changelogCovers ?? []).map((topic) => topicName(topic, deps.serdes.prefix)));
+  return logGaps(deps.kafka, inputTopics(deps, projection).filter((topic) => !covered.has(topic)));
+}
+
+/**
+ * Replays projections one after the other. Every projection's inputs are checked first, so a
+ * refusal names every gap of every projection before anything is rebuilt.
+ */
+export async function replayAll(
+  deps: RunnerDeps,
+  projections: readonly Projection[],
+  options: { deadlineMs?: number; allowGaps?: boolean; onReplayed?: (result: ReplayResult) => void } = {},
+): Promise<ReplayResult[]> {
+  const refused: ProjectionGaps[] = [];
+  for (const projection of projections) {
+    const gaps = await projectionGaps(deps, projection);
+    if (gaps.length > 0) refused.push({ projection: projection.name, gaps });
+  }
+  if (refused.length > 0 && options.allowGaps !== true) throw new LogGapsError(refused);
+  const results: ReplayResult[] = [];
+  for (const projection of projections) {
+    const result = await replayProjection(deps, projection, options);
+    options.onReplayed?.(result);
+    results.push(result);
+  }
+  return results;
+}
+
 /**
  * Rebuilds a projection from offset zero into a fresh schema, then swaps it in. The swap holds
  * the projection's lock exclusively, so no live batch runs between the last replayed record and
  * the rename; the live runner then continues from the offsets that came with the new schema.
+ * The rebuild reads with large fetches and lets handlers defer derived tables, which the
+ * projection's `deriveAfterReplay` recomputes once under the lock, before the rename.
  */
 export async function replayProjection(
   deps: RunnerDeps,
@@ -59,12 +106,17 @@ export async function replayProjection(
   const stamp = `${Date.now()}`;
   const schema = `${projection.name}__replay_${stamp}`;
   const logger = deps.logger.child({ projection: projection.name, replay: schema });
-  const topics = projection.handlers.map((h) => topicName(h.topic, deps.serdes.prefix));
-  const covered = new Set((projection.changelogCovers ?? []).map((topic) => topicName(topic, deps.serdes.prefix)));
-  const gaps = await logGaps(deps.kafka, topics.filter((topic) => !covered.has(topic)));
-  if (gaps.length > 0 && options.allowGaps !== true) throw new LogGapsError(projection.name, gaps);
+  const topics = inputTopics(deps, projection);
+  const gaps = await projectionGaps(deps, projection);
+  if (gaps.length > 0 && options.allowGaps !== true) throw new LogGapsError([{ projection: projection.name, gaps }]);
   if (gaps.length > 0) logger.warn({ gaps }, 'replaying without what the log no longer holds');
-  const running = await runProjection(deps, projection, { schema, groupId: `${deps.serdes.prefix}replay.${projection.name}.${stamp}`, lock: 'none' });
+  const running = await runProjection(deps, projection, {
+    schema,
+    groupId: `${deps.serdes.prefix}replay.${projection.name}.${stamp}`,
+    lock: 'none',
+    fetch: backlogFetch,
+    replaying: true,
+  });
 
   const lock = await deps.pool.connect();
   try {
@@ -74,6 +126,12 @@ export async function replayProjection(
       await waitUntilCaughtUp(deps, schema, topics, deadline, logger);
       await running.stop();
       const retired = `${projection.name}__retired_${stamp}`;
+      if (projection.deriveAfterReplay) {
+        await lock.query('BEGIN');
+        await lock.query(`SET LOCAL search_path TO ${quoteIdent(schema)}`);
+        await projection.deriveAfterReplay(lock);
+        await lock.query('COMMIT');
+      }
       await lock.query('BEGIN');
       await lock.query(`ALTER SCHEMA ${quoteIdent(projection.name)} RENAME TO ${quoteIdent(retired)}`).catch(async (error: unknown) => {
         // First build of a projection that never ran live: nothing to retire.

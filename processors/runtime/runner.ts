@@ -11,12 +11,13 @@ import {
   topicName,
   type ConsumedBatch,
   type ConsumedRecord,
+  type FetchSettings,
   type Kafka,
   type Producer,
   type TopicConsumer,
   type TopicSerdes,
 } from '../../topics/index.js';
-import type { Applied, Handler, Projection } from './projection.js';
+import type { Applied, ApplyScope, Handler, Projection } from './projection.js';
 import { ensureProjectionSchema, projectionLockKey, quoteIdent } from './store.js';
 
 export interface RunnerDeps {
@@ -33,6 +34,10 @@ export interface RunOptions {
   readonly groupId?: string;
   /** Live runs take the projection's lock in shared mode so a replay can swap schemas between batches. */
   readonly lock?: 'shared' | 'none';
+  /** Fetch sizes of the consumer: a replay reads its backlog with `backlogFetch`. */
+  readonly fetch?: FetchSettings;
+  /** A replay's run: handlers leave derived tables to `deriveAfterReplay`, commits need not wait for the disk. */
+  readonly replaying?: boolean;
 }
 
 export interface RunningProjection {
@@ -56,9 +61,14 @@ export async function runProjection(deps: RunnerDeps, projection: Projection, op
     groupId,
     topics: projection.handlers.map((h) => h.topic),
     fromBeginning: true,
+    fetch: options.fetch,
   });
   const { pool, producer } = deps;
-  await applyBatches({ pool, producer, logger, prefix: deps.serdes.prefix }, consumer, projection, { schema, lock: options.lock ?? 'shared' });
+  await applyBatches({ pool, producer, logger, prefix: deps.serdes.prefix }, consumer, projection, {
+    schema,
+    lock: options.lock ?? 'shared',
+    replaying: options.replaying ?? false,
+  });
   logger.info({ groupId }, 'projection running');
   return { schema, groupId, stop: () => consumer.stop() };
 }
@@ -77,11 +87,14 @@ export async function applyBatches(
   deps: BatchDeps,
   consumer: TopicConsumer,
   projection: Projection,
-  options: { readonly schema: string; readonly lock: 'shared' | 'none' },
+  options: { readonly schema: string; readonly lock: 'shared' | 'none'; readonly replaying?: boolean },
 ): Promise<void> {
   const context: BatchContext = {
     ...deps,
-    ...options,
+    schema: options.schema,
+    lock: options.lock,
+    replaying: options.replaying ?? false,
+    scope: { deferDerived: options.replaying ?? false },
     backoff: deps.backoff ?? backoffMs,
     projection,
     handlers: new Map(projection.handlers.map((h) => [topicName(h.topic, deps.prefix), h])),
@@ -95,6 +108,8 @@ interface BatchContext extends Required<BatchDeps> {
   readonly projection: Projection;
   readonly schema: string;
   readonly lock: 'shared' | 'none';
+  readonly replaying: boolean;
+  readonly scope: ApplyScope;
   readonly handlers: ReadonlyMap<string, Handler<unknown>>;
   readonly consumer: TopicConsumer;
   /** Partitions we moved back to their stored offset, and where to: see `applyOnce`. */
@@ -169,6 +184,8 @@ async function applyOnce(
       await client.query('SELECT pg_advisory_xact_lock_shared(hashtext($1))', [projectionLockKey(ctx.projection)]);
     }
     await client.query(`SET LOCAL search_path TO ${quoteIdent(ctx.schema)}`);
+    // A replay's schema is not read until the swap, which commits synchronously after it.
+    if (ctx.replaying) await client.query('SET LOCAL synchronous_commit TO off');
     const stored = await lockStoredOffset(client, batch);
     const first = batch.records[0]?.offset ?? 0;
     const partitionKey = `${batch.topic}:${batch.partition}`;
@@ -191,7 +208,7 @@ async function applyOnce(
     const handler = ctx.handlers.get(batch.topic);
     const together = oneByOne ? undefined : decodedRecords(pending);
     if (handler?.applyAll && together) {
-      if (await failureOf(() => handler.applyAll!(client, together), givingUp)) {
+      if (await failureOf(() => handler.applyAll!(client, together, ctx.scope), givingUp)) {
         await client.query('ROLLBACK');
         return { kind: 'split' };
       }
@@ -236,7 +253,7 @@ async function applyRecord(
   if (!handler) return GatewayFailure.nonRetryable(`no handler for topic ${record.topic}`);
   if (!record.decoded.ok) return GatewayFailure.nonRetryable(record.decoded.error.message, record.decoded.error);
   const { value } = record.decoded;
-  return failureOf(() => handler.apply(client, value, record), givingUp);
+  return failureOf(() => handler.apply(client, value, record, ctx.scope), givingUp);
 }
 
 /** The records as handlers take them; undefined when one of them could not be decoded. */

@@ -28,16 +28,18 @@ import { reachedPercents, thresholdRecord } from './thresholds.js';
  *
  * The plan of each account comes from `gw.config` (Free until one is seen). The counters are as
  * good as the log: a replay rebuilds them only from what the topics still retain (7 days of
- * sends, 30 days of media records), so this projection is not one to replay.
+ * sends, 30 days of media records), and says what it would lose. Replayed, it records the
+ * thresholds fired without announcing them again.
  */
-export function usageProjection(producer: Producer): Projection {
+export function usageProjection(producer: Producer, mode: 'live' | 'replay' = 'live'): Projection {
+  const announce = mode === 'live' ? producer : undefined;
   return {
     name: usageProjectionName,
     ddl: countersDdl,
     handlers: [
       on(topics.config, (tx, record, meta) => applyConfig(tx, record, meta)),
-      onBatch(topics.sendCommands, (tx, commands) => count(tx, producer, valuesOf(sendsTakenInTime(commands)).map(sendUsage))),
-      onBatch(topics.usage, (tx, records) => count(tx, producer, valuesOf(records).flatMap((record) => storedMediaUsage(record) ?? []))),
+      onBatch(topics.sendCommands, (tx, commands) => count(tx, announce, valuesOf(sendsTakenInTime(commands)).map(sendUsage))),
+      onBatch(topics.usage, (tx, records) => count(tx, announce, valuesOf(records).flatMap((record) => storedMediaUsage(record) ?? []))),
     ],
   };
 }
@@ -51,7 +53,7 @@ async function applyConfig(tx: PoolClient, record: ConfigRecord | null, meta: Re
   }
 }
 
-async function count(tx: PoolClient, producer: Producer, rows: readonly UsageRow[]): Promise<void> {
+async function count(tx: PoolClient, announce: Producer | undefined, rows: readonly UsageRow[]): Promise<void> {
   if (rows.length === 0) return;
   const fresh = await markCounted(tx, rows);
   if (fresh.length === 0) return;
@@ -59,9 +61,9 @@ async function count(tx: PoolClient, producer: Producer, rows: readonly UsageRow
   const reached = await thresholdsReached(tx, fresh, used);
   if (reached.length === 0) return;
   const fired = await markFired(tx, reached);
-  if (fired.length === 0) return;
-  await producer.send(topics.usage, fired.map((t) => ({ key: t.accountId, value: thresholdRecord(t) })));
-  await publishEvents(producer, fired.map(thresholdEvent));
+  if (fired.length === 0 || !announce) return;
+  await announce.send(topics.usage, fired.map((t) => ({ key: t.accountId, value: thresholdRecord(t) })));
+  await publishEvents(announce, fired.map(thresholdEvent));
 }
 
 /** The thresholds the rows reach, each with the first row that reaches it (`used[i]` is what is used after row i). */

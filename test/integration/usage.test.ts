@@ -5,7 +5,7 @@ import { routeContext } from '../support/route-context.js';
 import { errorsPlugin } from '../../api/plugins/errors.js';
 import type { AuthContext } from '../../api/plugins/auth.js';
 import { usageRoutes } from '../../api/usage/routes.js';
-import { paymentsProjection, runProjection, waitUntilCaughtUp, type RunningProjection } from '../../processors/index.js';
+import { paymentsProjection, replayProjection, runProjection, waitUntilCaughtUp, type RunningProjection } from '../../processors/index.js';
 import { ensureProjectionSchema } from '../../processors/runtime/store.js';
 import { thresholdEventId } from '../../events/renderers/index.js';
 import { startUsageWriter, usageProjection, type RunningUsageWriter } from '../../processors/usage/index.js';
@@ -304,6 +304,25 @@ describe('usage: counting, thresholds and routes on the real stack', () => {
     const after = thresholdsOf(await readTopic(topics.events), ids('b').account);
     expect(after.length).toBeGreaterThan(before.size);
     expect(new Set(after.map((e) => e.event_id))).toEqual(before);
+  });
+
+  it('replay rebuilds the counters equal to the live ones and announces no threshold again', async () => {
+    await waitUntilCaughtUp(clients, 'usage', usageTopics(), Date.now() + 60_000);
+    const tables = async () => {
+      const out: Record<string, unknown[]> = {};
+      for (const table of ['plans', 'counted', 'totals', 'thresholds']) out[table] = (await clients.pool.query(`SELECT * FROM usage.${table} t ORDER BY t::text`)).rows;
+      return out;
+    };
+    const announced = async () =>
+      Promise.all([topics.events, topics.usage].map(async (spec) => [...(await endOffsets(clients.kafka, topicName(spec, clients.serdes.prefix))).values()]));
+    const before = await tables();
+    expect(before.thresholds!.length).toBeGreaterThan(0);
+    const written = await announced();
+
+    const result = await replayProjection(clients, usageProjection(clients.producer, 'replay'), { deadlineMs: 60_000 });
+    expect(result).toMatchObject({ projection: 'usage', gaps: [] });
+    expect(await tables()).toEqual(before);
+    expect(await announced()).toEqual(written);
   });
 
   it('keeps partner keys to their own project and refuses bad ranges', async () => {
