@@ -7,9 +7,10 @@ import { ensurePaymentEffectsSchema } from '../connectors/payments/effects-proje
 import { NumberAsker, OtpKeys } from '../connectors/network/index.js';
 import { NetworkChecks } from '../api/contacts/network-checks.js';
 import { LiveNumbers } from '../api/live/numbers.js';
-import { startDirectory, type Directory } from '../processors/directory.js';
-import { startConnectionsView, type ConnectionsView } from '../processors/connections/view.js';
-import { ConnectionWriter } from '../processors/connections/writer.js';
+import type { Directory } from '../processors/directory.js';
+import type { ConnectionsView } from '../processors/connections/view.js';
+import type { ConnectionWriter } from '../processors/connections/writer.js';
+import { startConnectionWriting } from '../processors/connections/writing.js';
 import { systemClock, type Clock } from '../shared/clock.js';
 import { createMediaConverter, ffmpegVersion } from '../connectors/media/index.js';
 import { planNamed } from '../processors/usage/plans.js';
@@ -42,18 +43,8 @@ export async function startApi(clients: Clients, options: { listen: boolean; clo
     await ensureProjectionSchema(clients.pool, projection, projection.name);
   }
   await ensurePaymentEffectsSchema(clients.pool);
-  const directory = await startDirectory(clients);
-  const connections = await startConnectionsView(clients);
   const clock = options.clock ?? systemClock;
-  const connectionWriter = new ConnectionWriter({
-    pool: clients.pool,
-    kafka: clients.kafka,
-    producer: clients.producer,
-    prefix: clients.serdes.prefix,
-    view: connections.view,
-    directory: directory.directory,
-    clock,
-  });
+  const { directory, connections, writer: connectionWriter, stop: stopConnectionWriting } = await startConnectionWriting(clients, clock);
   const converter = createMediaConverter({
     ffmpegPath: clients.config.media.ffmpegPath,
     concurrency: clients.config.media.conversions,
@@ -72,7 +63,7 @@ export async function startApi(clients: Clients, options: { listen: boolean; clo
   const app = await buildServer({
     logger: clients.logger,
     checkDependencies: () => checkDependencies(clients),
-    ctx: { clients, directory: directory.directory, connections: connections.view, connectionWriter, clock },
+    ctx: { clients, directory, connections, connectionWriter, clock },
     rateLimitFor: (plan) => planNamed(plan).rateLimit,
     trustProxy: clients.config.trustProxy,
     widgetDir: path.join(repoRoot, 'dist', 'widget'),
@@ -109,8 +100,8 @@ export async function startApi(clients: Clients, options: { listen: boolean; clo
   if (options.listen) await app.listen({ host: clients.config.host, port: clients.config.port });
   return {
     app,
-    directory: directory.directory,
-    connections: connections.view,
+    directory,
+    connections,
     connectionWriter,
     cipher: clients.cipher,
     streams,
@@ -118,8 +109,7 @@ export async function startApi(clients: Clients, options: { listen: boolean; clo
       await app.close();
       await asker.stop();
       await streams.stop();
-      await connections.stop();
-      await directory.stop();
+      await stopConnectionWriting();
     },
   };
 }

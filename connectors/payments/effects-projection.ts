@@ -6,9 +6,7 @@ import { GatewayFailure, topics, type Kafka, type Producer, type TopicSerdes } f
 import { runProjection, type Projection } from '../../processors/index.js';
 import { on } from '../../processors/runtime/projection.js';
 import { ensureProjectionSchema } from '../../processors/runtime/store.js';
-import { startDirectory } from '../../processors/directory.js';
-import { startConnectionsView } from '../../processors/connections/view.js';
-import { ConnectionWriter } from '../../processors/connections/writer.js';
+import { startConnectionWriting } from '../../processors/connections/writing.js';
 import type { Mailer } from '../email/smtp.js';
 import { PaymentEffects } from './effects.js';
 
@@ -70,24 +68,14 @@ export interface PaymentEffectsRoleDeps {
 
 /** Runs the payment effects in the processor role, with the views and the connection writer they need. */
 export async function startPaymentEffects(deps: PaymentEffectsRoleDeps): Promise<{ stop(): Promise<void> }> {
-  const directory = await startDirectory(deps);
-  const connections = await startConnectionsView(deps);
   const clock = deps.clock ?? systemClock;
-  const writer = new ConnectionWriter({
-    pool: deps.pool,
-    kafka: deps.kafka,
-    producer: deps.producer,
-    prefix: deps.serdes.prefix,
-    view: connections.view,
-    directory: directory.directory,
-    clock,
-  });
+  const { directory, connections, writer, stop } = await startConnectionWriting(deps, clock);
   const effects = new PaymentEffects({
     kafka: deps.kafka,
     producer: deps.producer,
     prefix: deps.serdes.prefix,
-    directory: directory.directory,
-    connections: connections.view,
+    directory,
+    connections,
     writer,
     mailer: deps.mailer,
     clock,
@@ -96,8 +84,7 @@ export async function startPaymentEffects(deps: PaymentEffectsRoleDeps): Promise
   return {
     async stop() {
       await running.stop();
-      await connections.stop();
-      await directory.stop();
+      await stop();
     },
   };
 }

@@ -4,10 +4,10 @@ import type { ConnectionId } from '../../schemas/ids.js';
 import type { ConfigRecord } from '../../schemas/records.js';
 import type { Kafka, Producer, TopicSerdes } from '../../topics/index.js';
 import { systemClock, type Clock } from '../../shared/clock.js';
-import { startDirectory, type Directory } from '../directory.js';
+import type { Directory } from '../directory.js';
 import type { CheckTrigger } from './machine.js';
-import { startConnectionsView, type ConnectionsView } from './view.js';
-import { ConnectionWriter } from './writer.js';
+import type { ConnectionsView } from './view.js';
+import { startConnectionWriting } from './writing.js';
 
 export interface SweeperDeps {
   readonly kafka: Kafka;
@@ -33,22 +33,12 @@ export interface RunningSweeper {
  */
 export async function startSweeper(deps: SweeperDeps, options: { intervalMs: number }): Promise<RunningSweeper> {
   const logger = deps.logger.child({ role: 'sweeper' });
-  const directory = await startDirectory(deps);
-  const connections = await startConnectionsView(deps);
-  const writer = new ConnectionWriter({
-    pool: deps.pool,
-    kafka: deps.kafka,
-    producer: deps.producer,
-    prefix: deps.serdes.prefix,
-    view: connections.view,
-    directory: directory.directory,
-    clock: deps.clock ?? systemClock,
-  });
+  const { directory, connections, writer, stop } = await startConnectionWriting(deps, deps.clock ?? systemClock);
   const check = async (ids: readonly string[], trigger: CheckTrigger): Promise<number> => {
     let changed = 0;
     for (const id of ids) {
       try {
-        const before = connections.view.get(id);
+        const before = connections.get(id);
         const after = await writer.check(id as ConnectionId, trigger);
         if (after !== before) changed++;
       } catch (err) {
@@ -57,16 +47,16 @@ export async function startSweeper(deps: SweeperDeps, options: { intervalMs: num
     }
     return changed;
   };
-  const live = () => [...connections.view.all()].filter((c) => c.to_status !== 'revoked').map((c) => c.connection_id);
+  const live = () => [...connections.all()].filter((c) => c.to_status !== 'revoked').map((c) => c.connection_id);
   const sweep = async () => {
     const changed = await check(live(), 'sweep');
     if (changed > 0) logger.info({ changed }, 'sweep moved connections');
     return changed;
   };
 
-  const plans = new Map([...directory.directory.accounts.values()].map((a) => [a.id as string, a.plan]));
-  const unsubscribe = directory.directory.subscribe((key, record) => {
-    const affected = affectedBy(key, record, plans, directory.directory, connections.view);
+  const plans = new Map([...directory.accounts.values()].map((a) => [a.id as string, a.plan]));
+  const unsubscribe = directory.subscribe((key, record) => {
+    const affected = affectedBy(key, record, plans, directory, connections);
     if (affected === undefined) return;
     void check(affected.ids, affected.trigger);
   });
@@ -81,8 +71,7 @@ export async function startSweeper(deps: SweeperDeps, options: { intervalMs: num
       clearInterval(timer);
       unsubscribe();
       await running.catch(() => undefined);
-      await connections.stop();
-      await directory.stop();
+      await stop();
     },
   };
 }
