@@ -35,6 +35,8 @@ export interface PendingCode {
   readonly accountId: string;
   readonly sentAt: number;
   readonly expiresAt: number;
+  /** Wrong attempts the code still takes; 0: it is used up, and only a new code goes on. */
+  readonly attemptsLeft: number;
 }
 
 /**
@@ -49,14 +51,22 @@ export class EmailCodes {
     private readonly key: string,
   ) {}
 
-  /** The code waiting for confirmation on a connection, if any (expired ones included until replaced). */
+  /** The code waiting for confirmation on a connection, if any (expired and used-up ones included until replaced). */
   async pending(challengeId: string): Promise<PendingCode | undefined> {
-    const { rows } = await this.pool.query<{ email: string; account_id: string; sent_at: Date; expires_at: Date }>(
-      'SELECT email, account_id, sent_at, expires_at FROM api.email_codes WHERE connection_id = $1',
+    const { rows } = await this.pool.query<{ email: string; account_id: string; sent_at: Date; expires_at: Date; wrong_attempts: number }>(
+      'SELECT email, account_id, sent_at, expires_at, wrong_attempts FROM api.email_codes WHERE connection_id = $1',
       [challengeId],
     );
     const row = rows[0];
-    return row && { email: row.email, accountId: row.account_id, sentAt: row.sent_at.getTime(), expiresAt: row.expires_at.getTime() };
+    return (
+      row && {
+        email: row.email,
+        accountId: row.account_id,
+        sentAt: row.sent_at.getTime(),
+        expiresAt: row.expires_at.getTime(),
+        attemptsLeft: Math.max(0, WRONG_PER_CODE - row.wrong_attempts),
+      }
+    );
   }
 
   /**
@@ -87,7 +97,8 @@ export class EmailCodes {
   /**
    * Confirms a code: the account it proves, once. 429 `code_attempts_exceeded` once the e-mail had
    * 10 wrong attempts within the hour; 400 `invalid_code` for a wrong or expired code; the 5th wrong
-   * attempt on the connection ends the code.
+   * attempt on the connection uses the code up: it is kept, refusing even the right digits, so the
+   * step can say so and a resend (within the e-mail's limits) gives a new one.
    */
   async confirm(challengeId: string, code: string, now: number): Promise<{ accountId: string; email: string }> {
     const { rows } = await this.pool.query<{ email: string; account_id: string; code_hash: string; expires_at: Date; wrong_attempts: number }>(
@@ -97,7 +108,7 @@ export class EmailCodes {
     const row = rows[0];
     if (row === undefined) throw gatewayError('invalid_code');
     if ((await this.count(row.email, 'wrong', now)) >= WRONG_PER_EMAIL_PER_HOUR) throw gatewayError('code_attempts_exceeded');
-    if (row.expires_at.getTime() <= now) throw gatewayError('invalid_code');
+    if (row.expires_at.getTime() <= now || row.wrong_attempts >= WRONG_PER_CODE) throw gatewayError('invalid_code');
     const expected = Buffer.from(row.code_hash, 'hex');
     const given = Buffer.from(this.hash(challengeId, code), 'hex');
     if (timingSafeEqual(expected, given)) {
@@ -105,8 +116,7 @@ export class EmailCodes {
       return { accountId: row.account_id, email: row.email };
     }
     await this.record(row.email, 'wrong', now);
-    if (row.wrong_attempts + 1 >= WRONG_PER_CODE) await this.pool.query('DELETE FROM api.email_codes WHERE connection_id = $1', [challengeId]);
-    else await this.pool.query('UPDATE api.email_codes SET wrong_attempts = wrong_attempts + 1 WHERE connection_id = $1', [challengeId]);
+    await this.pool.query('UPDATE api.email_codes SET wrong_attempts = wrong_attempts + 1 WHERE connection_id = $1', [challengeId]);
     throw gatewayError('invalid_code');
   }
 

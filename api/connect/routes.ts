@@ -39,7 +39,12 @@ type Step = 'account' | 'verify_email' | 'payment' | 'number' | 'manage' | 'revo
 const config = { surface: 'connect' as const };
 const tags = ['connect'];
 const NumberParams = Type.Object({ id: Type.String({ maxLength: 100 }) });
-const Ok = Type.Object({ step: Type.String(), status: Type.String(), email_hint: Type.Optional(Type.String()) });
+const Ok = Type.Object({
+  step: Type.String(),
+  status: Type.String(),
+  email_hint: Type.Optional(Type.String()),
+  code_attempts_left: Type.Optional(Type.Integer({ minimum: 0, description: 'Wrong attempts the e-mailed code still takes; 0: used up, send a new one' })),
+});
 const STREAMED = new Set(['qr_code', 'pairing_code', 'instance.status']);
 /** How long the instances projection may trail the stream before a number it announced counts as not there. */
 const STREAM_AHEAD_MS = 5_000;
@@ -83,7 +88,7 @@ export const connectRoutes: FastifyPluginAsyncTypebox<ConnectRouteOptions> = asy
     return {
       step: await stepOf(connection),
       status: connection.to_status,
-      ...(pending === undefined ? {} : { email_hint: maskEmail(pending.email) }),
+      ...(pending === undefined ? {} : { email_hint: maskEmail(pending.email), code_attempts_left: pending.attemptsLeft }),
     };
   };
 

@@ -214,6 +214,7 @@ describe('the Connect component in a browser', () => {
     await component.getByLabel('Six-digit code').fill('000000');
     await component.getByRole('button', { name: 'Confirm' }).click();
     await component.getByText('That code is not right, or it has expired.').waitFor();
+    await component.getByRole('status').filter({ hasText: 'You can try 4 more times.' }).waitFor();
     await shot(page, 'wrong-code');
     const mail = await waitFor('the code e-mail', async () => (await readMailbox(email))[0], { timeoutMs: 20_000 });
     await component.getByLabel('Six-digit code').fill(/\b(\d{6})\b/.exec(mail.text)![1]!);

@@ -216,7 +216,7 @@ describe('Connect component API, end to end', () => {
     expect(api.connections.get(connectionId)).toMatchObject({ account_id: owned.account_id, project_id: owned.project_id });
   });
 
-  it('counts e-mail codes and wrong attempts per e-mail and hour, and kills a code at its 5th wrong attempt', async () => {
+  it('counts e-mail codes and wrong attempts per e-mail and hour, uses a code up at its 5th wrong attempt, and sends a new one', async () => {
     const email = unique('limits');
     await createAccount(clients.producer, { name: 'Limits', email, plan: 'free' }, async () => undefined);
     await api.directory.until(() => api.directory.usersWithEmail(email).length > 0, 15_000);
@@ -228,12 +228,15 @@ describe('Connect component API, end to end', () => {
     expect(await c('POST', '/connect/account')).toMatchObject({ status: 200, body: { step: 'verify_email' } });
     const first = await codeFrom(email, 1);
     const wrongOf = (code: string) => (code === '999999' ? '888888' : '999999');
-    for (let i = 0; i < 5; i++) expect(await c('POST', '/connect/account/verify', { code: wrongOf(first) })).toMatchObject({ status: 400, body: { code: 'invalid_code' } });
-    // The 5th wrong attempt ended it: even the right code is refused now.
+    for (let left = 4; left >= 0; left--) {
+      expect(await c('POST', '/connect/account/verify', { code: wrongOf(first) })).toMatchObject({ status: 400, body: { code: 'invalid_code' } });
+      expect(await c('GET', '/connect/bootstrap')).toMatchObject({ body: { step: 'verify_email', code_attempts_left: left } });
+    }
+    // The 5th wrong attempt used it up: even the right code is refused now, and the step says so.
     expect(await c('POST', '/connect/account/verify', { code: first })).toMatchObject({ status: 400, body: { code: 'invalid_code' } });
 
-    expect(await resend()).toMatchObject({ status: 400, body: { code: 'invalid_code' } });
-    expect(await c('POST', '/connect/account/link', {})).toMatchObject({ status: 200 });
+    // "Send a new code" gives one (within the e-mail's limits), with its five attempts.
+    expect(await resend()).toMatchObject({ status: 200, body: { step: 'verify_email', code_attempts_left: 5 } });
     const second = await codeFrom(email, 2);
     for (let i = 0; i < 5; i++) await c('POST', '/connect/account/verify', { code: wrongOf(second) });
     now += 61_000;

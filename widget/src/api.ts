@@ -7,6 +7,7 @@ export interface Bootstrap {
   readonly customer: { readonly email: string; readonly name?: string | null; readonly company?: string | null; readonly locale?: string | null };
   readonly existing?: 'admin' | 'member';
   readonly email_hint?: string;
+  readonly code_attempts_left?: number;
   readonly plan: {
     readonly name: string;
     readonly price: { readonly amount: number; readonly currency: string; readonly interval: string };
@@ -30,6 +31,7 @@ export interface Moved {
   readonly step: Step;
   readonly status: string;
   readonly email_hint?: string;
+  readonly code_attempts_left?: number;
 }
 
 /** An error answer of the API (spec 2.1): logic uses `code`. */

@@ -1,8 +1,9 @@
 import { useEffect, useState } from 'preact/hooks';
 import { useAction, useStep } from '../context.js';
 
-/** The server lets a code be sent again once a minute (spec 8.4). */
+/** The server lets a code be sent again once a minute, and takes 5 wrong attempts of one code (spec 8.4). */
 const RESEND_AFTER_S = 60;
+const ATTEMPTS_PER_CODE = 5;
 
 /** Spec 3.2 `verify_email`: the six digits sent to the masked e-mail. */
 export function VerifyStep() {
@@ -17,8 +18,18 @@ export function VerifyStep() {
     return () => clearTimeout(timer);
   }, [wait]);
 
+  // A wrong code is refused with its error; the server's state then says how many tries are left.
+  const verify = async () => {
+    try {
+      await api.verify(code);
+    } finally {
+      await refresh();
+    }
+  };
+  const left = boot.code_attempts_left;
+
   return (
-    <form class="stack" onSubmit={(event) => { event.preventDefault(); void run(async () => { await api.verify(code); await refresh(); }); }}>
+    <form class="stack" onSubmit={(event) => { event.preventDefault(); void run(verify); }}>
       <h2>{t('verifyTitle')}</h2>
       <p>{t('verifySent', { hint: boot.email_hint ?? '' })}</p>
       <label>
@@ -35,9 +46,10 @@ export function VerifyStep() {
           onInput={(event) => setCode(event.currentTarget.value.replace(/\D/g, '').slice(0, 6))}
         />
       </label>
-      {error && <p class="error" role="alert">{error}</p>}
-      <button class="primary" type="submit" disabled={busy || code.length !== 6}>{t('confirm')}</button>
-      <button type="button" disabled={busy || wait > 0} onClick={() => void run(async () => { await api.resend(); setWait(RESEND_AFTER_S); })}>
+      {left === 0 ? <p class="error" role="alert">{t('codeUsedUp')}</p> : error && <p class="error" role="alert">{error}</p>}
+      {left !== undefined && left > 0 && left < ATTEMPTS_PER_CODE && <p class="muted" role="status">{t('attemptsLeft', { n: left })}</p>}
+      <button class="primary" type="submit" disabled={busy || code.length !== 6 || left === 0}>{t('confirm')}</button>
+      <button type="button" disabled={busy || wait > 0} onClick={() => void run(async () => { await api.resend(); setWait(RESEND_AFTER_S); setCode(''); await refresh(); })}>
         {wait > 0 ? t('resendIn', { seconds: wait }) : t('resend')}
       </button>
       <button class="link" type="button" aria-disabled={busy} onClick={() => void run(async () => { await api.cancelLink(); await refresh(); })}>
