@@ -28,7 +28,12 @@ export const emailCodesDdl = [
     at timestamptz NOT NULL
   )`,
   `CREATE INDEX IF NOT EXISTS email_code_events_by_email ON api.email_code_events (email, kind, at)`,
+  // Counted per surface: codes typed in a partner's component never lock the e-mail out of the panels.
+  `ALTER TABLE api.email_code_events ADD COLUMN IF NOT EXISTS surface text NOT NULL DEFAULT 'connect'`,
 ];
+
+/** Where codes are typed: each surface has its own ceilings for an e-mail. */
+export type CodeSurface = 'connect' | 'panel';
 
 export interface PendingCode {
   readonly email: string;
@@ -43,12 +48,14 @@ export interface PendingCode {
  * Six-digit e-mail codes (spec 4.5, 8.4), one live code per challenge (a connection of the
  * component, a sign-in to the panels), kept only as an HMAC under a key of the gateway (a
  * plain hash of six digits would be reversed in a moment), compared in constant time, with every
- * ceiling counted per target e-mail over the last hour on the given clock.
+ * ceiling counted per target e-mail and surface over the last hour on the given clock: anyone with
+ * a component session can type codes for any e-mail, and must not lock its owner out of the panels.
  */
 export class EmailCodes {
   constructor(
     private readonly pool: Pool,
     private readonly key: string,
+    private readonly surface: CodeSurface,
   ) {}
 
   /** The code waiting for confirmation on a connection, if any (expired and used-up ones included until replaced). */
@@ -131,14 +138,14 @@ export class EmailCodes {
 
   private async count(email: string, kind: 'sent' | 'wrong', now: number): Promise<number> {
     const { rows } = await this.pool.query<{ n: string }>(
-      `SELECT count(*) AS n FROM api.email_code_events WHERE email = $1 AND kind = $2 AND at > to_timestamp($3 / 1000.0)`,
-      [email, kind, now - HOUR_MS],
+      `SELECT count(*) AS n FROM api.email_code_events WHERE email = $1 AND kind = $2 AND surface = $4 AND at > to_timestamp($3 / 1000.0)`,
+      [email, kind, now - HOUR_MS, this.surface],
     );
     return Number(rows[0]?.n ?? 0);
   }
 
   private async record(email: string, kind: 'sent' | 'wrong', now: number): Promise<void> {
-    await this.pool.query(`INSERT INTO api.email_code_events (email, kind, at) VALUES ($1, $2, to_timestamp($3 / 1000.0))`, [email, kind, now]);
+    await this.pool.query(`INSERT INTO api.email_code_events (email, kind, at, surface) VALUES ($1, $2, to_timestamp($3 / 1000.0), $4)`, [email, kind, now, this.surface]);
     await this.pool.query(`DELETE FROM api.email_code_events WHERE at < to_timestamp($1 / 1000.0) - interval '1 day'`, [now]);
   }
 }

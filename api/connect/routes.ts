@@ -63,7 +63,7 @@ export function maskEmail(email: string): string {
 export const connectRoutes: FastifyPluginAsyncTypebox<ConnectRouteOptions> = async (app, options) => {
   const { ctx, payments, mailer } = options;
   const { pool, producer } = ctx.clients;
-  const codes = new EmailCodes(pool, options.codeKey);
+  const codes = new EmailCodes(pool, options.codeKey, 'connect');
   authenticateSessions(app, { pool, directory: ctx.directory, connections: ctx.connections, clock: ctx.clock, takeToken: options.takeToken });
 
 

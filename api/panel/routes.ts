@@ -39,7 +39,7 @@ const tags = ['panel'];
  */
 export const panelRoutes: FastifyPluginAsyncTypebox<PanelRouteOptions> = async (app, { ctx, gate, sessions, mailer, codeKey, dir }) => {
   await servePanelPage(app, dir);
-  const codes = new EmailCodes(ctx.clients.pool, codeKey);
+  const codes = new EmailCodes(ctx.clients.pool, codeKey, 'panel');
   const challenge = (email: string) => `panel:${email}`;
   const known = (email: string) => gate.accountsOf(email).length > 0 || gate.platformAdminOf(email) !== undefined;
   const me = (session: PanelSession) => ({
