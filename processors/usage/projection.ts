@@ -18,7 +18,7 @@ import {
 } from './counters.js';
 import { periodOf } from './period.js';
 import { sendUsage, storedMediaUsage, type UsageRow } from './rows.js';
-import { reachedPercents, thresholdRecord } from './thresholds.js';
+import { firedThreshold, reachedPercents, thresholdRecord } from './thresholds.js';
 
 /**
  * Counts each account's sends of the month and stored media against its plan, and fires
@@ -28,20 +28,35 @@ import { reachedPercents, thresholdRecord } from './thresholds.js';
  *
  * The plan of each account comes from `gw.config` (Free until one is seen). The counters are as
  * good as the log: a replay rebuilds them only from what the topics still retain (7 days of
- * sends, 30 days of media records), and says what it would lose. Replayed, it records the
- * thresholds fired without announcing them again.
+ * sends, 30 days of media records), and says what it would lose.
+ *
+ * Which thresholds fired depends on the plan each record was counted against, so on how the
+ * live run interleaved `gw.config` with the counted topics; a replay reads them in another order.
+ * Replayed, it therefore fires none itself: it takes the thresholds the live run fired from their
+ * `threshold_reached` records on `gw.usage`, and announces nothing again.
  */
 export function usageProjection(producer: Producer, mode: 'live' | 'replay' = 'live'): Projection {
-  const announce = mode === 'live' ? producer : undefined;
+  const counted = mode === 'live' ? (tx: PoolClient, rows: readonly UsageRow[]) => count(tx, producer, rows) : (tx: PoolClient, rows: readonly UsageRow[]) => addUp(tx, rows);
   return {
     name: usageProjectionName,
     ddl: countersDdl,
     handlers: [
       on(topics.config, (tx, record, meta) => applyConfig(tx, record, meta)),
-      onBatch(topics.sendCommands, (tx, commands) => count(tx, announce, valuesOf(sendsTakenInTime(commands)).map(sendUsage))),
-      onBatch(topics.usage, (tx, records) => count(tx, announce, valuesOf(records).flatMap((record) => storedMediaUsage(record) ?? []))),
+      onBatch(topics.sendCommands, (tx, commands) => counted(tx, valuesOf(sendsTakenInTime(commands)).map(sendUsage))),
+      onBatch(topics.usage, async (tx, records) => {
+        const values = valuesOf(records);
+        await counted(tx, values.flatMap((record) => storedMediaUsage(record) ?? []));
+        if (mode === 'replay') await markFired(tx, values.flatMap((record) => firedThreshold(record) ?? []));
+      }),
     ],
   };
+}
+
+/** Counts the rows once each; the thresholds are left to the records of those the live run fired. */
+async function addUp(tx: PoolClient, rows: readonly UsageRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  const fresh = await markCounted(tx, rows);
+  if (fresh.length > 0) await addToTotals(tx, fresh);
 }
 
 async function applyConfig(tx: PoolClient, record: ConfigRecord | null, meta: RecordMeta): Promise<void> {
@@ -53,7 +68,7 @@ async function applyConfig(tx: PoolClient, record: ConfigRecord | null, meta: Re
   }
 }
 
-async function count(tx: PoolClient, announce: Producer | undefined, rows: readonly UsageRow[]): Promise<void> {
+async function count(tx: PoolClient, announce: Producer, rows: readonly UsageRow[]): Promise<void> {
   if (rows.length === 0) return;
   const fresh = await markCounted(tx, rows);
   if (fresh.length === 0) return;
@@ -61,7 +76,7 @@ async function count(tx: PoolClient, announce: Producer | undefined, rows: reado
   const reached = await thresholdsReached(tx, fresh, used);
   if (reached.length === 0) return;
   const fired = await markFired(tx, reached);
-  if (fired.length === 0 || !announce) return;
+  if (fired.length === 0) return;
   await announce.send(topics.usage, fired.map((t) => ({ key: t.accountId, value: thresholdRecord(t) })));
   await publishEvents(announce, fired.map(thresholdEvent));
 }

@@ -1,4 +1,5 @@
 import { thresholdEventId, type Threshold } from '../../events/renderers/index.js';
+import { periodOf } from './period.js';
 import type { UsageRecord } from '../../schemas/records.js';
 
 /** Percentages of an allowance that fire `usage.threshold` (spec 6.1). */
@@ -27,5 +28,20 @@ export function thresholdRecord(t: Threshold): UsageRecord {
     used: t.used,
     included: t.included,
     plan: t.plan,
+  };
+}
+
+/** The threshold a `threshold_reached` record says was fired; undefined for any other record. */
+export function firedThreshold(record: UsageRecord): Threshold | undefined {
+  if (record.kind !== 'threshold_reached' || record.allowance === null || record.percent === null) return undefined;
+  return {
+    accountId: record.account_id,
+    period: periodOf(record.occurred_at).id,
+    allowance: record.allowance,
+    percent: record.percent,
+    used: record.used ?? 0,
+    included: record.included ?? 0,
+    plan: record.plan ?? '',
+    occurredAt: record.occurred_at,
   };
 }

@@ -297,15 +297,8 @@ describe('usage: counting, thresholds and routes on the real stack', () => {
     });
   });
 
-  it('a rebuild from offset zero repeats the same threshold events, never new ones', async () => {
-    const before = new Set(thresholdsOf(await readTopic(topics.events), ids('b').account).map((e) => e.event_id));
-    replayed = await runProjection(clients, usageProjection(clients.producer), { schema: 'usage_rebuilt', groupId: `${env.id}.usage.rebuilt`, lock: 'none' });
-    await waitUntilCaughtUp(clients, 'usage_rebuilt', usageTopics(), Date.now() + 60_000);
-    const after = thresholdsOf(await readTopic(topics.events), ids('b').account);
-    expect(after.length).toBeGreaterThan(before.size);
-    expect(new Set(after.map((e) => e.event_id))).toEqual(before);
-  });
-
+  // Before the rebuild below: that second live run reads the topics from zero in another order and
+  // may fire thresholds of its own (on gw.usage), which a replay would then take as fired too.
   it('replay rebuilds the counters equal to the live ones and announces no threshold again', async () => {
     await waitUntilCaughtUp(clients, 'usage', usageTopics(), Date.now() + 60_000);
     const tables = async () => {
@@ -323,6 +316,15 @@ describe('usage: counting, thresholds and routes on the real stack', () => {
     expect(result).toMatchObject({ projection: 'usage', gaps: [] });
     expect(await tables()).toEqual(before);
     expect(await announced()).toEqual(written);
+  });
+
+  it('a rebuild from offset zero repeats the same threshold events, never new ones', async () => {
+    const before = new Set(thresholdsOf(await readTopic(topics.events), ids('b').account).map((e) => e.event_id));
+    replayed = await runProjection(clients, usageProjection(clients.producer), { schema: 'usage_rebuilt', groupId: `${env.id}.usage.rebuilt`, lock: 'none' });
+    await waitUntilCaughtUp(clients, 'usage_rebuilt', usageTopics(), Date.now() + 60_000);
+    const after = thresholdsOf(await readTopic(topics.events), ids('b').account);
+    expect(after.length).toBeGreaterThan(before.size);
+    expect(new Set(after.map((e) => e.event_id))).toEqual(before);
   });
 
   it('keeps partner keys to their own project and refuses bad ranges', async () => {
