@@ -1,16 +1,16 @@
 import type { PaymentRecord } from '../../schemas/records.js';
 import { asEventId, newId, type AccountId } from '../../schemas/ids.js';
 import type { Clock } from '../../shared/clock.js';
-import { withDeadline } from '../../shared/deadline.js';
 import { endOffsets, topicName, topics, type Kafka, type Producer } from '../../topics/index.js';
 import type { Directory } from '../../processors/directory.js';
 import type { ConnectionsView } from '../../processors/connections/view.js';
 import type { ConnectionWriter } from '../../processors/connections/writer.js';
 import { includesConnect } from '../../processors/usage/plans.js';
+import { writeConfig } from '../../processors/config/write.js';
 import { isMailLocale, renewalMail } from '../email/templates.js';
 import type { Mailer } from '../email/smtp.js';
 
-/** How long a write to the log, or catching up with a topic, may take before the record is tried again. */
+/** How long catching up with a topic may take before the record is tried again. */
 const STEP_DEADLINE_MS = 15_000;
 
 export interface PaymentEffectsDeps {
@@ -64,19 +64,16 @@ export class PaymentEffects {
     // A lapse takes away the paid plan only: an account an operator moved elsewhere keeps its plan.
     if (plan === 'pro' ? includesConnect(account.plan) : account.plan !== 'pro') return;
     const { id, ...rest } = account;
-    const eventId = asEventId(newId('cfg'));
-    const record = {
-      event_id: eventId,
+    // Resolves once this process's directory holds the new plan, which the connections are then held against.
+    await writeConfig({ producer, directory }, id, {
+      event_id: asEventId(newId('cfg')),
       occurred_at: this.deps.clock(),
       account_id: id,
       project_id: null,
       instance_id: null,
       entity_id: id,
-      entity: { kind: 'account' as const, ...rest, plan },
-    };
-    await withDeadline(producer.send(topics.config, [{ key: id, value: record }]), STEP_DEADLINE_MS);
-    // The connections are held against the plan this process's directory holds: the new one.
-    await directory.applied(id, eventId, STEP_DEADLINE_MS);
+      entity: { kind: 'account', ...rest, plan },
+    });
   }
 
   private async holdConnections(accountId: AccountId): Promise<void> {
