@@ -152,17 +152,22 @@ async function bareRead(clients: Clients, projection: Projection, expected: numb
   return seconds;
 }
 
-/** Per table: rows and an order-free checksum of their text, `_offsets` without its commit times. */
+/**
+ * Per table: rows and an order-free checksum of their text, `_offsets` without its commit times.
+ * Left out, as the replay tests leave them: when a changelog was seeded, and the offsets of the
+ * changelogs (`*.state`) that only a replay reads.
+ */
 async function fingerprint(clients: Clients, schema: string): Promise<Record<string, string>> {
   const { rows: tables } = await clients.pool.query<{ table_name: string }>(
-    `SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name`,
+    `SELECT table_name FROM information_schema.tables WHERE table_schema = $1 AND table_name <> 'changelog_seeded' ORDER BY table_name`,
     [schema],
   );
   const out: Record<string, string> = {};
   for (const { table_name: table } of tables) {
     const row = table === '_offsets' ? '(t.topic, t.partition, t.next_offset)' : 't';
+    const where = table === '_offsets' ? `WHERE t.topic NOT LIKE '%.state'` : '';
     const { rows } = await clients.pool.query<{ n: string; sum: string | null }>(
-      `SELECT count(*) AS n, sum(hashtext(${row}::text)::bigint) AS sum FROM "${schema}"."${table}" t`,
+      `SELECT count(*) AS n, sum(hashtext(${row}::text)::bigint) AS sum FROM "${schema}"."${table}" t ${where}`,
     );
     out[table] = `${rows[0]!.n} rows, checksum ${rows[0]!.sum ?? 0}`;
   }
