@@ -113,16 +113,17 @@ export async function applyMessageStates(tx: PoolClient, records: readonly Appli
   if (rows.length > 0) {
     const columns = Object.keys(rows[0]!);
     const content = columns.filter((c) => c !== 'message_id' && !(STATUS_COLUMNS as readonly string[]).includes(c));
+    const derive = scope?.deferDerived !== true;
     const { rows: applied } = await tx.query<{ project_id: string; jid: string; instance_id: string; type: string | null }>(
       `INSERT INTO messages (${columns.join(', ')})
        SELECT ${columns.join(', ')} FROM json_populate_recordset(NULL::messages, $1::json)
        ON CONFLICT (message_id) DO UPDATE SET
          ${content.map((c) => `${c} = CASE WHEN messages.type IS NULL AND EXCLUDED.type IS NOT NULL THEN EXCLUDED.${c} ELSE messages.${c} END`).join(', ')},
          ${STATUS_MERGE}
-       RETURNING project_id, jid, instance_id, type`,
+       ${derive ? 'RETURNING project_id, jid, instance_id, type' : ''}`,
       [JSON.stringify(rows)],
     );
-    if (scope?.deferDerived !== true) await recordConversations(tx, applied.filter((row) => row.type !== null));
+    if (derive) await recordConversations(tx, applied.filter((row) => row.type !== null));
   }
   await recordChanges(
     tx,

@@ -99,7 +99,7 @@ const tables: Pick<Projection, 'name' | 'ddl'> = {
  * received messages (with the owner's own sends from the phone).
  */
 export function conversationsProjection(options: ConversationsProjectionOptions): Projection {
-  const changed = changelogWriter(options);
+  const changelog = changelogWriter(options);
   return {
     ...tables,
     ddl: [...changelogDdl, ...tables.ddl],
@@ -110,36 +110,61 @@ export function conversationsProjection(options: ConversationsProjectionOptions)
       ...(options.mode === 'replay' ? [onBatch(topics.messageStates, applyMessageStates)] : []),
       onBatch(topics.sendCommands, async (tx, commands, scope) => {
         const sends = valuesOf(sendsTakenInTime(commands));
-        const messages = await recordMessages(tx, sends.filter((s) => !isChange(s)).map(sendRow), scope);
-        await changed(tx, commands, messages, await recordChanges(tx, sends.flatMap((s) => changeRow(s) ?? [])));
+        const news = await changelog.news(tx, commands);
+        const messages = await recordMessages(tx, sends.filter((s) => !isChange(s)).map(sendRow), scope, news.size > 0);
+        await changelog.publish(tx, news, messages, await recordChanges(tx, sends.flatMap((s) => changeRow(s) ?? [])));
       }),
-      onBatch(topics.messageStatus, async (tx, facts) => changed(tx, facts, await applyStatuses(tx, valuesOf(facts)), [])),
+      onBatch(topics.messageStatus, async (tx, facts) => {
+        const news = await changelog.news(tx, facts);
+        await changelog.publish(tx, news, await applyStatuses(tx, valuesOf(facts), news.size > 0), []);
+      }),
       onBatch(topics.inboundMessages, async (tx, received, scope) => {
         const messages = valuesOf(received);
-        const rows = await recordMessages(tx, messages.filter((m) => !isChange(m)).map(inboundRow), scope);
-        await changed(tx, received, rows, await recordChanges(tx, messages.flatMap((m) => changeRow(m) ?? [])));
+        const news = await changelog.news(tx, received);
+        const rows = await recordMessages(tx, messages.filter((m) => !isChange(m)).map(inboundRow), scope, news.size > 0);
+        await changelog.publish(tx, news, rows, await recordChanges(tx, messages.flatMap((m) => changeRow(m) ?? [])));
       }),
     ],
     changelogCovers: options.mode === 'replay' ? [topics.sendCommands, topics.messageStatus, topics.inboundMessages] : [],
   };
 }
 
-/** Writes the states of what a batch changed: always live; in a replay, of the records the live projection has not applied. */
-function changelogWriter(options: ConversationsProjectionOptions) {
-  return async (tx: PoolClient, records: readonly Applied<{ message_id: string }>[], messages: readonly StoredRow[], changes: readonly ChangeRow[]): Promise<void> => {
-    if (options.mode === 'live') return publishMessageStates(tx, options.producer, messages, changes);
-    const next = await liveNextOffset(tx, records[0]?.meta);
-    const news = new Set(records.flatMap((r) => (r.value !== null && r.meta.offset >= next ? [r.value.message_id] : [])));
-    if (news.size === 0) return;
-    await publishMessageStates(tx, options.producer, messages.filter((m) => news.has(m.message_id)), changes.filter((c) => news.has(c.change_id)));
+type Records = readonly Applied<{ message_id: string }>[];
+
+/** The message ids whose states a batch writes to the changelog, and the writing. */
+interface ChangelogWriter {
+  /** Live, every message of the batch; in a replay, those of the records the live projection has not applied. */
+  news(tx: PoolClient, records: Records): Promise<ReadonlySet<string>>;
+  publish(tx: PoolClient, news: ReadonlySet<string>, messages: readonly StoredRow[], changes: readonly ChangeRow[]): Promise<void>;
+}
+
+function changelogWriter(options: ConversationsProjectionOptions): ChangelogWriter {
+  const idsOf = (records: Records, from = 0) => new Set(records.flatMap((r) => (r.value !== null && r.meta.offset >= from ? [r.value.message_id] : [])));
+  // The live projection's next offset per partition, as last read: it only grows, so a record
+  // below it was applied live, and it is read again only for records at or past it.
+  const liveNext = new Map<string, number>();
+  return {
+    async news(tx, records) {
+      if (options.mode === 'live') return idsOf(records);
+      const last = records[records.length - 1]?.meta;
+      if (last === undefined) return new Set();
+      const partition = `${last.topic}:${last.partition}`;
+      if (last.offset >= (liveNext.get(partition) ?? 0)) liveNext.set(partition, await liveNextOffset(tx, last));
+      return idsOf(records, liveNext.get(partition));
+    },
+    async publish(tx, news, messages, changes) {
+      if (news.size === 0) return;
+      const all = options.mode === 'live';
+      await publishMessageStates(tx, options.producer, all ? messages : messages.filter((m) => news.has(m.message_id)), all ? changes : changes.filter((c) => news.has(c.change_id)));
+    },
   };
 }
 
 /** The first offset of the batch's partition the live projection (the schema a replay will replace) has not applied. */
-async function liveNextOffset(tx: PoolClient, meta: Applied<unknown>['meta'] | undefined): Promise<number> {
+async function liveNextOffset(tx: PoolClient, meta: Applied<unknown>['meta']): Promise<number> {
   const { rows } = await tx.query<{ present: boolean }>(`SELECT to_regclass('${tables.name}._offsets') IS NOT NULL AS present`);
   // Without a live projection there is nothing to take over from.
-  if (meta === undefined || rows[0]?.present !== true) return Infinity;
+  if (rows[0]?.present !== true) return Infinity;
   const { rows: offsets } = await tx.query<{ next_offset: string }>(`SELECT next_offset FROM ${tables.name}._offsets WHERE topic = $1 AND partition = $2`, [meta.topic, meta.partition]);
   return offsets[0] === undefined ? 0 : Number(offsets[0].next_offset);
 }

@@ -15,14 +15,16 @@ const KEPT_FROM_STATUS = new Set(['message_id', 'status', 'wa_message_id']);
 
 /**
  * Records messages once each; a send also completes the row its early status facts created.
- * Returns the rows it wrote, as they are now. Their conversations (and the numbers that took part)
- * follow, unless a replay defers them to `deriveConversations`.
+ * Returns the rows it wrote, as they are now, when `keep` (reading them back costs a third of the
+ * statement). Their conversations (and the numbers that took part) follow, unless a replay defers
+ * them to `deriveConversations`.
  */
-export async function recordMessages(tx: PoolClient, rows: readonly MessageRow[], scope?: ApplyScope): Promise<StoredRow[]> {
+export async function recordMessages(tx: PoolClient, rows: readonly MessageRow[], scope?: ApplyScope, keep = true): Promise<StoredRow[]> {
   // A message id repeated in the batch changes nothing after its first row (the row has a type by then).
   const distinct = firstOfEach(rows, (row) => row.message_id);
   const columns = Object.keys(distinct[0] ?? {});
   if (columns.length === 0) return [];
+  const derive = scope?.deferDerived !== true;
   // json, not jsonb: the batch is read once, and parsing it into jsonb first costs about half the statement.
   const { rows: recorded } = await tx.query<StoredRow>(
     `INSERT INTO messages (${columns.join(', ')})
@@ -30,11 +32,11 @@ export async function recordMessages(tx: PoolClient, rows: readonly MessageRow[]
      ON CONFLICT (message_id) DO UPDATE SET
        ${columns.filter((c) => !KEPT_FROM_STATUS.has(c)).map((c) => `${c} = EXCLUDED.${c}`).join(', ')}
      WHERE messages.type IS NULL
-     RETURNING *`,
+     ${keep || derive ? 'RETURNING *' : ''}`,
     [JSON.stringify(distinct)],
   );
-  if (scope?.deferDerived !== true) await recordConversations(tx, recorded);
-  return recorded;
+  if (derive) await recordConversations(tx, recorded);
+  return keep ? recorded : [];
 }
 
 /** Adds messages that now have a type to their conversations (and the numbers that took part). */
@@ -82,8 +84,9 @@ interface MergedStatus {
  * Status facts of our sends. The status moves only forward (queued < sent < delivered < read) and
  * failed is final; each status keeps the time it was first reached. The facts of one message in
  * the batch are merged first, with the same rule, so each message takes one row of the statement.
+ * Returns the rows as they are now when `keep`.
  */
-export async function applyStatuses(tx: PoolClient, facts: readonly MessageStatus[]): Promise<StoredRow[]> {
+export async function applyStatuses(tx: PoolClient, facts: readonly MessageStatus[], keep = true): Promise<StoredRow[]> {
   const merged = mergeStatuses(facts);
   if (merged.length === 0) return [];
   const column = <T>(pick: (m: MergedStatus) => T) => merged.map(pick);
@@ -97,7 +100,7 @@ export async function applyStatuses(tx: PoolClient, facts: readonly MessageStatu
        AS f(message_id, account_id, project_id, instance_id, jid, occurred_at, status,
             sent_at, delivered_at, read_at, failed_at, wa_message_id, error_code, client_reference)
      ON CONFLICT (message_id) DO UPDATE SET ${STATUS_MERGE}
-     RETURNING *`,
+     ${keep ? 'RETURNING *' : ''}`,
     [
       column((m) => m.first.message_id),
       column((m) => m.first.account_id),
