@@ -70,7 +70,7 @@ export interface ApiDeps extends HealthOptions {
   readonly media: MediaRoutesOptions;
   readonly streams: Omit<StreamRouteOptions, 'ctx'>;
   /** The component's API: e-mail, payments, the stream hub (it is `streams.hub`) and the key of e-mail codes. */
-  readonly connect: Pick<ConnectRouteOptions, 'mailer' | 'codeKey'> & { readonly payments: SandboxPayments | StripePayments };
+  readonly connect: Pick<ConnectRouteOptions, 'mailer' | 'codeKey' | 'service'> & { readonly payments: SandboxPayments | StripePayments };
   /**
    * The process's registry and the HTTP series recorded in it; `/metrics` is served on the API's
    * port unless it has a port of its own, and needs `token` when one is set (api/metrics/access.ts).

@@ -82,6 +82,7 @@ export async function startApi(clients: Clients, options: { listen: boolean; clo
     media: { store: clients.media, links: clients.mediaLinks },
     streams: { hub: streams, heartbeatMs: clients.config.streams.heartbeatMs },
     connect: {
+      service: clients.config.service,
       mailer: clients.mailer,
       payments:
         clients.config.payments.provider === 'stripe'

@@ -1,5 +1,6 @@
 import { createHmac } from 'node:crypto';
 import path from 'node:path';
+import type { ServiceIdentity } from '../api/connect/routes.js';
 import type { S3Config } from '../connectors/media/s3.js';
 import type { StripeOptions } from '../connectors/payments/stripe.js';
 import type { WebhookOptions } from '../connectors/webhooks/index.js';
@@ -79,6 +80,8 @@ export interface Config {
   readonly widgetUrl: string;
   /** Port of the demo partner page `npm start` serves (0: none). */
   readonly demoPort: number;
+  /** How the Connect component names the service to a partner's customers, and the links of its consent. */
+  readonly service: ServiceIdentity;
   /** Who takes the Pro payments of the component: the sandbox (no money moves) or Stripe. */
   readonly payments: { readonly provider: 'sandbox' } | { readonly provider: 'stripe'; readonly stripe: StripeOptions };
   /** The connector of numbers created without one (`POST /instances` may choose per number). */
@@ -105,6 +108,15 @@ type Env = Readonly<Record<string, string | undefined>>;
 function text(env: Env, name: string, fallback: string): string {
   const value = env[name];
   return value === undefined || value.trim() === '' ? fallback : value.trim();
+}
+
+/** An absolute http(s) URL, or null when unset. */
+function optionalUrl(env: Env, name: string): string | null {
+  const raw = env[name]?.trim();
+  if (!raw) return null;
+  const url = URL.canParse(raw) ? new URL(raw) : undefined;
+  if (url === undefined || (url.protocol !== 'https:' && url.protocol !== 'http:')) throw new Error(`${name} must be an http(s) URL, not ${raw}`);
+  return url.href;
 }
 
 function integer(env: Env, name: string, fallback: number): number {
@@ -214,6 +226,11 @@ export function loadConfig(env: Env = process.env, { defaultMode = 'production' 
     payments: payments(env),
     widgetUrl: text(env, 'WIDGET_URL', `http://localhost:${port}`).replace(/\/+$/, ''),
     demoPort: integer(env, 'DEMO_PORT', 3001),
+    service: Object.freeze({
+      name: text(env, 'SERVICE_NAME', 'Messaging Gateway'),
+      termsUrl: optionalUrl(env, 'SERVICE_TERMS_URL'),
+      privacyUrl: optionalUrl(env, 'SERVICE_PRIVACY_URL'),
+    }),
     defaultConnector: connectorKind(text(env, 'CONNECTOR', 'sandbox')),
     baileys: Object.freeze({
       url: text(env, 'BAILEYS_WS_URL', 'wss://web.whatsapp.com/ws/chat'),

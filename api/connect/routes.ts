@@ -23,8 +23,16 @@ import { lastEventIdOf, MAX_CURSOR_LENGTH, serveStream } from '../streams/index.
 import { EmailCodes } from '../email-codes.js';
 import { authenticateSessions } from './session-auth.js';
 
+/** How the component names the service to a partner's customers, and where its terms and privacy policy are. */
+export interface ServiceIdentity {
+  readonly name: string;
+  readonly termsUrl: string | null;
+  readonly privacyUrl: string | null;
+}
+
 export interface ConnectRouteOptions extends RouteOptions {
   readonly takeToken: RateLimiter;
+  readonly service: ServiceIdentity;
   readonly mailer: Pick<Mailer, 'send'>;
   readonly payments: PaymentProvider;
   readonly hub: StreamHub;
@@ -142,7 +150,7 @@ export const connectRoutes: FastifyPluginAsyncTypebox<ConnectRouteOptions> = asy
       },
     },
     async (request) => {
-      const { connection, partner } = request.connect;
+      const { connection, partner, session } = request.connect;
       const currency = currencyFor(connection.customer.country);
       const found = connection.to_status === 'pending_account' ? ctx.directory.accountOfEmail(connection.customer.email) : undefined;
       const numbers = connection.project_id === null ? [] : await projectInstances(pool, connection.project_id);
@@ -150,7 +158,9 @@ export const connectRoutes: FastifyPluginAsyncTypebox<ConnectRouteOptions> = asy
       return {
         ...(await answer(connection)),
         connection: { id: connection.connection_id, external_id: connection.external_id },
-        partner: { name: partner.name, logo_url: partner.logo_url },
+        session: { id: session.sessionId, expires_at: new Date(session.expiresAt).toISOString() },
+        service: { name: options.service.name, terms_url: options.service.termsUrl, privacy_url: options.service.privacyUrl },
+        partner: { name: partner.name, logo_url: partner.logo_url, scopes: partner.key_scopes },
         customer: { ...connection.customer },
         ...(found === undefined ? {} : { existing: found.role }),
         plan: {

@@ -50,6 +50,7 @@ const SessionIn = Type.Object(
 
 const SessionOut = Type.Object({
   session_token: Type.String({ description: 'cs_…, valid 30 minutes; hand it to the component only' }),
+  session_id: Type.String({ description: 'csn_…: names the session in the component\'s events and to support; not a credential' }),
   expires_at: Type.String({ format: 'date-time' }),
   connection: Type.Object({ id: Type.String({ format: 'uuid' }), external_id: Type.String(), status: Type.String() }),
 });
@@ -116,6 +117,7 @@ export const partnerRoutes: FastifyPluginAsyncTypebox<RouteOptions & { takeToken
       const session = await issueSession(pool, { connectionId: connection.connection_id, partnerId: request.partner.id }, ctx.clock());
       return reply.code(201).send({
         session_token: session.token,
+        session_id: session.sessionId,
         expires_at: new Date(session.expiresAt).toISOString(),
         connection: { id: connection.connection_id, external_id: connection.external_id, status: connection.to_status },
       });

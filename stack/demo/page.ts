@@ -20,6 +20,7 @@ export function demoHtml(widgetUrl: string): string {
     <label>Country <input name="country" value="BR" maxlength="2"></label>
     <label>Language <select name="locale"><option>pt</option><option selected>en</option><option>es</option><option>it</option><option>de</option><option>fr</option></select></label>
     <label><input type="checkbox" name="page_locale" checked> Open the component in this language too (unchecked, it takes the customer's from the session)</label>
+    <label><input type="checkbox" name="renew" checked> Renew the session when it expires (fetchSession asks this server for a new one)</label>
     <label>Your customer id (external_id) <input name="external_id" value="demo-customer-1"></label>
     <fieldset><legend>Open as</legend>
       <label><input type="radio" name="mode" value="modal" checked> ServiceConnect.open()</label>
@@ -44,7 +45,8 @@ fieldset { border: none; padding: 0; display: grid; gap: 6px; }
 fieldset label { display: flex; gap: 8px; align-items: center; }
 button { padding: 10px 14px; font: inherit; border-radius: 8px; border: none; background: #0f6e56; color: #fff; cursor: pointer; justify-self: start; }
 #inline { margin-top: 16px; }
-#log { font-family: ui-monospace, monospace; font-size: 13px; }
+/* Long JSON lines wrap: a page wider than a phone's screen would put a fixed modal off its centre. */
+#log { font-family: ui-monospace, monospace; font-size: 13px; overflow-wrap: anywhere; }
 `;
 
 /**
@@ -71,10 +73,20 @@ export const demoJs = `
     const answer = await response.json();
     if (!response.ok) return note('demo', 'session refused', answer);
     const locale = form.get('page_locale') ? form.get('locale') : undefined;
+    // A new session for the same customer (external_id), as a partner's backend would open it.
+    const fetchSession = form.get('renew')
+      ? async () => {
+          const renewed = await fetch('/session', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(Object.fromEntries(form)) });
+          const next = await renewed.json();
+          note('demo', 'session renewed', { session_id: next.session_id });
+          return next.session_token;
+        }
+      : undefined;
     if (form.get('mode') === 'inline') {
       const element = document.createElement('service-connect');
       element.dataset.session = answer.session_token;
       element.dataset.api = answer.api_base;
+      element.fetchSession = fetchSession;
       if (locale) element.dataset.locale = locale;
       document.getElementById('inline').replaceChildren(element);
       return;
@@ -83,10 +95,11 @@ export const demoJs = `
       session: answer.session_token,
       apiBase: answer.api_base,
       locale,
+      fetchSession,
       onReady: (detail) => note('callback', 'ready', detail),
       onStep: (detail) => note('callback', 'step', detail),
       onComplete: (detail) => note('callback', 'complete', detail),
-      onClose: () => note('callback', 'close'),
+      onClose: (detail) => note('callback', 'close', detail),
       onError: (detail) => note('callback', 'error', detail),
     });
   });

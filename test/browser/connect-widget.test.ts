@@ -47,7 +47,8 @@ describe('the Connect component in a browser', () => {
   const unique = (label: string) => `${label}-${env.id}@shop.test`;
 
   /** `pageLocale` false: the page sets no language, and the component takes the customer's from the session. */
-  async function openDemo(form: { email: string; locale: string; mode: 'modal' | 'inline'; externalId: string; country?: string; pageLocale?: boolean; phone?: boolean }): Promise<Page> {
+  /** `renew` false: the page gives no `fetchSession`, so an expired session ends the component. */
+  async function openDemo(form: { email: string; locale: string; mode: 'modal' | 'inline'; externalId: string; country?: string; pageLocale?: boolean; phone?: boolean; renew?: boolean }): Promise<Page> {
     const page = await browser.newPage({ locale: 'en-US', ...(form.phone === true ? { hasTouch: true, isMobile: true, viewport: { width: 390, height: 844 } } : {}) });
     page.on('console', (message) => {
       consoleAll.push(message.text());
@@ -62,6 +63,7 @@ describe('the Connect component in a browser', () => {
     await page.fill('input[name=external_id]', form.externalId);
     await page.selectOption('select[name=locale]', form.locale);
     if (form.pageLocale === false) await page.uncheck('input[name=page_locale]');
+    if (form.renew === false) await page.uncheck('input[name=renew]');
     await page.check(`input[name=mode][value=${form.mode}]`);
     await page.click('form#session button[type=submit]');
     await page.waitForSelector('service-connect [data-step]');
@@ -90,7 +92,13 @@ describe('the Connect component in a browser', () => {
   }
 
   beforeAll(async () => {
-    env = await createTestEnv({ PORT: '0', HOST: '127.0.0.1' });
+    env = await createTestEnv({
+      PORT: '0',
+      HOST: '127.0.0.1',
+      SERVICE_NAME: 'Zap Gateway',
+      SERVICE_TERMS_URL: 'https://gateway.example/terms',
+      SERVICE_PRIVACY_URL: 'https://gateway.example/privacy',
+    });
     clients = await testClients(env);
     roles = await startRoles(['processor', 'connector', 'sweeper'], clients);
     api = await startApi(clients, { listen: true, clock: () => now });
@@ -120,6 +128,10 @@ describe('the Connect component in a browser', () => {
       await untilStep(page, 'account');
       expect(await component.getByRole('dialog').count()).toBe(1);
       expect(await component.locator('.panel').getAttribute('lang')).toBe(locale);
+      // The service is named, and its terms and privacy policy linked, before an account is made.
+      await component.getByText(words.accountQuestion.replace('{service}', 'Zap Gateway')).waitFor();
+      expect(await component.getByRole('link', { name: words.terms }).getAttribute('href')).toBe('https://gateway.example/terms');
+      expect(await component.getByRole('link', { name: words.privacy }).getAttribute('href')).toBe('https://gateway.example/privacy');
       await shot(page, 'account');
 
       await component.getByRole('button', { name: words.create }).click();
@@ -145,14 +157,21 @@ describe('the Connect component in a browser', () => {
       const callbacks = all.filter((t) => t.kind === 'callback');
       const events = all.filter((t) => t.kind === 'event');
       expect(callbacks.map((t) => t.name)).toEqual(['ready', 'step', 'step', 'complete', 'step', 'close']);
-      // Each callback has its DOM event, with the callback's argument as detail (close: none).
-      expect(events.map((t) => [t.name, t.detail])).toEqual(callbacks.map((t) => [t.name, t.detail ?? null]));
-      const connectionId = (callbacks[0]!.detail as { connectionId: string }).connectionId;
-      expect(callbacks[0]!.detail).toEqual({ step: 'account', connectionId, status: 'pending_account' });
-      expect(callbacks.filter((t) => t.name === 'step').map((t) => t.detail)).toEqual([{ step: 'payment' }, { step: 'number' }, { step: 'manage' }]);
+      // Each callback has its DOM event, with the callback's argument as detail.
+      expect(events.map((t) => [t.name, t.detail])).toEqual(callbacks.map((t) => [t.name, t.detail]));
+      const { connectionId, sessionId } = callbacks[0]!.detail as { connectionId: string; sessionId: string };
+      // Every event names the session, for support; the id is not the token.
+      expect(sessionId).toMatch(/^csn_/);
+      expect(callbacks[0]!.detail).toEqual({ step: 'account', connectionId, status: 'pending_account', sessionId });
+      expect(callbacks.filter((t) => t.name === 'step').map((t) => t.detail)).toEqual([
+        { step: 'payment', sessionId },
+        { step: 'number', sessionId },
+        { step: 'manage', sessionId },
+      ]);
       const completed = callbacks[3]!.detail as { code: string; connectionId: string; externalId: string };
       expect(completed.code).toMatch(/^cc_/);
-      expect(completed).toEqual({ code: completed.code, connectionId, externalId });
+      expect(completed).toEqual({ code: completed.code, connectionId, externalId, sessionId });
+      expect(callbacks[5]!.detail).toEqual({ reason: 'done', step: 'manage', sessionId });
       // The code is the partner's: exchanged, it gives the key of the connection.
       const exchanged = await request(`${base}/partner/connect/exchange`, {
         method: 'POST',
@@ -220,6 +239,9 @@ describe('the Connect component in a browser', () => {
     await component.getByLabel('Six-digit code').fill(/\b(\d{6})\b/.exec(mail.text)![1]!);
     await component.getByRole('button', { name: 'Confirm' }).click();
     await untilStep(page, 'number');
+    // What the partner's key may do is listed before the customer authorises it.
+    await component.getByText('Demo Partner will be able to:').waitFor();
+    expect(await component.locator('ul.scopes li').allInnerTexts()).toEqual(['See your numbers and their status', 'Send messages from your numbers', 'Read your messages']);
     await shot(page, 'authorize');
     await component.getByRole('button', { name: 'Authorize Demo Partner' }).click();
     await untilStep(page, 'manage');
@@ -237,31 +259,64 @@ describe('the Connect component in a browser', () => {
     const page = await openDemo({ email: unique('revoked'), locale: 'de', mode: 'modal', externalId: `revoked-${env.id}` });
     const component = page.locator('service-connect');
     await untilStep(page, 'account');
-    const connectionId = ((await told(page)).find((t) => t.name === 'ready')!.detail as { connectionId: string }).connectionId;
+    const { connectionId, sessionId } = (await told(page)).find((t) => t.name === 'ready')!.detail as { connectionId: string; sessionId: string };
     expect((await partner('DELETE', `/partner/connections/${connectionId}`)).status).toBe(204);
     await component.getByRole('button', { name: 'Neues Konto anlegen' }).click();
     await untilStep(page, 'revoked');
     await component.getByText('Verbindung beendet').waitFor();
     await shot(page, 'revoked');
     expect((await told(page)).filter((t) => t.kind === 'callback').map((t) => [t.name, t.detail])).toEqual([
-      ['ready', { step: 'account', connectionId, status: 'pending_account' }],
-      ['step', { step: 'revoked' }],
+      ['ready', { step: 'account', connectionId, status: 'pending_account', sessionId }],
+      ['step', { step: 'revoked', sessionId }],
     ]);
     await page.close();
 
-    const later = await openDemo({ email: unique('late'), locale: 'fr', mode: 'modal', externalId: `late-${env.id}` });
+    // A page without fetchSession: the expired session ends in the error screen, which closes.
+    const later = await openDemo({ email: unique('late'), locale: 'fr', mode: 'modal', externalId: `late-${env.id}`, renew: false });
     await untilStep(later, 'account');
+    const lateSession = ((await told(later)).find((t) => t.name === 'ready')!.detail as { sessionId: string }).sessionId;
     now += 30 * 60_000;
     await later.locator('service-connect').getByRole('button', { name: 'Créer un nouveau compte' }).click();
     await untilStep(later, 'error');
     await shot(later, 'expired');
     const errors = (await told(later)).filter((t) => t.name === 'error');
-    expect(errors.map((t) => [t.kind, t.detail])).toEqual([
-      ['callback', { code: 'connect_session_expired', message: 'Cette session a expiré. Ouvrez à nouveau la connexion.' }],
-      ['event', { code: 'connect_session_expired', message: 'Cette session a expiré. Ouvrez à nouveau la connexion.' }],
+    const expired = { code: 'connect_session_expired', message: 'Cette session a expiré. Ouvrez à nouveau la connexion.', sessionId: lateSession };
+    expect(errors.map((t) => [t.kind, t.detail])).toEqual([['callback', expired], ['event', expired]]);
+    await later.locator('service-connect').getByRole('button', { name: 'Fermer' }).last().click();
+    await expect(later.locator('service-connect').count()).resolves.toBe(0);
+    expect((await told(later)).filter((t) => t.kind === 'callback' && t.name === 'close').map((t) => t.detail)).toEqual([
+      { reason: 'dismissed', step: 'error', sessionId: lateSession },
     ]);
     now = Date.now();
     await later.close();
+  });
+
+  it('renews a session that expires midway through the page\'s fetchSession, and goes on where the customer was', async () => {
+    const page = await openDemo({ email: unique('renewed'), locale: 'en', mode: 'modal', externalId: `renewed-${env.id}` });
+    const component = page.locator('service-connect');
+    await untilStep(page, 'account');
+    const first = ((await told(page)).find((t) => t.name === 'ready')!.detail as { sessionId: string }).sessionId;
+    now += 30 * 60_000;
+    try {
+      await component.getByRole('button', { name: 'Create a new account' }).click();
+      await untilStep(page, 'payment');
+      const all = await told(page);
+      const renewed = all.filter((t) => t.kind === 'demo' && t.name === 'session renewed');
+      expect(renewed).toHaveLength(1);
+      const second = (renewed[0]!.detail as { session_id: string }).session_id;
+      expect(second).toMatch(/^csn_/);
+      expect(second).not.toBe(first);
+      expect(all.filter((t) => t.name === 'error')).toEqual([]);
+      // Events after the renewal name the new session.
+      expect(all.filter((t) => t.kind === 'callback' && t.name === 'step').map((t) => t.detail)).toEqual([{ step: 'payment', sessionId: second }]);
+      await component.getByRole('button', { name: 'Close' }).first().click();
+      expect((await told(page)).filter((t) => t.kind === 'callback' && t.name === 'close').map((t) => t.detail)).toEqual([
+        { reason: 'dismissed', step: 'payment', sessionId: second },
+      ]);
+    } finally {
+      now = Date.now();
+      await page.close();
+    }
   });
 
   it("tells the host the partner's refusals by their codes: an origin taken off the list, a deactivated partner", async () => {
@@ -284,9 +339,12 @@ describe('the Connect component in a browser', () => {
         await untilStep(page, 'error');
         const message = MESSAGES.en[`error_${code}` as keyof typeof MESSAGES.en];
         await page.locator('service-connect').getByText(message).waitFor();
-        expect((await told(page)).filter((t) => t.name === 'error').map((t) => [t.kind, t.detail])).toEqual([
-          ['callback', { code, message }],
-          ['event', { code, message }],
+        const errors = (await told(page)).filter((t) => t.name === 'error');
+        const sessionId = errors[0]?.detail?.sessionId;
+        expect(sessionId).toMatch(/^csn_/);
+        expect(errors.map((t) => [t.kind, t.detail])).toEqual([
+          ['callback', { code, message, sessionId }],
+          ['event', { code, message, sessionId }],
         ]);
       } finally {
         await undo();

@@ -3,7 +3,11 @@ export interface Bootstrap {
   readonly step: Step;
   readonly status: string;
   readonly connection: { readonly id: string; readonly external_id: string };
-  readonly partner: { readonly name: string; readonly logo_url: string | null };
+  /** `session.id` names the session in every event, for support; it is not the token. */
+  readonly session: { readonly id: string; readonly expires_at: string };
+  readonly service: { readonly name: string; readonly terms_url: string | null; readonly privacy_url: string | null };
+  /** `scopes`: what the partner's key will be allowed to do, shown before the customer authorises it. */
+  readonly partner: { readonly name: string; readonly logo_url: string | null; readonly scopes: readonly string[] };
   readonly customer: { readonly email: string; readonly name?: string | null; readonly company?: string | null; readonly locale?: string | null };
   readonly existing?: 'admin' | 'member';
   readonly email_hint?: string;
@@ -48,11 +52,18 @@ export class ConnectError extends Error {
 /** Codes after which the session cannot go on: the host is told through onError. */
 export const FATAL = new Set(['connect_session_required', 'invalid_connect_session', 'connect_session_expired', 'origin_not_allowed', 'partner_inactive']);
 
-/** The component's calls to `/connect/*` on one session. */
+/**
+ * The component's calls to `/connect/*`. A session that expires midway is renewed once through
+ * the page's `fetchSession` (when it gave one) and the call made again on the new session.
+ */
 export class ConnectApi {
+  private renewal: Promise<boolean> | undefined;
+
   constructor(
     readonly base: string,
-    private readonly session: string,
+    private session: string,
+    /** A new session token from the page; rejects when the page gives none. */
+    private readonly fetchSession: () => Promise<string>,
   ) {}
 
   bootstrap = () => this.call<Bootstrap>('GET', '/connect/bootstrap');
@@ -75,18 +86,63 @@ export class ConnectApi {
    * `opened` resolves (a stream starts at the present: pair only after it is open).
    */
   stream(onEvent: (type: string, payload: Record<string, unknown>) => void): { opened: Promise<void>; close: () => void } {
-    const source = new EventSource(`${this.base}/connect/stream?session=${encodeURIComponent(this.session)}`);
-    const opened = new Promise<void>((resolve) => source.addEventListener('open', () => resolve(), { once: true }));
-    for (const type of ['qr_code', 'pairing_code', 'instance.status']) {
-      source.addEventListener(type, (event) => {
-        const body = JSON.parse((event as MessageEvent<string>).data) as { payload?: Record<string, unknown> };
-        onEvent(type, body.payload ?? {});
+    let source: EventSource;
+    let closed = false;
+    let resolveOpened!: () => void;
+    const opened = new Promise<void>((resolve) => (resolveOpened = resolve));
+    const connect = () => {
+      const used = this.session;
+      source = new EventSource(`${this.base}/connect/stream?session=${encodeURIComponent(used)}`);
+      source.addEventListener('open', () => resolveOpened(), { once: true });
+      // A refused stream (the session expired) is closed by the browser: on a renewed session, open it again.
+      source.addEventListener('error', () => {
+        if (source.readyState === EventSource.CLOSED && !closed) void this.renewed(used).then((renewed) => renewed && !closed && connect());
       });
-    }
-    return { opened, close: () => source.close() };
+      for (const type of ['qr_code', 'pairing_code', 'instance.status']) {
+        source.addEventListener(type, (event) => {
+          const body = JSON.parse((event as MessageEvent<string>).data) as { payload?: Record<string, unknown> };
+          onEvent(type, body.payload ?? {});
+        });
+      }
+    };
+    connect();
+    return {
+      opened,
+      close: () => {
+        closed = true;
+        source.close();
+      },
+    };
+  }
+
+  /**
+   * Whether there is a session newer than `used`: already (another call renewed it), or from the
+   * page's `fetchSession`, asked once for all the calls that find the session expired together.
+   */
+  private renewed(used: string): Promise<boolean> {
+    if (this.session !== used) return Promise.resolve(true);
+    this.renewal ??= this.fetchSession()
+      .then((next) => {
+        const fresh = typeof next === 'string' && next !== '' && next !== this.session;
+        if (fresh) this.session = next;
+        return fresh;
+      })
+      .catch(() => false)
+      .finally(() => (this.renewal = undefined));
+    return this.renewal;
   }
 
   private async call<T>(method: 'GET' | 'POST', path: string, body?: unknown, withSession = true): Promise<T> {
+    const used = this.session;
+    try {
+      return await this.send<T>(method, path, body, withSession);
+    } catch (error) {
+      if (!(error instanceof ConnectError) || error.code !== 'connect_session_expired' || !(await this.renewed(used))) throw error;
+      return this.send<T>(method, path, body, withSession);
+    }
+  }
+
+  private async send<T>(method: 'GET' | 'POST', path: string, body: unknown, withSession: boolean): Promise<T> {
     const headers: Record<string, string> = {};
     if (withSession) headers['X-Connect-Session'] = this.session;
     if (body !== undefined) headers['Content-Type'] = 'application/json';

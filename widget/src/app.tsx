@@ -1,7 +1,7 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { ConnectError, type Bootstrap, type ConnectApi, type Step } from './api.js';
 import { Ctx, type StepContext } from './context.js';
-import type { Announcer, ErrorDetail } from './events.js';
+import type { Announcer, CloseDetail, CloseReason, ErrorDetail } from './events.js';
 import { errorText, translator, type Locale } from './messages.js';
 import { AccountStep } from './steps/account.js';
 import { ManageStep, RevokedStep } from './steps/end.js';
@@ -16,7 +16,9 @@ export interface AppProps {
   readonly announce: Announcer;
   readonly modal: boolean;
   readonly paymentSlot: () => HTMLElement;
-  readonly close: () => void;
+  readonly close: (reason: CloseReason) => void;
+  /** The screen now shown and the session's id once known: what `close` and every event report. */
+  readonly onShown: (step: CloseDetail['step'], sessionId: string | undefined) => void;
 }
 
 const STEPS: Record<Exclude<Step, 'revoked'>, () => preact.JSX.Element> = {
@@ -36,7 +38,7 @@ export function App(props: AppProps) {
   const [boot, setBoot] = useState<Bootstrap>();
   const locale = props.localeFor(boot?.customer.locale);
   const t = useMemo(() => translator(locale), [locale]);
-  const [ended, setEnded] = useState<ErrorDetail | 'revoked'>();
+  const [ended, setEnded] = useState<Omit<ErrorDetail, 'sessionId'> | 'revoked'>();
   const shown = useRef<Step | undefined>(undefined);
   const heading = useRef<HTMLDivElement>(null);
 
@@ -44,12 +46,14 @@ export function App(props: AppProps) {
     const detail = { code: error.code, message: errorText(t, error.code, error.message) };
     if (error.code === 'connection_revoked') {
       setEnded('revoked');
+      props.onShown('revoked', undefined);
       if (shown.current !== undefined && shown.current !== 'revoked') announce.step({ step: 'revoked' });
       else announce.error(detail);
       shown.current = 'revoked';
       return;
     }
     setEnded(detail);
+    props.onShown('error', undefined);
     announce.error(detail);
   };
 
@@ -57,6 +61,7 @@ export function App(props: AppProps) {
     try {
       const next = await api.bootstrap();
       setBoot(next);
+      props.onShown(next.step, next.session.id);
       if (shown.current === undefined) announce.ready({ step: next.step, connectionId: next.connection.id, status: next.status });
       else if (shown.current !== next.step) announce.step({ step: next.step });
       shown.current = next.step;
@@ -76,12 +81,13 @@ export function App(props: AppProps) {
       <div class="stack">
         <h2>{t('errorTitle')}</h2>
         <p class="error" role="alert">{ended.message}</p>
+        <button class="primary" type="button" onClick={() => props.close('dismissed')}>{t('close')}</button>
       </div>
     );
   } else if (boot === undefined) body = <p role="status">{t('loading')}</p>;
   else {
     const Screen = STEPS[boot.step as Exclude<Step, 'revoked'>];
-    const ctx: StepContext = { api, t, locale, boot, announce, refresh, fail, paymentSlot: props.paymentSlot, close: props.close };
+    const ctx: StepContext = { api, t, locale, boot, announce, refresh, fail, paymentSlot: props.paymentSlot, done: () => props.close('done') };
     body = <Ctx.Provider value={ctx}><Screen key={boot.step} /></Ctx.Provider>;
   }
 
@@ -92,7 +98,7 @@ export function App(props: AppProps) {
       <div class="bar">
         {boot?.partner.logo_url && <img src={boot.partner.logo_url} alt="" />}
         <span class="partner">{boot?.partner.name ?? ''}</span>
-        <button class="icon" type="button" aria-label={t('close')} onClick={props.close}>×</button>
+        <button class="icon" type="button" aria-label={t('close')} onClick={() => props.close('dismissed')}>×</button>
       </div>
       <div tabIndex={-1} ref={heading} data-step={ended === undefined ? boot?.step : ended === 'revoked' ? 'revoked' : 'error'}>
         {body}

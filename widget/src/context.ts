@@ -17,7 +17,8 @@ export interface StepContext {
   readonly fail: (error: ConnectError) => void;
   /** The light-DOM node the payment processor's form is mounted in. */
   readonly paymentSlot: () => HTMLElement;
-  readonly close: () => void;
+  /** Closes the component once the customer is done (`onClose` reason `done`). */
+  readonly done: () => void;
 }
 
 export const Ctx = createContext<StepContext | null>(null);

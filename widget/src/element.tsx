@@ -1,7 +1,7 @@
 import { render } from 'preact';
 import { ConnectApi } from './api.js';
 import { App } from './app.js';
-import { announcer, type Callbacks } from './events.js';
+import { announcer, type Callbacks, type CloseDetail, type CloseReason } from './events.js';
 import { resolveLocale } from './messages.js';
 import { componentSheet } from './styles.js';
 
@@ -12,23 +12,31 @@ import { componentSheet } from './styles.js';
 export class ServiceConnectElement extends HTMLElement {
   /** The callbacks of `ServiceConnect.open`; the DOM events are sent either way. */
   callbacks: Callbacks = {};
+  /**
+   * Asked for a new session token when the session expires midway (30 minutes, spec 8.4), as
+   * Stripe's `fetchClientSecret`: the page's backend opens a new session for the same external_id.
+   * Without it, an expired session ends in the error screen and `onError`.
+   */
+  fetchSession: (() => Promise<string>) | undefined;
   /** Where the API is when `data-api` is not given: the origin the script came from. */
   static defaultApiBase = '';
   private root: ShadowRoot | undefined;
   private slotNode: HTMLElement | undefined;
   private closed = false;
+  /** The session's id and the last screen shown, for the events and the reason of `close`. */
+  private readonly shown: { sessionId: string | null; step: CloseDetail['step'] } = { sessionId: null, step: null };
   /** What had the focus before the modal opened: it gets it back when the modal closes. */
   private opener: HTMLElement | null = null;
   /** The page's own overflow, put back when the modal closes. */
   private pageOverflow = '';
   private readonly onKey = (event: KeyboardEvent) => {
-    if (event.key === 'Escape') this.close();
+    if (event.key === 'Escape') this.close('dismissed');
     if (event.key === 'Tab') this.keepFocusInside(event);
   };
 
   connectedCallback(): void {
     const session = this.dataset.session;
-    const announce = announcer(this, () => this.callbacks);
+    const announce = this.announcer();
     if (!session) {
       announce.error({ code: 'connect_session_required', message: 'data-session is missing' });
       return;
@@ -38,7 +46,12 @@ export class ServiceConnectElement extends HTMLElement {
     // Until the session says the customer's language, the page's; a language the page sets wins.
     const localeFor = (customer: string | null | undefined) =>
       customer ? resolveLocale(page, customer, [documentLang, ...navigator.languages]) : resolveLocale(page, documentLang, navigator.languages);
-    const api = new ConnectApi((this.dataset.api || ServiceConnectElement.defaultApiBase).replace(/\/+$/, ''), session);
+    // Read when the session expires: a page may set `fetchSession` after the element is on it.
+    const fetchSession = () => {
+      const fetch = this.fetchSession ?? this.callbacks.fetchSession;
+      return fetch === undefined ? Promise.reject(new Error('no fetchSession')) : fetch();
+    };
+    const api = new ConnectApi((this.dataset.api || ServiceConnectElement.defaultApiBase).replace(/\/+$/, ''), session, fetchSession);
     this.root ??= this.attachShadow({ mode: 'open' });
     this.root.adoptedStyleSheets = [componentSheet()];
     const modal = this.hasAttribute('data-modal');
@@ -50,7 +63,15 @@ export class ServiceConnectElement extends HTMLElement {
       document.documentElement.style.overflow = 'hidden';
     }
     render(
-      <App api={api} localeFor={localeFor} announce={announce} modal={modal} paymentSlot={() => this.paymentSlot()} close={() => this.close()} />,
+      <App
+        api={api}
+        localeFor={localeFor}
+        announce={announce}
+        modal={modal}
+        paymentSlot={() => this.paymentSlot()}
+        close={(reason) => this.close(reason)}
+        onShown={(step, sessionId) => Object.assign(this.shown, { step, sessionId: sessionId ?? this.shown.sessionId })}
+      />,
       this.root,
     );
   }
@@ -80,12 +101,16 @@ export class ServiceConnectElement extends HTMLElement {
     }
   }
 
-  /** Ends the component: `service:close` and `onClose`, then it leaves the page. */
-  close(): void {
+  /** Ends the component: `service:close` and `onClose` with why and where, then it leaves the page. */
+  close(reason: CloseReason = 'host'): void {
     if (this.closed) return;
     this.closed = true;
-    announcer(this, () => this.callbacks).close();
+    this.announcer().close({ reason, step: this.shown.step });
     this.remove();
+  }
+
+  private announcer() {
+    return announcer(this, () => this.callbacks, () => this.shown.sessionId);
   }
 
   /** The light-DOM node the payment processor's form mounts in, shown through the shadow root's slot. */

@@ -19,7 +19,7 @@ if (!customElements.get('service-connect')) customElements.define('service-conne
  */
 function open(options: OpenOptions): { close(): void } {
   const shown = document.querySelector<ServiceConnectElement>('service-connect[data-modal]');
-  if (shown !== null) return { close: () => shown.close() };
+  if (shown !== null) return { close: () => shown.close('host') };
   const element = document.createElement('service-connect') as ServiceConnectElement;
   element.dataset.session = options.session;
   if (options.apiBase) element.dataset.api = options.apiBase;
@@ -27,7 +27,7 @@ function open(options: OpenOptions): { close(): void } {
   element.setAttribute('data-modal', '');
   element.callbacks = options;
   document.body.append(element);
-  return { close: () => element.close() };
+  return { close: () => element.close('host') };
 }
 
 (window as unknown as { ServiceConnect: { open: typeof open } }).ServiceConnect = { open };

@@ -81,6 +81,7 @@ legend { font-weight: 500; margin-bottom: 6px; }
 .qr { display: block; width: 220px; height: 220px; margin: 4px auto 12px; background: #fff; padding: 8px; border-radius: 6px; }
 .pairing { font-size: 1.8em; font-weight: 700; letter-spacing: .12em; text-align: center; font-variant-numeric: tabular-nums; margin: 8px 0 14px; }
 ul.numbers { list-style: none; margin: 0 0 12px; padding: 0; display: grid; gap: 6px; }
+ul.scopes { margin: 0 0 12px; padding-left: 20px; }
 ul.numbers li { display: flex; justify-content: space-between; padding: 8px 12px; background: var(--sc-color-surface); border-radius: var(--sc-radius); }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
 `;

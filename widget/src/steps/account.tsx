@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { useAction, useStep } from '../context.js';
+import { Consent } from './consent.js';
 
 /** Spec 3.2 `account`: create a new account, or link an existing one by an e-mailed code. */
 export function AccountStep() {
@@ -28,12 +29,13 @@ export function AccountStep() {
   return (
     <div class="stack">
       <h2>{t('accountTitle')}</h2>
-      <p>{t('accountQuestion')}</p>
+      <p>{t('accountQuestion', { service: boot.service.name })}</p>
       {error && <p class="error" role="alert">{error}</p>}
       <button class="primary" type="button" aria-disabled={busy} onClick={() => void run(async () => { await api.createAccount(); await refresh(); })}>
         {t('create')}
       </button>
-      <p class="muted">{t('createHint', { email: boot.customer.email })}</p>
+      <p class="muted">{t('createHint', { email: boot.customer.email, service: boot.service.name })}</p>
+      <Consent />
       <button type="button" aria-disabled={busy} onClick={() => setLinking(true)}>{t('link')}</button>
     </div>
   );

@@ -3,7 +3,7 @@ import { statusText, type Translate } from '../messages.js';
 
 /** Spec 3.2 `manage`: the connection is complete; its numbers and their status. */
 export function ManageStep() {
-  const { t, boot, close } = useStep();
+  const { t, boot, done } = useStep();
   return (
     <div class="stack">
       <h2>{t('manageTitle')}</h2>
@@ -16,7 +16,7 @@ export function ManageStep() {
           </li>
         ))}
       </ul>
-      <button class="primary" type="button" onClick={close}>{t('done')}</button>
+      <button class="primary" type="button" onClick={done}>{t('done')}</button>
     </div>
   );
 }

@@ -2,6 +2,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import type { NumberInfo } from '../api.js';
 import { useAction, useStep } from '../context.js';
 import { qrPath } from '../qr.js';
+import { Scopes } from './consent.js';
 
 type Challenge = { readonly kind: 'qr' | 'code'; readonly value: string } | { readonly kind: 'waiting' };
 
@@ -106,6 +107,7 @@ export function NumberStep() {
       <div class="stack">
         <h2>{t('numberTitle')}</h2>
         <p>{t('authorizeHelp', { phone: connected.phone ?? '', partner: boot.partner.name })}</p>
+        <Scopes />
         {error && <p class="error" role="alert">{error}</p>}
         <button class="primary" type="button" aria-disabled={busy} onClick={() => void run(complete)}>{t('authorize', { partner: boot.partner.name })}</button>
       </div>
