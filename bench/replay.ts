@@ -6,6 +6,8 @@
  * 2. the live runner catching up on the backlog from offset zero with the live fetch settings:
  *    what a replay did before it had settings of its own (its tables are the live projection);
  * 3. `replayAll`, what `gateway replay --all` runs, and that the swapped-in tables equal the live ones.
+ * Then the same for each ClickHouse table (`usage_events`, its row marked `(CH)`): a bare consumer
+ * of the replay's inputs, the live writer from offset zero, `replayTable`, and FINAL compared.
  * Each time runs from the start of the consumer (group join included) until every record is in.
  *
  *   npm run bench:replay -- --records 1000000 [--only conversations ...]   (200,000 by default; BENCH_RECORDS too)
@@ -14,7 +16,7 @@ import path from 'node:path';
 import { tmpdir } from 'node:os';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
-import { projectionsFor, replayable, replayAll, runProjection, waitUntilCaughtUp, type Projection } from '../processors/index.js';
+import { clickhouseTablesFor, projectionsFor, replayable, replayAll, runProjection, startTableWriter, waitUntilCaughtUp, type ClickHouseTable, type Projection } from '../processors/index.js';
 import { asAccountId, asEventId, asInstanceId, asMessageId, asProjectId } from '../schemas/ids.js';
 import type { InboundMessage, MessageStatus, SendCommand } from '../schemas/records.js';
 import { buildClients, type Clients } from '../stack/clients.js';
@@ -119,22 +121,24 @@ async function produce<V>(clients: Clients, spec: TopicSpec<V>, records: readonl
   for (let i = 0; i < records.length; i += 2_000) await clients.producer.send(spec, records.slice(i, i + 2_000));
 }
 
-/** Records the projection's inputs hold now. */
-async function held(clients: Clients, projection: Projection): Promise<number> {
+const inputsOf = (projection: Projection) => projection.handlers.map((h) => h.topic);
+
+/** Records the topics hold now. */
+async function held(clients: Clients, inputs: readonly TopicSpec<unknown>[]): Promise<number> {
   let total = 0;
-  for (const h of projection.handlers) {
-    for (const { low, high } of (await watermarks(clients.kafka, topicName(h.topic, clients.serdes.prefix))).values()) total += high - low;
+  for (const topic of inputs) {
+    for (const { low, high } of (await watermarks(clients.kafka, topicName(topic, clients.serdes.prefix))).values()) total += high - low;
   }
   return total;
 }
 
-/** Seconds for a bare consumer to read and decode every record of the projection's inputs. */
-async function bareRead(clients: Clients, projection: Projection, expected: number, label: string): Promise<number> {
+/** Seconds for a bare consumer to read and decode every record of the topics. */
+async function bareRead(clients: Clients, inputs: readonly TopicSpec<unknown>[], expected: number, label: string): Promise<number> {
   if (expected === 0) return 0;
   const started = performance.now();
   const consumer = await createConsumer(clients.kafka, clients.serdes, {
     groupId: `${clients.serdes.prefix}bench.bare.${label}`,
-    topics: projection.handlers.map((h) => h.topic),
+    topics: inputs,
     fromBeginning: true,
     fetch: backlogFetch,
   });
@@ -174,6 +178,46 @@ async function fingerprint(clients: Clients, schema: string): Promise<Record<str
   return out;
 }
 
+/** Rows and an order-free checksum of a ClickHouse table as its readers count it (FINAL). */
+async function tableFingerprint(clients: Clients, table: string): Promise<string> {
+  const [row] = await clients.clickhouse.query<{ n: string | number; sum: string | number }>(`SELECT count() AS n, sum(cityHash64(*)) AS sum FROM \`${table}\` FINAL`);
+  return `${row?.n ?? 0} rows, checksum ${row?.sum ?? 0}`;
+}
+
+/**
+ * A ClickHouse table: a bare consumer reading the replay's inputs, the live writer filling the
+ * table from offset zero, then `replayTable` (what `gateway replay` runs for it) and the rebuilt
+ * table against the live one.
+ */
+async function benchTable(clients: Clients, replayed: ClickHouseTable): Promise<void> {
+  const live = clickhouseTablesFor('live').get('usage')!.find((t) => t.name === replayed.name)!;
+  const bareRecords = await held(clients, replayed.inputs.map((i) => i.topic));
+  const bareSeconds = await bareRead(clients, replayed.inputs.map((i) => i.topic), bareRecords, replayed.name);
+
+  const liveTopics = live.inputs.map((i) => topicName(i.topic, clients.serdes.prefix));
+  const targets = new Map<string, number>();
+  for (const topic of liveTopics) for (const [partition, { high }] of await watermarks(clients.kafka, topic)) if (high > 0) targets.set(`${topic}:${partition}`, high);
+  const written = new Map<string, number>();
+  const catchingUp = performance.now();
+  const writer = await startTableWriter(clients, live, {
+    groupId: `${clients.serdes.prefix}bench.live.${live.name}`,
+    onWritten: (topic, partition, next) => written.set(`${topic}:${partition}`, next),
+  });
+  while ([...targets].some(([key, high]) => (written.get(key) ?? 0) < high)) await new Promise((resolve) => setTimeout(resolve, 50));
+  const liveSeconds = (performance.now() - catchingUp) / 1_000;
+  await writer.stop();
+  const liveRecords = [...targets.values()].reduce((a, b) => a + b, 0);
+  const before = await tableFingerprint(clients, live.name);
+
+  const [result] = await replayAll(clients, [], { deadlineMs: DEADLINE_MS, clickhouse: { clickhouse: clients.clickhouse, tables: [replayed] } });
+  const after = await tableFingerprint(clients, replayed.name);
+  const replaySeconds = result!.durationMs / 1_000;
+  console.log(
+    `  ${`${replayed.name} (CH)`.padEnd(14)} ${String(result!.records).padStart(9)} ${String(rate(bareRecords, bareSeconds)).padStart(13)} ${String(rate(liveRecords, liveSeconds)).padStart(15)} ${String(rate(result!.records, replaySeconds)).padStart(10)} ${(bareSeconds > 0 ? rate(result!.records, replaySeconds) / rate(bareRecords, bareSeconds) : 0).toFixed(2).padStart(13)}   ${before === after ? 'yes' : 'NO'}`,
+  );
+  if (before !== after) console.log(`    live     ${before}\n    replayed ${after}`);
+}
+
 const rate = (records: number, seconds: number) => (seconds > 0 ? Math.round(records / seconds) : 0);
 
 async function main(): Promise<void> {
@@ -193,8 +237,8 @@ async function main(): Promise<void> {
     for (const name of replayable.filter((p) => ONLY.includes(p))) {
       const projection = live.get(name)!;
       const topicsOf = projection.handlers.map((h) => topicName(h.topic, clients.serdes.prefix));
-      const bareRecords = await held(clients, projection);
-      const bareSeconds = await bareRead(clients, projection, bareRecords, name);
+      const bareRecords = await held(clients, inputsOf(projection));
+      const bareSeconds = await bareRead(clients, inputsOf(projection), bareRecords, name);
 
       const catchingUp = performance.now();
       const running = await runProjection(clients, projection);
@@ -202,7 +246,7 @@ async function main(): Promise<void> {
       const liveSeconds = (performance.now() - catchingUp) / 1_000;
       await running.stop();
       // The live usage projection announces thresholds on gw.usage: read what it holds now.
-      const records = await held(clients, projection);
+      const records = await held(clients, inputsOf(projection));
       const before = await fingerprint(clients, name);
 
       const [result] = await replayAll(clients, [replayed.get(name)!], { deadlineMs: DEADLINE_MS });
@@ -213,6 +257,10 @@ async function main(): Promise<void> {
         `  ${name.padEnd(14)} ${String(records).padStart(9)} ${String(rate(bareRecords, bareSeconds)).padStart(13)} ${String(rate(records, liveSeconds)).padStart(15)} ${String(rate(result!.records, replaySeconds)).padStart(10)} ${(bareSeconds > 0 ? rate(result!.records, replaySeconds) / rate(bareRecords, bareSeconds) : 0).toFixed(2).padStart(13)}   ${equal ? 'yes' : 'NO'}`,
       );
       if (!equal) console.log(`    live     ${JSON.stringify(before)}\n    replayed ${JSON.stringify(after)}`);
+    }
+    for (const [name, tables] of clickhouseTablesFor('replay')) {
+      if (!ONLY.includes(name)) continue;
+      for (const table of tables) await benchTable(clients, table);
     }
   } finally {
     await clients.close();

@@ -9,12 +9,16 @@ import { eventsProjection } from './events/index.js';
 import { instancesProjection } from './instances/projection.js';
 import { connectionsProjection } from './connections/projection.js';
 import type { Projection } from './runtime/projection.js';
-import { usageProjection } from './usage/index.js';
+import { usageEventsTable, usageProjection } from './usage/index.js';
+import type { ClickHouseTable } from './runtime/clickhouse-table.js';
 import { callsProjection } from './calls/projection.js';
 import { paymentsProjection } from './payments/projection.js';
 
 export { runProjection, type RunnerDeps, type RunningProjection } from './runtime/runner.js';
-export { LogGapsError, logGaps, projectionGaps, replayAll, replayProjection, waitUntilCaughtUp, type LogGap, type ProjectionGaps, type ReplayResult } from './runtime/replay.js';
+export { projectionGaps, replayAll, replayProjection, waitUntilCaughtUp, type ReplayedTables } from './runtime/replay.js';
+export { LogGapsError, logGaps, type LogGap, type ProjectionGaps, type ReplayResult } from './runtime/log-gaps.js';
+export { replayTable, tableGaps } from './runtime/clickhouse-replay.js';
+export { startTableWriter, type ClickHouseTable, type RunningTableWriter } from './runtime/clickhouse-table.js';
 export type { Projection } from './runtime/projection.js';
 export { instancesProjection } from './instances/projection.js';
 export { conversationsProjection } from './conversations/index.js';
@@ -47,8 +51,15 @@ export function projectionsFor(
 }
 
 /**
- * Projections `gateway replay` rebuilds. The usage counters' inputs are kept for days (7 of sends,
- * 30 of media records), so replaying usage on a stack older than that is refused with what it
- * would lose, like any other gap.
+ * Projections `gateway replay` rebuilds, at any age: what a projection needs longer than its event
+ * topics keep it is on a changelog (`changelogCovers`), or on a topic kept for ever (`gw.usage`).
  */
 export const replayable = ['instances', 'connections', 'conversations', 'contacts', 'deliveries', 'calls', 'payments', 'usage'] as const;
+
+/**
+ * The ClickHouse tables `gateway replay <projection>` rebuilds with the Postgres projection of that
+ * name. Issue 20's analyst tables (sends, statuses, inbound, deliveries) go here the same way.
+ */
+export function clickhouseTablesFor(mode: 'live' | 'replay'): ReadonlyMap<string, readonly ClickHouseTable[]> {
+  return new Map([['usage', [usageEventsTable(mode)]]]);
+}

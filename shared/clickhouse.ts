@@ -46,7 +46,15 @@ function embeddedClickHouse(path: string): ClickHouse {
   const open = () =>
     (session ??= import('chdb').then(({ Session }) => {
       mkdirSync(path, { recursive: true });
-      return new Session(path);
+      try {
+        return new Session(path);
+      } catch (error) {
+        throw new Error(
+          `embedded ClickHouse (chDB) cannot open ${path}: another process holds it, most likely a running gateway. ` +
+            'Stop that process, or set CLICKHOUSE_URL to a ClickHouse server every process shares.',
+          { cause: error },
+        );
+      }
     }));
   return {
     kind: 'embedded',

@@ -5,7 +5,7 @@ import { createLogger } from './logger.js';
 import { parseRoles, startRoles } from './roles.js';
 import { readCommandLine, usage } from './command-line.js';
 import { stackDown, stackStatus, stackUp, type StackStatus } from './local/index.js';
-import { LogGapsError, projectionsFor, replayable, replayAll, seedChangelogs, type ReplayResult } from '../processors/index.js';
+import { clickhouseTablesFor, LogGapsError, projectionsFor, replayable, replayAll, seedChangelogs, type ReplayResult } from '../processors/index.js';
 import { createAccount, type CreatedAccount } from '../processors/config/accounts.js';
 import { startDemoPartner } from './demo/server.js';
 import { createPlatformAdmin } from '../processors/config/platform-admins.js';
@@ -288,9 +288,11 @@ function printStatus(status: StackStatus): void {
 }
 
 /**
- * `replay <projection>` or `replay --all`: a line per projection as it is swapped in (records,
- * seconds, records/s), then the results as JSON on the last line (an object for one projection,
- * an array for --all).
+ * `replay <projection>` or `replay --all`: a line per projection (and ClickHouse table) as it is
+ * swapped in (records, seconds, records/s), then the results as JSON on the last line (an object
+ * for one projection without a table, an array otherwise). A replay that rebuilds a ClickHouse
+ * table opens the store first: embedded chDB held by a running gateway fails at once, before
+ * anything is rebuilt.
  */
 async function replay(config: Config, name: string | undefined, allowGaps: boolean): Promise<number> {
   const names: readonly string[] = name === 'all' ? replayable : replayable.filter((p) => p === name);
@@ -301,9 +303,12 @@ async function replay(config: Config, name: string | undefined, allowGaps: boole
   const logger = createLogger(config.logLevel, config.logFormat);
   const clients = await buildClients(config, logger);
   try {
+    const tables = names.flatMap((n) => clickhouseTablesFor('replay').get(n) ?? []);
+    if (tables.length > 0) await clients.clickhouse.query('SELECT 1');
     await seedChangelogs(clients);
     const projections = projectionsFor(clients, 'replay');
-    const results = await replayAll(clients, names.map((n) => projections.get(n)!), { allowGaps, onReplayed: (r) => console.log(replayLine(r)) }).catch(
+    const clickhouse = { clickhouse: clients.clickhouse, tables };
+    const results = await replayAll(clients, names.map((n) => projections.get(n)!), { allowGaps, clickhouse, onReplayed: (r) => console.log(replayLine(r)) }).catch(
       (error: unknown) => {
         if (!(error instanceof LogGapsError)) throw error;
         console.error(error.message);
@@ -311,7 +316,7 @@ async function replay(config: Config, name: string | undefined, allowGaps: boole
       },
     );
     if (results === undefined) return 1;
-    console.log(JSON.stringify(name === 'all' ? results : results[0]));
+    console.log(JSON.stringify(results.length === 1 ? results[0] : results));
     return 0;
   } finally {
     await clients.close();

@@ -21,8 +21,10 @@ const MAX_MESSAGE_BYTES = 'max.message.bytes';
 
 /**
  * Creates the topics of the catalogue that do not exist yet. Existing topics keep their settings,
- * except two that correctness depends on, set when they differ: the timestamp type (send
- * deadlines) and the record size of topics that hold copies of other topics' records.
+ * except three that correctness depends on: the timestamp type (send deadlines) and the record
+ * size of topics that hold copies of other topics' records, set when they differ, and the
+ * retention, raised when it is shorter than the catalogue's (never lowered: an operator may keep
+ * more), so a topic a newer version keeps longer stops losing what its projections replay.
  */
 export async function ensureTopics(
   kafka: Kafka,
@@ -36,7 +38,13 @@ export async function ensureTopics(
     const overrides = new Map(specs.map((spec) => [topicName(spec, options.prefix), requiredOverrides(spec, broker)]));
     const existing = new Set(await admin.listTopics());
     const missing = specs.filter((spec) => !existing.has(topicName(spec, options.prefix)));
-    await setOverrides(admin, [...overrides].filter(([name, wanted]) => existing.has(name) && wanted.length > 0));
+    await setOverrides(
+      admin,
+      specs.flatMap((spec) => {
+        const name = topicName(spec, options.prefix);
+        return existing.has(name) ? [[name, [...overrides.get(name)!, ...minimumRetention(spec)]] as const] : [];
+      }),
+    );
     if (missing.length === 0) return [];
     const names = missing.map((spec) => topicName(spec, options.prefix));
     await retrying(() =>
@@ -64,7 +72,27 @@ export async function ensureTopics(
   }
 }
 
-type ConfigEntry = { readonly name: string; readonly value: string };
+type ConfigEntry = {
+  readonly name: string;
+  readonly value: string;
+  /** A duration the topic must have at least (-1: for ever), not exactly: a longer one is kept. */
+  readonly atLeast?: true;
+};
+
+const RETENTION_MS = 'retention.ms';
+
+/** The retention of the catalogue, as a floor: only delete topics expire records. */
+function minimumRetention(spec: TopicShape): ConfigEntry[] {
+  return spec.cleanup === 'delete' ? [{ name: RETENTION_MS, value: String(spec.retentionMs ?? -1), atLeast: true }] : [];
+}
+
+/** Whether a topic whose setting is `current` lacks `wanted`. */
+function lacks(wanted: ConfigEntry, current: string | undefined): boolean {
+  if (wanted.atLeast !== true) return current !== wanted.value;
+  const duration = (value: string | undefined) => (value === undefined || Number(value) < 0 ? Infinity : Number(value));
+  // A setting the broker does not report is left as it is.
+  return current !== undefined && duration(current) < duration(wanted.value);
+}
 
 /**
  * The settings a topic must have. A topic that holds copies of other topics' records (a delivery
@@ -90,9 +118,8 @@ async function setOverrides(admin: Admin, wanted: readonly (readonly [string, re
   );
   const byName = new Map(wanted);
   const stale = resources.flatMap((resource) => {
-    const entries = byName.get(resource.resourceName) ?? [];
-    const differs = entries.some((e) => resource.configEntries.find((c) => c.configName === e.name)?.configValue !== e.value);
-    return differs ? [{ resource, entries }] : [];
+    const entries = (byName.get(resource.resourceName) ?? []).filter((e) => lacks(e, resource.configEntries.find((c) => c.configName === e.name)?.configValue));
+    return entries.length > 0 ? [{ resource, entries }] : [];
   });
   if (stale.length === 0) return;
   await retrying(() =>
@@ -105,7 +132,7 @@ async function setOverrides(admin: Admin, wanted: readonly (readonly [string, re
           ...resource.configEntries
             .filter((e) => e.configSource === ConfigSource.TOPIC_CONFIG && !entries.some((w) => w.name === e.configName))
             .map((e) => ({ name: e.configName, value: e.configValue })),
-          ...entries,
+          ...entries.map(({ name, value }) => ({ name, value })),
         ],
       })),
     }),

@@ -111,9 +111,11 @@ export const topics = {
     name: 'gw.payments', key: 'account id', schema: 'gateway.payments.PaymentRecord',
     partitions: 6, cleanup: 'delete', retentionMs: 400 * DAY,
   }),
+  // Billing facts (media stored and removed, thresholds fired), few and small: kept for ever, so
+  // usage is rebuilt at any age.
   usage: topic<R.UsageRecord>({
     name: 'gw.usage', key: 'account id', schema: 'gateway.usage.UsageRecord',
-    partitions: 6, cleanup: 'delete', retentionMs: 30 * DAY,
+    partitions: 6, cleanup: 'delete',
   }),
   calls: topic<R.CallEvent>({
     name: 'gw.calls', key: 'instance id', schema: 'gateway.calls.CallEvent',

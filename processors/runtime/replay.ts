@@ -1,61 +1,12 @@
 import type { Logger } from 'pino';
+import type { ClickHouse } from '../../shared/clickhouse.js';
 import { backlogFetch, deleteGroup, topicName, watermarks } from '../../topics/index.js';
+import { replayTable, tableGaps } from './clickhouse-replay.js';
+import type { ClickHouseTable } from './clickhouse-table.js';
+import { LogGapsError, logGaps, type LogGap, type ProjectionGaps, type ReplayResult } from './log-gaps.js';
 import type { Projection } from './projection.js';
 import { runProjection, type RunnerDeps } from './runner.js';
 import { projectionLockKey, quoteIdent, storedOffsets } from './store.js';
-
-export interface ReplayResult {
-  readonly projection: string;
-  readonly records: number;
-  readonly durationMs: number;
-  /** What the log no longer held, which the rebuilt projection lacks (replayed with `allowGaps`). */
-  readonly gaps: readonly LogGap[];
-}
-
-/** Records of an input partition that retention has deleted: offsets `0` to `firstHeld - 1`. */
-export interface LogGap {
-  readonly topic: string;
-  readonly partition: number;
-  readonly firstHeld: number;
-}
-
-/** What one projection's replay would lack. */
-export interface ProjectionGaps {
-  readonly projection: string;
-  readonly gaps: readonly LogGap[];
-}
-
-/** A replay refused because its inputs no longer start at offset zero; the message says what would be lost. */
-export class LogGapsError extends Error {
-  override readonly name = 'LogGapsError';
-  /** The projections refused, comma-separated. */
-  readonly projection: string;
-  readonly gaps: readonly LogGap[];
-
-  constructor(readonly refused: readonly ProjectionGaps[]) {
-    super(
-      `${refused
-        .map(
-          ({ projection, gaps }) =>
-            `replaying ${projection} would lose what the log no longer holds: ${gaps
-              .map((g) => `${g.topic} partition ${g.partition} records 0-${g.firstHeld - 1}`)
-              .join(', ')}`,
-        )
-        .join('; ')}; replay anyway with --allow-gaps`,
-    );
-    this.projection = refused.map((r) => r.projection).join(', ');
-    this.gaps = refused.flatMap((r) => r.gaps);
-  }
-}
-
-/** The partitions of `topics` whose first records are gone. */
-export async function logGaps(kafka: RunnerDeps['kafka'], topics: readonly string[]): Promise<LogGap[]> {
-  const gaps: LogGap[] = [];
-  for (const topic of topics) {
-    for (const [partition, { low }] of await watermarks(kafka, topic)) if (low > 0) gaps.push({ topic, partition, firstHeld: low });
-  }
-  return gaps;
-}
 
 const inputTopics = (deps: Pick<RunnerDeps, 'serdes'>, projection: Projection) => projection.handlers.map((h) => topicName(h.topic, deps.serdes.prefix));
 
@@ -65,27 +16,39 @@ export async function projectionGaps(deps: Pick<RunnerDeps, 'kafka' | 'serdes'>,
   return logGaps(deps.kafka, inputTopics(deps, projection).filter((topic) => !covered.has(topic)));
 }
 
+/** ClickHouse tables to rebuild with the Postgres projections, in the store they live in. */
+export interface ReplayedTables {
+  readonly clickhouse: ClickHouse;
+  readonly tables: readonly ClickHouseTable[];
+}
+
 /**
- * Replays projections one after the other. Every projection's inputs are checked first, so a
- * refusal names every gap of every projection before anything is rebuilt.
+ * Replays projections one after the other, then the ClickHouse tables. Every input is checked
+ * first, so a refusal names every gap of every projection and table before anything is rebuilt.
  */
 export async function replayAll(
   deps: RunnerDeps,
   projections: readonly Projection[],
-  options: { deadlineMs?: number; allowGaps?: boolean; onReplayed?: (result: ReplayResult) => void } = {},
+  options: { deadlineMs?: number; allowGaps?: boolean; onReplayed?: (result: ReplayResult) => void; clickhouse?: ReplayedTables } = {},
 ): Promise<ReplayResult[]> {
+  const tables = options.clickhouse?.tables ?? [];
   const refused: ProjectionGaps[] = [];
   for (const projection of projections) {
     const gaps = await projectionGaps(deps, projection);
     if (gaps.length > 0) refused.push({ projection: projection.name, gaps });
   }
+  for (const table of tables) {
+    const gaps = await tableGaps(deps, table);
+    if (gaps.length > 0) refused.push({ projection: table.name, gaps });
+  }
   if (refused.length > 0 && options.allowGaps !== true) throw new LogGapsError(refused);
   const results: ReplayResult[] = [];
-  for (const projection of projections) {
-    const result = await replayProjection(deps, projection, options);
+  const replayed = (result: ReplayResult) => {
     options.onReplayed?.(result);
     results.push(result);
-  }
+  };
+  for (const projection of projections) replayed(await replayProjection(deps, projection, options));
+  for (const table of tables) replayed(await replayTable({ ...deps, clickhouse: options.clickhouse!.clickhouse }, table, options));
   return results;
 }
 

@@ -17,7 +17,7 @@ import {
   usageProjectionName,
 } from './counters.js';
 import { periodOf } from './period.js';
-import { sendUsage, storedMediaUsage, type UsageRow } from './rows.js';
+import { sendUsage, sentUsage, storedMediaUsage, type UsageRow } from './rows.js';
 import { firedThreshold, reachedPercents, thresholdRecord } from './thresholds.js';
 
 /**
@@ -26,9 +26,10 @@ import { firedThreshold, reachedPercents, thresholdRecord } from './thresholds.j
  * public event on `gw.events`. Each threshold fires once a period; its event id comes from what it
  * is, so a batch retried after the records were written repeats the same ids.
  *
- * The plan of each account comes from `gw.config` (Free until one is seen). The counters are as
- * good as the log: a replay rebuilds them only from what the topics still retain (7 days of
- * sends, 30 days of media records), and says what it would lose.
+ * The plan of each account comes from `gw.config` (Free until one is seen). A replay rebuilds the
+ * counters at any age: the sends from the history's changelog `gw.messages.state` (beside the send
+ * commands of the last 7 days; each message counts once whichever it is read from), the media and
+ * the thresholds from `gw.usage`, kept for ever.
  *
  * Which thresholds fired depends on the plan each record was counted against, so on how the
  * live run interleaved `gw.config` with the counted topics; a replay reads them in another order.
@@ -42,6 +43,7 @@ export function usageProjection(producer: Producer, mode: 'live' | 'replay' = 'l
     ddl: countersDdl,
     handlers: [
       on(topics.config, (tx, record, meta) => applyConfig(tx, record, meta)),
+      ...(mode === 'replay' ? [onBatch(topics.messageStates, (tx, states) => counted(tx, valuesOf(states).flatMap((state) => sentUsage(state) ?? [])))] : []),
       onBatch(topics.sendCommands, (tx, commands) => counted(tx, valuesOf(sendsTakenInTime(commands)).map(sendUsage))),
       onBatch(topics.usage, async (tx, records) => {
         const values = valuesOf(records);
@@ -49,6 +51,7 @@ export function usageProjection(producer: Producer, mode: 'live' | 'replay' = 'l
         if (mode === 'replay') await markFired(tx, values.flatMap((record) => firedThreshold(record) ?? []));
       }),
     ],
+    changelogCovers: mode === 'replay' ? [topics.sendCommands] : [],
   };
 }
 

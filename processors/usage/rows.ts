@@ -1,5 +1,5 @@
 import type { AccountId, InstanceId, ProjectId } from '../../schemas/ids.js';
-import type { SendCommand, UsageRecord } from '../../schemas/records.js';
+import { SendOriginValues, type MessageState, type SendCommand, type UsageRecord } from '../../schemas/records.js';
 
 /** One counted thing: the unit both usage stores (ClickHouse and the Postgres counters) add up. */
 export interface UsageRow {
@@ -28,6 +28,30 @@ export function sendUsage(command: SendCommand): UsageRow {
     kind: 'message_sent',
     quantity: 1,
     occurred_at: command.occurred_at,
+  };
+}
+
+/**
+ * The send a message's latest state on `gw.messages.state` (the history's changelog) is, counted as
+ * `sendUsage` counts its command, which retention deletes long before the changelog forgets it:
+ * a message of ours (direction out, origin api or campaign) once its send is applied (a type), or
+ * our edit or deletion once a status fact gave it a row (its change carries the send's time). A
+ * received message, or a row only status facts have made so far, counts nothing.
+ */
+export function sentUsage(state: MessageState): UsageRow | undefined {
+  const row = state.message;
+  if (state.account_id === null || row === null || row.direction !== 'out') return undefined;
+  const ours = row.type !== null && (SendOriginValues as readonly (string | null)[]).includes(row.origin);
+  const occurredAt = ours ? row.occurred_at : state.change?.occurred_at;
+  if (occurredAt === undefined) return undefined;
+  return {
+    event_id: state.message_id,
+    account_id: state.account_id,
+    project_id: state.project_id,
+    instance_id: state.instance_id,
+    kind: 'message_sent',
+    quantity: 1,
+    occurred_at: occurredAt,
   };
 }
 

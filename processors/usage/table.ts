@@ -1,13 +1,17 @@
 import type { ClickHouse } from '../../shared/clickhouse.js';
-import type { UsageRow } from './rows.js';
+import { takenInTime, topics } from '../../topics/index.js';
+import { dateTimeText, tableInput, type ClickHouseTable, type TableRow } from '../runtime/clickhouse-table.js';
+import { sendUsage, sentUsage, storedMediaUsage, type UsageRow } from './rows.js';
+
+export const usageEventsName = 'usage_events';
 
 /**
  * Counted usage for analytics and `GET /usage`. A ReplacingMergeTree keyed by what is counted:
- * a batch written again (redelivery, a writer restarted from offset zero) leaves one row per key
- * once merged, and reads use FINAL so they count it once before that. No partition key, so rows
- * of one key always meet in a merge.
+ * a batch written again (redelivery, a writer restarted from offset zero, a replay's catch-up)
+ * leaves one row per key once merged, and reads use FINAL so they count it once before that. No
+ * partition key, so rows of one key always meet in a merge.
  */
-const USAGE_EVENTS_DDL = `CREATE TABLE IF NOT EXISTS usage_events (
+const ddl = (table: string) => `CREATE TABLE IF NOT EXISTS \`${table}\` (
   account_id String,
   project_id String,
   instance_id String,
@@ -18,22 +22,30 @@ const USAGE_EVENTS_DDL = `CREATE TABLE IF NOT EXISTS usage_events (
 ) ENGINE = ReplacingMergeTree
 ORDER BY (account_id, kind, event_id)`;
 
+const rowOf = (row: UsageRow): TableRow => ({ ...row, project_id: row.project_id ?? '', instance_id: row.instance_id ?? '', occurred_at: dateTimeText(row.occurred_at) });
+const rows = (row: UsageRow | undefined): TableRow[] => (row ? [rowOf(row)] : []);
+
+/**
+ * The table counts what the Postgres usage counters count: the sends the log took in time, by
+ * message id, and stored media. Live, the sends come from their commands; a replay reads the
+ * history's changelog `gw.messages.state` beside them (each message counts once whichever it is
+ * read from), so it rebuilds sends older than the commands' 7 days; `gw.usage` is kept for ever.
+ */
+export function usageEventsTable(mode: 'live' | 'replay'): ClickHouseTable {
+  return {
+    name: usageEventsName,
+    ddl,
+    inputs: [
+      tableInput(topics.sendCommands, (command, record) => rows(takenInTime(command, record.timestamp) ? sendUsage(command) : undefined)),
+      tableInput(topics.usage, (record) => rows(storedMediaUsage(record))),
+      ...(mode === 'replay' ? [tableInput(topics.messageStates, (state) => rows(sentUsage(state)))] : []),
+    ],
+    changelogCovers: mode === 'replay' ? [topics.sendCommands] : [],
+  };
+}
+
 export async function ensureUsageTable(clickhouse: ClickHouse): Promise<void> {
-  await clickhouse.command(USAGE_EVENTS_DDL);
-}
-
-/** `2026-01-31 23:59:59.123`: the DateTime64 text form, read the same by every ClickHouse version. */
-function dateTimeText(ms: number): string {
-  return new Date(ms).toISOString().replace('T', ' ').replace('Z', '');
-}
-
-/** Inserts rows with their data inline (`command` is the one call both chDB and a server take for it). */
-export async function insertUsageRows(clickhouse: ClickHouse, rows: readonly UsageRow[]): Promise<void> {
-  if (rows.length === 0) return;
-  const lines = rows.map((row) =>
-    JSON.stringify({ ...row, project_id: row.project_id ?? '', instance_id: row.instance_id ?? '', occurred_at: dateTimeText(row.occurred_at) }),
-  );
-  await clickhouse.command(`INSERT INTO usage_events FORMAT JSONEachRow\n${lines.join('\n')}`);
+  await clickhouse.command(ddl(usageEventsName));
 }
 
 export type Granularity = 'day' | 'month';

@@ -126,12 +126,15 @@ describe('replay --all', () => {
     expect(await replay.exited, replay.output()).toBe(0);
     const lines = replay.stdout().trim().split('\n');
     const results = JSON.parse(lines.pop()!) as Array<{ projection: string; records: number }>;
-    expect(results.map((r) => r.projection)).toEqual([...replayable]);
+    // The Postgres projections, then the ClickHouse tables (usage-replay.test.ts compares the table with the live one).
+    expect(results.map((r) => r.projection)).toEqual([...replayable, 'usage_events']);
     // The conversations replay reads the messages' changelog too: a state per message the live projection changed.
     const held = await watermarks(clients.kafka, topicName(topics.messageStates, clients.serdes.prefix));
     const states = [...held.values()].reduce((n, w) => n + w.high - w.low, 0);
     expect(states).toBeGreaterThanOrEqual(900 + 300);
     expect(results.find((r) => r.projection === 'conversations')!.records).toBe(900 + 600 + 75 + 300 + states);
+    // Every send, media and threshold record, and every message state.
+    expect(results.find((r) => r.projection === 'usage_events')!.records).toBeGreaterThanOrEqual(900 + 3 + states);
     for (const name of replayable) expect(lines.find((line) => line.startsWith(`${name} `)), replay.output()).toMatch(/\d+ records +[\d.]+ s +\d+ records\/s/);
 
     expect(await dump()).toEqual(before);
@@ -140,25 +143,32 @@ describe('replay --all', () => {
     expect(leftovers).toEqual([]);
   });
 
-  it('refuses up front, naming the gaps of every projection, once retention has cut an input', async () => {
-    const sendTopic = topicName(topics.sendCommands, clients.serdes.prefix);
-    const held = await watermarks(clients.kafka, sendTopic);
-    const [partition, { high }] = [...held].find(([, w]) => w.high > 0)!;
-    const admin = clients.kafka.admin();
-    await admin.connect();
-    try {
-      await admin.fetchTopicMetadata({ topics: [sendTopic] });
-      await admin.deleteTopicRecords({ topic: sendTopic, partitions: [{ partition, offset: String(high) }] });
-    } finally {
-      await admin.disconnect();
+  it('refuses up front, naming the gaps of every projection and table, once an input lost records', async () => {
+    /** Deletes the records of the topic's first partition that holds some, as retention deletes them; returns what is lost. */
+    async function cut(spec: TopicSpec<unknown>): Promise<string> {
+      const topic = topicName(spec, clients.serdes.prefix);
+      const [partition, { high }] = [...(await watermarks(clients.kafka, topic))].find(([, w]) => w.high > 0)!;
+      const admin = clients.kafka.admin();
+      await admin.connect();
+      try {
+        await admin.fetchTopicMetadata({ topics: [topic] });
+        await admin.deleteTopicRecords({ topic, partitions: [{ partition, offset: String(high) }] });
+      } finally {
+        await admin.disconnect();
+      }
+      return `${topic} partition ${partition} records 0-${high - 1}`;
     }
+    const sends = await cut(topics.sendCommands);
+    // gw.usage is kept for ever; an operator's deletion (or a retention set shorter by hand) still cuts it.
+    const media = await cut(topics.usage);
     const before = await dump();
 
     const replay = spawnGateway(['replay', '--all'], env.env);
     expect(await replay.exited, replay.output()).toBe(1);
-    const lost = `${sendTopic} partition ${partition} records 0-${high - 1}`;
-    expect(replay.output()).toContain(`replaying usage would lose what the log no longer holds: ${lost}`);
-    // The conversations read what the send topic lost from their changelog (gw.messages.state): not refused.
+    expect(replay.output()).toContain(`replaying usage would lose what the log no longer holds: ${media}`);
+    expect(replay.output()).toContain(`replaying usage_events would lose what the log no longer holds: ${media}`);
+    // The conversations and usage read what the send topic lost from the history's changelog (gw.messages.state): not refused.
+    expect(replay.output()).not.toContain(sends);
     expect(replay.output()).not.toContain('replaying conversations');
     expect(replay.output()).toContain('--allow-gaps');
     expect(await dump(), 'nothing is rebuilt when one projection is refused').toEqual(before);
