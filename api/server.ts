@@ -22,6 +22,7 @@ import { DEFAULT_BODY_LIMIT } from './body-limits.js';
 import { createRateLimiter, type RateLimit } from './plugins/rate-limit.js';
 import { poolRoutes } from './pools/routes.js';
 import { contactRoutes, type ContactRouteOptions } from './contacts/routes.js';
+import { tagRoutes } from './contacts/tags.js';
 import { conversationRoutes, type ConversationRouteOptions } from './conversations/routes.js';
 import { groupRoutes, type GroupRouteOptions } from './groups/routes.js';
 import { mediaRoutes, type MediaRoutesOptions } from './media/routes.js';
@@ -144,6 +145,7 @@ export async function buildServer(deps: ApiDeps) {
     await api.register(messageRoutes, { ctx, ...deps.messages });
     await api.register(conversationRoutes, { ctx, ...deps.conversations });
     await api.register(contactRoutes, { ctx, ...deps.contacts });
+    await api.register(tagRoutes, { ctx });
     await api.register(groupRoutes, { ctx, ...deps.groups });
     await api.register(usageRoutes, { ctx });
     await api.register(mediaRoutes, deps.media);

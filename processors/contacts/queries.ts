@@ -78,3 +78,13 @@ export async function listContacts(db: Pool, accountId: string, filter: ContactF
   );
   return rows;
 }
+
+/** The account's tags, by name, with how many contacts carry each. */
+export async function tagCounts(db: Pool, accountId: string): Promise<{ name: string; contacts: number }[]> {
+  const { rows } = await db.query<{ name: string; contacts: number }>(
+    `SELECT tag AS name, count(*)::int AS contacts FROM contacts.contacts, unnest(tags) AS tag
+     WHERE account_id = $1 GROUP BY tag ORDER BY tag`,
+    [accountId],
+  );
+  return rows;
+}

@@ -1,0 +1,106 @@
+import type { AddressInfo } from 'node:net';
+import { request } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAccount, type CreatedAccount } from '../../processors/config/accounts.js';
+import { connectSandboxNumbers } from '../../processors/instances/sandbox-pairing.js';
+import { startApi, type RunningApi } from '../../stack/api-role.js';
+import type { Clients } from '../../stack/clients.js';
+import { startRoles, type RunningRoles } from '../../stack/roles.js';
+import { testClients } from '../support/clients.js';
+import { createTestEnv, waitFor, type TestEnv } from '../support/env.js';
+
+interface Answer<T = Record<string, unknown>> {
+  readonly status: number;
+  readonly body: T;
+}
+
+/**
+ * The audience routes of the account-wide contact base (spec 4.3 and 5: /tags, /suppressions,
+ * /blocklist, /contact-groups) over HTTP on the real stack, with the processor applying what
+ * the routes write to the log. Each account sees only its own.
+ */
+describe('audience routes', () => {
+  let env: TestEnv;
+  let clients: Clients;
+  let roles: RunningRoles;
+  let api: RunningApi;
+  let base: string;
+  let shop: CreatedAccount;
+  let other: CreatedAccount;
+
+  async function call<T = Record<string, unknown>>(method: string, path: string, options: { auth?: string; body?: unknown } = {}): Promise<Answer<T>> {
+    const response = await request(`${base}${path}`, {
+      method: method as 'GET',
+      headers: {
+        ...(options.auth === undefined ? {} : { authorization: `Bearer ${options.auth}` }),
+        ...(options.body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      body: options.body === undefined ? undefined : JSON.stringify(options.body),
+    });
+    const text = await response.body.text();
+    return { status: response.statusCode, body: (text === '' ? {} : JSON.parse(text)) as T };
+  }
+  const as = (account: CreatedAccount) => (method: string, path: string, body?: unknown) => call(method, path, { auth: account.api_key, body });
+  /** Polls a GET until its body equals `expected`. */
+  const until = (account: CreatedAccount, path: string, expected: unknown) =>
+    waitFor(`${path} to read ${JSON.stringify(expected)}`, async () => {
+      const answer = await as(account)('GET', path);
+      return JSON.stringify(answer.body) === JSON.stringify(expected) ? answer : undefined;
+    }, { timeoutMs: 20_000 });
+
+  beforeAll(async () => {
+    env = await createTestEnv({ PORT: '0', HOST: '127.0.0.1', SWEEP_INTERVAL_MS: '3600000' });
+    clients = await testClients(env);
+    roles = await startRoles(['processor', 'connector'], clients);
+    api = await startApi(clients, { listen: true });
+    base = `http://127.0.0.1:${(api.app.server.address() as AddressInfo).port}`;
+    const connect = connectSandboxNumbers(clients.producer);
+    shop = await createAccount(clients.producer, { name: 'Shop', email: 'shop@audience.test', plan: 'pro', sandboxNumbers: 1 }, connect);
+    other = await createAccount(clients.producer, { name: 'Other', email: 'other@audience.test', plan: 'pro', sandboxNumbers: 0 }, connect);
+    await api.directory.until(() => [shop, other].every((a) => api.directory.accounts.has(a.account_id) && api.directory.keysOf(a.account_id).length > 0), 15_000);
+  }, 120_000);
+
+  afterAll(async () => {
+    await api?.stop();
+    await roles?.stop();
+    await clients?.close();
+    await env?.dispose();
+  });
+
+  describe('/tags', () => {
+    it('lists the tags with their contact counts, renames (merging) and deletes them across contacts', async () => {
+      const imported = await as(shop)('POST', '/contacts/import', {
+        rows: [
+          { phone: '+5511900000001', tags: ['vip', 'lead'] },
+          { phone: '+5511900000002', tags: ['vip'] },
+          { phone: '+5511900000003', tags: ['lead'] },
+        ],
+      });
+      expect(imported).toMatchObject({ status: 200, body: { created: 3 } });
+      await until(shop, '/tags', { data: [{ name: 'lead', contacts: 2 }, { name: 'vip', contacts: 2 }] });
+      expect(await as(other)('GET', '/tags')).toEqual({ status: 200, body: { data: [] } });
+
+      expect(await as(shop)('PATCH', '/tags/vip', { name: ' gold ' })).toEqual({ status: 200, body: { name: 'gold', contacts: 2 } });
+      await until(shop, '/tags', { data: [{ name: 'gold', contacts: 2 }, { name: 'lead', contacts: 2 }] });
+      const tagged = await as(shop)('GET', '/contacts?tag=gold');
+      expect((tagged.body.data as { phone: string; tags: string[] }[]).map((c) => [c.phone, c.tags]).sort()).toEqual([['+5511900000001', ['gold', 'lead']], ['+5511900000002', ['gold']]]);
+
+      // Renaming onto a tag in use merges: the contact carrying both keeps one.
+      expect(await as(shop)('PATCH', '/tags/lead', { name: 'gold' })).toEqual({ status: 200, body: { name: 'gold', contacts: 2 } });
+      await until(shop, '/tags', { data: [{ name: 'gold', contacts: 3 }] });
+
+      expect(await as(shop)('DELETE', '/tags/gold')).toEqual({ status: 204, body: {} });
+      await until(shop, '/tags', { data: [] });
+    });
+
+    it('answers 404 for a tag no contact carries, 400 for a bad name, 401 without a key', async () => {
+      expect(await as(shop)('PATCH', '/tags/nobody', { name: 'x' })).toMatchObject({ status: 404, body: { code: 'not_found' } });
+      expect(await as(shop)('DELETE', '/tags/nobody')).toMatchObject({ status: 404, body: { code: 'not_found' } });
+      expect(await as(shop)('PATCH', '/tags/vip', { name: '' })).toMatchObject({ status: 400, body: { code: 'invalid_request' } });
+      expect(await as(shop)('PATCH', '/tags/vip', { name: '   ' })).toMatchObject({ status: 400, body: { code: 'invalid_request' } });
+      expect(await as(shop)('PATCH', '/tags/vip', { name: 'x', color: 'red' })).toMatchObject({ status: 400, body: { code: 'invalid_request' } });
+      expect(await as(shop)('PATCH', `/tags/${'x'.repeat(65)}`, { name: 'y' })).toMatchObject({ status: 400, body: { code: 'invalid_request' } });
+      expect(await call('GET', '/tags')).toMatchObject({ status: 401, body: { code: 'unauthorized' } });
+    });
+  });
+});
