@@ -12,6 +12,7 @@ import type { Projection } from './runtime/projection.js';
 import { usageProjection } from './usage/index.js';
 import { callsProjection } from './calls/projection.js';
 import { paymentsProjection } from './payments/projection.js';
+import { audienceProjection } from './audience/index.js';
 
 export { runProjection, type RunnerDeps, type RunningProjection } from './runtime/runner.js';
 export { LogGapsError, logGaps, projectionGaps, replayAll, replayProjection, waitUntilCaughtUp, type LogGap, type ProjectionGaps, type ReplayResult } from './runtime/replay.js';
@@ -40,7 +41,7 @@ export function projectionsFor(
   { producer, mediaLinks }: { readonly producer: Producer; readonly mediaLinks: MediaLinks },
   mode: 'live' | 'replay',
 ): ReadonlyMap<string, Projection> {
-  const projections = [instancesProjection, connectionsProjection, conversationsProjection({ producer, mode }), contactsProjection({ producer, mode }), usageProjection(producer, mode), deliveriesProjection, callsProjection, paymentsProjection];
+  const projections = [instancesProjection, connectionsProjection, conversationsProjection({ producer, mode }), contactsProjection({ producer, mode }), usageProjection(producer, mode), deliveriesProjection, callsProjection, paymentsProjection, audienceProjection];
   // The events projection only announces what happens now: replayed, it would announce the past again.
   if (mode === 'live') projections.push(eventsProjection({ producer, mediaLinks }));
   return new Map(projections.map((p) => [p.name, p]));
@@ -51,4 +52,4 @@ export function projectionsFor(
  * 30 of media records), so replaying usage on a stack older than that is refused with what it
  * would lose, like any other gap.
  */
-export const replayable = ['instances', 'connections', 'conversations', 'contacts', 'deliveries', 'calls', 'payments', 'usage'] as const;
+export const replayable = ['instances', 'connections', 'conversations', 'contacts', 'deliveries', 'calls', 'payments', 'usage', 'audience'] as const;

@@ -6,6 +6,7 @@ import { connectSandboxNumbers } from '../../processors/instances/sandbox-pairin
 import { startApi, type RunningApi } from '../../stack/api-role.js';
 import type { Clients } from '../../stack/clients.js';
 import { startRoles, type RunningRoles } from '../../stack/roles.js';
+import { endOffsets, topicName, topics } from '../../topics/index.js';
 import { testClients } from '../support/clients.js';
 import { createTestEnv, waitFor, type TestEnv } from '../support/env.js';
 
@@ -58,6 +59,10 @@ describe('audience routes', () => {
     shop = await createAccount(clients.producer, { name: 'Shop', email: 'shop@audience.test', plan: 'pro', sandboxNumbers: 1 }, connect);
     other = await createAccount(clients.producer, { name: 'Other', email: 'other@audience.test', plan: 'pro', sandboxNumbers: 0 }, connect);
     await api.directory.until(() => [shop, other].every((a) => api.directory.accounts.has(a.account_id) && api.directory.keysOf(a.account_id).length > 0), 15_000);
+    await waitFor('the shop number connected', async () => {
+      const listed = await as(shop)('GET', '/instances');
+      return (listed.body.data as { status: string }[] | undefined)?.[0]?.status === 'connected';
+    }, { timeoutMs: 30_000 });
   }, 120_000);
 
   afterAll(async () => {
@@ -101,6 +106,71 @@ describe('audience routes', () => {
       expect(await as(shop)('PATCH', '/tags/vip', { name: 'x', color: 'red' })).toMatchObject({ status: 400, body: { code: 'invalid_request' } });
       expect(await as(shop)('PATCH', `/tags/${'x'.repeat(65)}`, { name: 'y' })).toMatchObject({ status: 400, body: { code: 'invalid_request' } });
       expect(await call('GET', '/tags')).toMatchObject({ status: 401, body: { code: 'unauthorized' } });
+    });
+  });
+
+  describe('/suppressions and /blocklist', () => {
+    const sends = async () => [...(await endOffsets(clients.kafka, topicName(topics.sendCommands, clients.serdes.prefix))).values()].reduce((a, b) => a + b, 0);
+    const text = (to: string) => as(shop)('POST', '/messages/text', { to, body: 'hello' });
+    const otp = (to: string) => as(shop)('POST', '/messages/otp', { to, code: '123456' });
+
+    it('refuses every send but a deletion to a blocklisted phone, writing nothing, until it is removed', async () => {
+      const phone = '+5511900001001';
+      expect(await text(phone)).toMatchObject({ status: 202 });
+      const added = await as(shop)('POST', '/blocklist', { phone: '+55 (11) 90000-1001', reason: 'abuse' });
+      expect(added).toMatchObject({ status: 201, body: { phone, reason: 'abuse' } });
+      expect(await as(shop)('POST', '/blocklist', { phone, reason: 'abuse' })).toEqual({ status: 200, body: added.body });
+      expect(await as(shop)('GET', '/blocklist')).toEqual({ status: 200, body: { data: [added.body], next_cursor: null } });
+      expect(await as(shop)('GET', `/blocklist/${phone}`)).toEqual({ status: 200, body: added.body });
+      expect(await as(shop)('GET', `/blocklist/${encodeURIComponent(phone)}`)).toEqual({ status: 200, body: added.body });
+      expect(await as(other)('GET', '/blocklist')).toEqual({ status: 200, body: { data: [], next_cursor: null } });
+      expect(await as(other)('GET', `/blocklist/${phone}`)).toMatchObject({ status: 404, body: { code: 'not_found' } });
+      expect(await as(shop)('GET', `/suppressions/${phone}`)).toMatchObject({ status: 404, body: { code: 'not_found' } });
+
+      const before = await sends();
+      expect(await text(phone)).toMatchObject({ status: 422, body: { code: 'contact_opted_out' } });
+      expect(await otp(phone)).toMatchObject({ status: 422, body: { code: 'contact_opted_out' } });
+      expect(await sends()).toBe(before);
+
+      expect(await as(shop)('DELETE', `/blocklist/${phone}`)).toEqual({ status: 204, body: {} });
+      expect(await as(shop)('GET', `/blocklist/${phone}`)).toMatchObject({ status: 404, body: { code: 'not_found' } });
+      expect(await text(phone)).toMatchObject({ status: 202 });
+    });
+
+    it('refuses sends but OTPs to a suppressed phone, and pages the list newest first', async () => {
+      const phones = ['+5511900002001', '+5511900002002', '+5511900002003'];
+      for (const phone of phones) expect(await as(shop)('POST', '/suppressions', { phone })).toMatchObject({ status: 201, body: { phone, reason: null } });
+      // Listing again with a reason replaces the reason and keeps the time it was first listed.
+      const first = await as(shop)('GET', `/suppressions/${phones[0]}`);
+      expect(await as(shop)('POST', '/suppressions', { phone: phones[0], reason: 'bounced' })).toEqual({ status: 200, body: { ...first.body, reason: 'bounced' } });
+
+      const before = await sends();
+      expect(await text(phones[1]!)).toMatchObject({ status: 422, body: { code: 'contact_opted_out' } });
+      expect(await sends()).toBe(before);
+      expect(await otp(phones[1]!)).toMatchObject({ status: 202 });
+
+      const page1 = await as(shop)('GET', '/suppressions?limit=2');
+      expect(page1.status).toBe(200);
+      const page2 = await as(shop)('GET', `/suppressions?limit=2&cursor=${page1.body.next_cursor as string}`);
+      expect(page2.body.next_cursor).toBeNull();
+      const listed = [...(page1.body.data as { phone: string }[]), ...(page2.body.data as { phone: string }[])].map((entry) => entry.phone);
+      expect(listed.sort()).toEqual(phones);
+      expect(await as(other)('GET', '/suppressions')).toEqual({ status: 200, body: { data: [], next_cursor: null } });
+    });
+
+    it('answers 400 for a bad phone or body, 404 for a phone not listed, 401 without a key', async () => {
+      for (const list of ['suppressions', 'blocklist']) {
+        expect(await as(shop)('POST', `/${list}`, { phone: 'not a phone' })).toMatchObject({ status: 400, body: { code: 'invalid_request' } });
+        expect(await as(shop)('POST', `/${list}`, {})).toMatchObject({ status: 400, body: { code: 'invalid_request' } });
+        expect(await as(shop)('POST', `/${list}`, { phone: '+5511900003001', color: 'red' })).toMatchObject({ status: 400, body: { code: 'invalid_request' } });
+        expect(await as(shop)('POST', `/${list}`, { phone: '+5511900003001', reason: 'x'.repeat(201) })).toMatchObject({ status: 400, body: { code: 'invalid_request' } });
+        expect(await as(shop)('GET', `/${list}?limit=0`)).toMatchObject({ status: 400, body: { code: 'invalid_request' } });
+        expect(await as(shop)('GET', `/${list}?cursor=nonsense`)).toMatchObject({ status: 400, body: { code: 'invalid_request' } });
+        expect(await as(shop)('GET', `/${list}/abc`)).toMatchObject({ status: 400, body: { code: 'invalid_request' } });
+        expect(await as(shop)('GET', `/${list}/+5511900003999`)).toMatchObject({ status: 404, body: { code: 'not_found' } });
+        expect(await as(shop)('DELETE', `/${list}/+5511900003999`)).toMatchObject({ status: 404, body: { code: 'not_found' } });
+        expect(await call('GET', `/${list}`)).toMatchObject({ status: 401, body: { code: 'unauthorized' } });
+      }
     });
   });
 });
