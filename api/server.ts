@@ -24,6 +24,7 @@ import { poolRoutes } from './pools/routes.js';
 import { contactRoutes, type ContactRouteOptions } from './contacts/routes.js';
 import { tagRoutes } from './contacts/tags.js';
 import { phoneListRoutes } from './audience/phone-lists.js';
+import { contactGroupRoutes } from './audience/contact-groups.js';
 import { conversationRoutes, type ConversationRouteOptions } from './conversations/routes.js';
 import { groupRoutes, type GroupRouteOptions } from './groups/routes.js';
 import { mediaRoutes, type MediaRoutesOptions } from './media/routes.js';
@@ -148,6 +149,7 @@ export async function buildServer(deps: ApiDeps) {
     await api.register(contactRoutes, { ctx, ...deps.contacts });
     await api.register(tagRoutes, { ctx });
     await api.register(phoneListRoutes, { ctx });
+    await api.register(contactGroupRoutes, { ctx });
     await api.register(groupRoutes, { ctx, ...deps.groups });
     await api.register(usageRoutes, { ctx });
     await api.register(mediaRoutes, deps.media);

@@ -88,3 +88,12 @@ export async function tagCounts(db: Pool, accountId: string): Promise<{ name: st
   );
   return rows;
 }
+
+/** Those of `contactIds` that are contacts of the account. */
+export async function knownContactIds(db: Pool, accountId: string, contactIds: readonly string[]): Promise<string[]> {
+  const { rows } = await db.query<{ contact_id: string }>(
+    'SELECT contact_id FROM contacts.contacts WHERE account_id = $1 AND contact_id = ANY($2::text[])',
+    [accountId, contactIds],
+  );
+  return rows.map((row) => row.contact_id);
+}

@@ -6,6 +6,7 @@ import { connectSandboxNumbers } from '../../processors/instances/sandbox-pairin
 import { startApi, type RunningApi } from '../../stack/api-role.js';
 import type { Clients } from '../../stack/clients.js';
 import { startRoles, type RunningRoles } from '../../stack/roles.js';
+import { contactId } from '../../schemas/contact-ids.js';
 import { endOffsets, topicName, topics } from '../../topics/index.js';
 import { testClients } from '../support/clients.js';
 import { createTestEnv, waitFor, type TestEnv } from '../support/env.js';
@@ -171,6 +172,74 @@ describe('audience routes', () => {
         expect(await as(shop)('DELETE', `/${list}/+5511900003999`)).toMatchObject({ status: 404, body: { code: 'not_found' } });
         expect(await call('GET', `/${list}`)).toMatchObject({ status: 401, body: { code: 'unauthorized' } });
       }
+    });
+  });
+
+  describe('/contact-groups', () => {
+    const phones = ['+5511900004001', '+5511900004002', '+5511900004003'];
+    let ids: string[];
+
+    beforeAll(async () => {
+      expect(await as(shop)('POST', '/contacts/import', { rows: phones.map((phone, i) => ({ phone, name: `Member ${i}` })) })).toMatchObject({ status: 200 });
+      ids = phones.map((phone) => contactId(shop.account_id, phone));
+      await waitFor('the members imported', async () => ((await as(shop)('GET', '/contacts?q=%2B55119000040')).body.data as unknown[]).length === 3, { timeoutMs: 20_000 });
+    });
+
+    it('creates, reads, renames and deletes a group; adds, lists by page and removes its contacts', async () => {
+      const created = await as(shop)('POST', '/contact-groups', { name: ' VIP ' });
+      expect(created).toMatchObject({ status: 201, body: { name: 'VIP', members: 0 } });
+      const id = created.body.id as string;
+      expect(id).toMatch(/^grp_/);
+      expect(await as(shop)('GET', `/contact-groups/${id}`)).toEqual({ status: 200, body: created.body });
+
+      expect(await as(shop)('POST', `/contact-groups/${id}/members`, { contact_ids: ids })).toMatchObject({ status: 200, body: { id, members: 3 } });
+      expect(await as(shop)('POST', `/contact-groups/${id}/members`, { contact_ids: [ids[0], ids[0]] })).toMatchObject({ status: 200, body: { members: 3 } });
+      const page1 = await as(shop)('GET', `/contact-groups/${id}/members?limit=2`);
+      expect(page1).toMatchObject({ status: 200 });
+      const page2 = await as(shop)('GET', `/contact-groups/${id}/members?limit=2&cursor=${page1.body.next_cursor as string}`);
+      expect(page2.body.next_cursor).toBeNull();
+      const members = [...(page1.body.data as { id: string; phone: string }[]), ...(page2.body.data as { id: string; phone: string }[])];
+      expect(members.map((m) => [m.id, m.phone]).sort()).toEqual(ids.map((contact, i) => [contact, phones[i]]).sort());
+
+      expect(await as(shop)('DELETE', `/contact-groups/${id}/members/${ids[1]}`)).toEqual({ status: 204, body: {} });
+      expect(await as(shop)('DELETE', `/contact-groups/${id}/members/${ids[1]}`)).toMatchObject({ status: 404, body: { code: 'not_found' } });
+      expect(await as(shop)('GET', `/contact-groups/${id}`)).toMatchObject({ status: 200, body: { members: 2 } });
+
+      const renamed = await as(shop)('PATCH', `/contact-groups/${id}`, { name: 'Gold' });
+      expect(renamed).toMatchObject({ status: 200, body: { id, name: 'Gold', members: 2, created_at: created.body.created_at } });
+      const listed = await as(shop)('GET', '/contact-groups');
+      expect(listed).toMatchObject({ status: 200, body: { next_cursor: null } });
+      expect(listed.body.data).toContainEqual(renamed.body);
+
+      expect(await as(other)('GET', '/contact-groups')).toEqual({ status: 200, body: { data: [], next_cursor: null } });
+      expect(await as(other)('GET', `/contact-groups/${id}`)).toMatchObject({ status: 404, body: { code: 'not_found' } });
+      expect(await as(other)('POST', `/contact-groups/${id}/members`, { contact_ids: [ids[1]] })).toMatchObject({ status: 404, body: { code: 'not_found' } });
+
+      expect(await as(shop)('DELETE', `/contact-groups/${id}`)).toEqual({ status: 204, body: {} });
+      expect(await as(shop)('GET', `/contact-groups/${id}`)).toMatchObject({ status: 404, body: { code: 'not_found' } });
+      expect(await as(shop)('GET', `/contact-groups/${id}/members`)).toMatchObject({ status: 404, body: { code: 'not_found' } });
+      // The contacts stay.
+      expect(((await as(shop)('GET', '/contacts?q=%2B55119000040')).body.data as unknown[]).length).toBe(3);
+    });
+
+    it('answers 400 for a bad name or body, 404 for an unknown group or contact (adding nothing), 401 without a key', async () => {
+      const group = await as(shop)('POST', '/contact-groups', { name: 'Errors' });
+      const id = group.body.id as string;
+      for (const body of [{}, { name: '' }, { name: '   ' }, { name: 'x'.repeat(101) }, { name: 'ok', color: 'red' }]) {
+        expect(await as(shop)('POST', '/contact-groups', body), JSON.stringify(body)).toMatchObject({ status: 400, body: { code: 'invalid_request' } });
+        expect(await as(shop)('PATCH', `/contact-groups/${id}`, body), JSON.stringify(body)).toMatchObject({ status: 400, body: { code: 'invalid_request' } });
+      }
+      expect(await as(shop)('POST', `/contact-groups/${id}/members`, { contact_ids: [] })).toMatchObject({ status: 400, body: { code: 'invalid_request' } });
+      expect(await as(shop)('POST', `/contact-groups/${id}/members`, { contact_ids: [ids[0], 'ct_nobody'] })).toMatchObject({ status: 404, body: { code: 'not_found' } });
+      expect(await as(shop)('GET', `/contact-groups/${id}`)).toMatchObject({ status: 200, body: { members: 0 } });
+      expect(await as(shop)('GET', '/contact-groups?limit=201')).toMatchObject({ status: 400, body: { code: 'invalid_request' } });
+      expect(await as(shop)('GET', `/contact-groups/${id}/members?cursor=nonsense`)).toMatchObject({ status: 400, body: { code: 'invalid_request' } });
+      for (const [method, path] of [['GET', '/contact-groups/grp_nobody'], ['PATCH', '/contact-groups/grp_nobody'], ['DELETE', '/contact-groups/grp_nobody'], ['GET', '/contact-groups/grp_nobody/members'], ['POST', '/contact-groups/grp_nobody/members'], ['DELETE', `/contact-groups/grp_nobody/members/${ids[0]}`], ['DELETE', `/contact-groups/${id}/members/${ids[0]}`]] as const) {
+        const body = method === 'PATCH' ? { name: 'x' } : method === 'POST' ? { contact_ids: [ids[0]] } : undefined;
+        expect(await as(shop)(method, path, body), `${method} ${path}`).toMatchObject({ status: 404, body: { code: 'not_found' } });
+      }
+      expect(await call('GET', '/contact-groups')).toMatchObject({ status: 401, body: { code: 'unauthorized' } });
+      expect(await call('POST', '/contact-groups', { body: { name: 'x' } })).toMatchObject({ status: 401, body: { code: 'unauthorized' } });
     });
   });
 });
