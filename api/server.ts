@@ -36,6 +36,7 @@ import { webhookRoutes } from './webhooks/index.js';
 import { partnerRoutes } from './partner/routes.js';
 import { myConnectionRoutes } from './me/connections.js';
 import { callerRoutes } from './me/caller.js';
+import { advisoryRoutes } from './advisories/routes.js';
 import { connectRoutes, type ConnectRouteOptions } from './connect/routes.js';
 import type { SandboxPayments } from '../connectors/payments/sandbox.js';
 import type { StripePayments } from '../connectors/payments/stripe.js';
@@ -163,6 +164,7 @@ export async function buildServer(deps: ApiDeps) {
     await api.register(webhookRoutes, { ctx, cipher: deps.messages.cipher });
     await api.register(partnerRoutes, { ctx, takeToken });
     await api.register(callerRoutes, { ctx });
+    await api.register(advisoryRoutes, { ctx });
     await api.register(myConnectionRoutes, { ctx });
     await api.register(connectRoutes, { ctx, takeToken, hub: deps.streams.hub, heartbeatMs: deps.streams.heartbeatMs, ...deps.connect });
     const { payments } = deps.connect;

@@ -149,6 +149,23 @@ export interface Account {
   readonly plan: string;
 }
 
+/** An advisory published to some accounts (gateway advisories publish), keyed by its adv_ id; kept for GET /advisories, while its advisory.published events keep gw.events' retention. */
+export interface Advisory {
+  readonly kind: 'advisory';
+  /** The affected accounts, the only ones that see it. */
+  readonly accounts: ReadonlyArray<string>;
+  /** As in the advisory.published payload. */
+  readonly title: string;
+  /** What happens to integrations that do not act. */
+  readonly impact: string;
+  /** What the integration must do. */
+  readonly action: string;
+  /** Absolute http(s) URL with the details. */
+  readonly link: string;
+  /** When it was published (published_at of its events). */
+  readonly published_at: number;
+}
+
 /** Cached API key of a project (the envelope project_id); looked up by key_hash on every request. */
 export interface ApiKey {
   readonly kind: 'api_key';
@@ -174,7 +191,7 @@ export interface ConfigRecord {
   readonly event_id: EventId;
   /** When the entity changed. */
   readonly occurred_at: number;
-  /** Owning account (the account itself for kind account); null for partner, partner_logo and platform_admin. */
+  /** Owning account (the account itself for kind account); null for partner, partner_logo, platform_admin and advisory (which names its accounts). */
   readonly account_id: null | AccountId;
   /** Owning project for api_key, webhook, pool (the project itself for kind project); null otherwise. */
   readonly project_id: null | ProjectId;
@@ -183,7 +200,7 @@ export interface ConfigRecord {
   /** Id of the entity; the record key. Ids are unique across kinds, since a tombstone carries only the key. */
   readonly entity_id: string;
   /** The entity; the branch kind says which cache holds it. */
-  readonly entity: Account | Project | ApiKey | Webhook | Pool | Partner | User | PlatformAdmin | PartnerLogo;
+  readonly entity: Account | Project | ApiKey | Webhook | Pool | Partner | User | PlatformAdmin | PartnerLogo | Advisory;
 }
 
 /** Cached partner registration (spec 2.7). */

@@ -3,6 +3,7 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount, type CreatedAccount } from '../../processors/config/accounts.js';
 import { connectSandboxNumbers } from '../../processors/instances/sandbox-pairing.js';
+import { publishAdvisory } from '../../processors/events/advisories.js';
 import { startApi, type RunningApi } from '../../stack/api-role.js';
 import type { Clients } from '../../stack/clients.js';
 import { startRoles, type RunningRoles } from '../../stack/roles.js';
@@ -240,6 +241,24 @@ describe('audience routes', () => {
       }
       expect(await call('GET', '/contact-groups')).toMatchObject({ status: 401, body: { code: 'unauthorized' } });
       expect(await call('POST', '/contact-groups', { body: { name: 'x' } })).toMatchObject({ status: 401, body: { code: 'unauthorized' } });
+    });
+  });
+
+  describe('/advisories', () => {
+    it('lists the advisories published to the account, newest first, and only to it', async () => {
+      expect(await as(shop)('GET', '/advisories')).toEqual({ status: 200, body: { data: [] } });
+      const input = { title: 'TLS 1.0 ends', impact: 'Clients on TLS 1.0 fail', action: 'Upgrade your HTTP client', link: 'https://example.test/advisories/tls' };
+      const first = await publishAdvisory(clients, { ...input, accounts: [shop.account_id, other.account_id] }, Date.UTC(2026, 0, 1));
+      const second = await publishAdvisory(clients, { ...input, title: 'Webhook IPs change', accounts: [shop.account_id] }, Date.UTC(2026, 1, 1));
+      const listed = await until(shop, '/advisories', {
+        data: [
+          { advisory_id: second.advisory_id, ...input, title: 'Webhook IPs change', published_at: '2026-02-01T00:00:00.000Z' },
+          { advisory_id: first.advisory_id, ...input, published_at: '2026-01-01T00:00:00.000Z' },
+        ],
+      });
+      expect(listed.status).toBe(200);
+      expect(await as(other)('GET', '/advisories')).toEqual({ status: 200, body: { data: [{ advisory_id: first.advisory_id, ...input, published_at: '2026-01-01T00:00:00.000Z' }] } });
+      expect(await call('GET', '/advisories')).toMatchObject({ status: 401, body: { code: 'unauthorized' } });
     });
   });
 });
