@@ -71,6 +71,11 @@ export const tagRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { 
       const from = request.params.name;
       const to = request.body.name.trim();
       if (to === '') throw gatewayError('invalid_request', { detail: 'name must not be blank' });
+      if (to === from) {
+        const same = (await tagCounts(pool, accountId)).find((tag) => tag.name === from);
+        if (same === undefined) throw gatewayError('not_found');
+        return same;
+      }
       const contacts = await retag({ pool, producer }, accountId, from, (tags) => [...new Set(tags.map((tag) => (tag === from ? to : tag)))]);
       if (contacts === 0) throw gatewayError('not_found');
       return { name: to, contacts };

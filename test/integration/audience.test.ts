@@ -86,6 +86,8 @@ describe('audience routes', () => {
       expect(imported).toMatchObject({ status: 200, body: { created: 3 } });
       await until(shop, '/tags', { data: [{ name: 'lead', contacts: 2 }, { name: 'vip', contacts: 2 }] });
       expect(await as(other)('GET', '/tags')).toEqual({ status: 200, body: { data: [] } });
+      expect(await as(shop)('PATCH', '/tags/lead', { name: 'lead' })).toEqual({ status: 200, body: { name: 'lead', contacts: 2 } });
+      expect(await as(other)('PATCH', '/tags/lead', { name: 'x' })).toMatchObject({ status: 404, body: { code: 'not_found' } });
 
       expect(await as(shop)('PATCH', '/tags/vip', { name: ' gold ' })).toEqual({ status: 200, body: { name: 'gold', contacts: 2 } });
       await until(shop, '/tags', { data: [{ name: 'gold', contacts: 2 }, { name: 'lead', contacts: 2 }] });
