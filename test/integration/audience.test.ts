@@ -263,4 +263,21 @@ describe('audience routes', () => {
       expect(await call('GET', '/advisories')).toMatchObject({ status: 401, body: { code: 'unauthorized' } });
     });
   });
+
+  it('documents every audience route in the OpenAPI document, with its response shapes', async () => {
+    const doc = await call<{ paths: Record<string, Record<string, { responses: Record<string, unknown> }>> }>('GET', '/openapi.json');
+    const operations = Object.entries(doc.body.paths).flatMap(([path, methods]) => Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`));
+    const expected = [
+      'GET /tags', 'PATCH /tags/{name}', 'DELETE /tags/{name}',
+      ...['suppressions', 'blocklist'].flatMap((list) => [`POST /${list}`, `GET /${list}`, `GET /${list}/{phone}`, `DELETE /${list}/{phone}`]),
+      'POST /contact-groups', 'GET /contact-groups', 'GET /contact-groups/{id}', 'PATCH /contact-groups/{id}', 'DELETE /contact-groups/{id}',
+      'GET /contact-groups/{id}/members', 'POST /contact-groups/{id}/members', 'DELETE /contact-groups/{id}/members/{contact_id}',
+      'GET /advisories',
+    ];
+    expect(operations).toEqual(expect.arrayContaining(expected));
+    for (const operation of expected) {
+      const [method, path] = operation.split(' ') as [string, string];
+      expect(Object.keys(doc.body.paths[path]![method.toLowerCase()]!.responses), operation).toEqual(expect.arrayContaining([expect.stringMatching(/^20[014]$/)]));
+    }
+  });
 });
