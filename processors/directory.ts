@@ -52,7 +52,7 @@ export interface AdvisoryEntry extends Omit<Advisory, 'kind'> {
 }
 
 /**
- * The accounts, projects, users, API keys, pools, webhooks, partners (and their logos) and platform administrators every request (and every delivery) needs, held in memory and kept fresh
+ * The accounts, projects, users, API keys, pools, webhooks, partners (and their logos), platform administrators and advisories every request (and every delivery) needs, held in memory and kept fresh
  * from the compacted `gw.config` topic: each API process reads it whole at start (its own
  * consumer group, nothing committed), then follows it, so a revoked key stops working in every
  * process within moments of the record being written.
