@@ -135,6 +135,8 @@ describe('audience routes', () => {
       expect(await text(phone)).toMatchObject({ status: 422, body: { code: 'contact_opted_out' } });
       expect(await otp(phone)).toMatchObject({ status: 422, body: { code: 'contact_opted_out' } });
       expect(await sends()).toBe(before);
+      // A deletion takes back what the phone received before it was listed.
+      expect(await as(shop)('POST', '/messages/delete', { to: phone, quoted_message_id: 'WA_EARLIER' })).toMatchObject({ status: 202 });
 
       expect(await as(shop)('DELETE', `/blocklist/${phone}`)).toEqual({ status: 204, body: {} });
       expect(await as(shop)('GET', `/blocklist/${phone}`)).toMatchObject({ status: 404, body: { code: 'not_found' } });
