@@ -484,15 +484,16 @@ export const ERRORS = {
       fr: 'La ressource demandée est introuvable.',
     },
   },
+  // Also for a phone on the account's suppression list or blocklist (docs/api.md#suppressions-and-blocklist).
   contact_opted_out: {
     status: 422,
     message: {
-      pt: 'Este contato optou por não receber mensagens. A mensagem não foi enviada.',
-      en: 'This contact has opted out of receiving messages. The message was not sent.',
-      es: 'Este contacto decidió no recibir mensajes. El mensaje no se envió.',
-      it: 'Questo contatto ha scelto di non ricevere messaggi. Il messaggio non è stato inviato.',
-      de: 'Dieser Kontakt hat dem Empfang von Nachrichten widersprochen. Die Nachricht wurde nicht gesendet.',
-      fr: 'Ce contact a choisi de ne plus recevoir de messages. Le message n’a pas été envoyé.',
+      pt: 'Este contato optou por não receber mensagens ou está na lista de supressão ou de bloqueio da conta. A mensagem não foi enviada.',
+      en: 'This contact has opted out of receiving messages, or is on the account’s suppression list or blocklist. The message was not sent.',
+      es: 'Este contacto decidió no recibir mensajes o está en la lista de supresión o de bloqueo de la cuenta. El mensaje no se envió.',
+      it: 'Questo contatto ha scelto di non ricevere messaggi oppure è nella lista di soppressione o di blocco dell’account. Il messaggio non è stato inviato.',
+      de: 'Dieser Kontakt hat dem Empfang von Nachrichten widersprochen oder steht auf der Unterdrückungs- oder Sperrliste des Kontos. Die Nachricht wurde nicht gesendet.',
+      fr: 'Ce contact a choisi de ne plus recevoir de messages ou figure sur la liste de suppression ou de blocage du compte. Le message n’a pas été envoyé.',
     },
   },
   internal_error: {

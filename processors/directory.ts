@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { AccountId, PartnerId, ProjectId } from '../schemas/ids.js';
-import type { Account, ApiKey, ConfigRecord, Partner, PartnerLogo, PlatformAdmin, Pool, Project, User, Webhook } from '../schemas/records.js';
+import type { Account, Advisory, ApiKey, ConfigRecord, Partner, PartnerLogo, PlatformAdmin, Pool, Project, User, Webhook } from '../schemas/records.js';
 import { topics, type Kafka, type TopicSerdes } from '../topics/index.js';
 import { FollowedView, followView, type RunningView } from './runtime/followed-view.js';
 
@@ -47,9 +47,12 @@ export interface UserEntry extends Omit<User, 'kind'> {
 export interface PlatformAdminEntry extends Omit<PlatformAdmin, 'kind'> {
   readonly id: string;
 }
+export interface AdvisoryEntry extends Omit<Advisory, 'kind'> {
+  readonly id: string;
+}
 
 /**
- * The accounts, projects, users, API keys, pools, webhooks, partners (and their logos) and platform administrators every request (and every delivery) needs, held in memory and kept fresh
+ * The accounts, projects, users, API keys, pools, webhooks, partners (and their logos), platform administrators and advisories every request (and every delivery) needs, held in memory and kept fresh
  * from the compacted `gw.config` topic: each API process reads it whole at start (its own
  * consumer group, nothing committed), then follows it, so a revoked key stops working in every
  * process within moments of the record being written.
@@ -71,6 +74,9 @@ export class Directory extends FollowedView<ConfigRecord> {
   private readonly usersByEmail = new Map<string, Map<string, UserEntry>>();
   private readonly platformAdminsBySecretHash = new Map<string, PlatformAdminEntry>();
   private readonly keys = new Map<string, KeyEntry>();
+  /** Advisories by affected account: each is seen only by the accounts it names (spec 6.1). */
+  private readonly advisoriesByAccount = new Map<string, Map<string, AdvisoryEntry>>();
+  private readonly advisories = new Map<string, AdvisoryEntry>();
   private readonly keysByHash = new Map<string, KeyEntry>();
 
   keyByHash(hash: string): KeyEntry | undefined {
@@ -89,6 +95,11 @@ export class Directory extends FollowedView<ConfigRecord> {
   /** Where the partner's logo is stored, and what it is. */
   partnerLogo(partnerId: string): PartnerLogoEntry | undefined {
     return this.partnerLogos.get(partnerLogoId(partnerId));
+  }
+
+  /** The advisories published to the account, newest first. */
+  advisoriesOf(accountId: string): AdvisoryEntry[] {
+    return [...(this.advisoriesByAccount.get(accountId)?.values() ?? [])].sort((a, b) => b.published_at - a.published_at || (a.id < b.id ? 1 : -1));
   }
 
   /** The platform administrator whose credential hashes to `hash`. */
@@ -207,6 +218,13 @@ export class Directory extends FollowedView<ConfigRecord> {
         this.platformAdminsBySecretHash.set(admin.secret_hash, admin);
         return;
       }
+      case 'advisory': {
+        const { kind: _, ...rest } = entity;
+        const advisory: AdvisoryEntry = { ...rest, id };
+        this.advisories.set(id, advisory);
+        for (const account of advisory.accounts) grouped(this.advisoriesByAccount, account).set(id, advisory);
+        return;
+      }
     }
   }
 
@@ -228,6 +246,11 @@ export class Directory extends FollowedView<ConfigRecord> {
       this.platformAdminsBySecretHash.delete(admin.secret_hash);
     }
     this.partnerLogos.delete(id);
+    const advisory = this.advisories.get(id);
+    if (advisory) {
+      this.advisories.delete(id);
+      for (const account of advisory.accounts) ungroup(this.advisoriesByAccount, account, id);
+    }
     this.projects.delete(id);
     this.pools.delete(id);
     const webhook = this.webhooks.get(id);

@@ -23,3 +23,13 @@ export function contactId(accountId: string, phone: string): string {
 export function keywordOptOutEventId(inboundEventId: string): EventId {
   return asEventId(digestId('evt', inboundEventId, 'contact.opted_out'));
 }
+
+/** A phone's entry on one of the account's lists: listing it again names (and replaces) the same entry. */
+export function listedPhoneId(accountId: string, list: 'suppressions' | 'blocklist', phone: string): string {
+  return digestId(list === 'suppressions' ? 'sup' : 'blk', accountId, phone);
+}
+
+/** A contact's membership of a contact group (the key of its `gw.audience` record). */
+export function groupMemberId(groupId: string, contactId: string): string {
+  return `${groupId}:${contactId}`;
+}

@@ -1,6 +1,61 @@
 // Generated from schemas/**/*.avsc by `npm run schemas:generate`. Do not edit.
 import type { AccountId, ConnectionId, EventId, InstanceId, MessageId, PartnerId, ProjectId, WebhookId } from './ids.js';
 
+/** Current state of one entry of an account's audience lists: a suppressed or blocklisted phone, a contact group, or a group's member (compacted, kept for ever; key = entity_id; a null value removes the entry). Each record is the full state. */
+export interface AudienceRecord {
+  /** Unique id of this record. */
+  readonly event_id: EventId;
+  /** When the entry was written. */
+  readonly occurred_at: number;
+  /** Owning account: audience lists are account-wide. */
+  readonly account_id: AccountId;
+  /** Always null: audience lists are account-wide. */
+  readonly project_id: null | ProjectId;
+  /** Always null: audience lists are account-wide. */
+  readonly instance_id: null | InstanceId;
+  /** The record key. A listed phone is sup_ or blk_ and a hash of account and phone (adding it again replaces it); a group is grp_; a member is the group id, a colon and the contact id. Unique across kinds, since a tombstone carries only the key. */
+  readonly entity_id: string;
+  /** The entry; the branch kind says which. */
+  readonly entity: ListedPhone | ContactGroup | GroupMember;
+}
+
+/** A named group of the account's contacts; its members are GroupMember entries. */
+export interface ContactGroup {
+  readonly kind: 'contact_group';
+  /** Group name (1 to 100 characters). */
+  readonly name: string;
+  /** When the group was created. */
+  readonly created_at: number;
+}
+
+/** A contact in a contact group. */
+export interface GroupMember {
+  readonly kind: 'group_member';
+  /** The group. */
+  readonly group_id: string;
+  /** The contact. */
+  readonly contact_id: string;
+  /** When the contact was added. */
+  readonly added_at: number;
+}
+
+/** A phone on the account's suppression list (no sends but OTPs and deletions) or blocklist (no sends but deletions). */
+export interface ListedPhone {
+  readonly kind: 'listed_phone';
+  /** Which list. */
+  readonly list: PhoneListName;
+  /** E.164 phone. */
+  readonly phone: string;
+  /** Why it is listed, as the caller wrote it (up to 200 characters). */
+  readonly reason: null | string;
+  /** When the phone was listed. */
+  readonly created_at: number;
+}
+
+/** The account's phone lists. */
+export const PhoneListNameValues = ['suppressions', 'blocklist'] as const;
+export type PhoneListName = (typeof PhoneListNameValues)[number];
+
 /** A call fact seen by a number (Baileys call event); source of the call log and of call.received (on offer). */
 export interface CallEvent {
   /** Unique id; the public evt_ id of call.received on an offer. */
@@ -94,6 +149,23 @@ export interface Account {
   readonly plan: string;
 }
 
+/** An advisory published to some accounts (gateway advisories publish), keyed by its adv_ id; kept for GET /advisories, while its advisory.published events keep gw.events' retention. */
+export interface Advisory {
+  readonly kind: 'advisory';
+  /** The affected accounts, the only ones that see it. */
+  readonly accounts: ReadonlyArray<string>;
+  /** As in the advisory.published payload. */
+  readonly title: string;
+  /** What happens to integrations that do not act. */
+  readonly impact: string;
+  /** What the integration must do. */
+  readonly action: string;
+  /** Absolute http(s) URL with the details. */
+  readonly link: string;
+  /** When it was published (published_at of its events). */
+  readonly published_at: number;
+}
+
 /** Cached API key of a project (the envelope project_id); looked up by key_hash on every request. */
 export interface ApiKey {
   readonly kind: 'api_key';
@@ -119,7 +191,7 @@ export interface ConfigRecord {
   readonly event_id: EventId;
   /** When the entity changed. */
   readonly occurred_at: number;
-  /** Owning account (the account itself for kind account); null for partner, partner_logo and platform_admin. */
+  /** Owning account (the account itself for kind account); null for partner, partner_logo, platform_admin and advisory (which names its accounts). */
   readonly account_id: null | AccountId;
   /** Owning project for api_key, webhook, pool (the project itself for kind project); null otherwise. */
   readonly project_id: null | ProjectId;
@@ -128,7 +200,7 @@ export interface ConfigRecord {
   /** Id of the entity; the record key. Ids are unique across kinds, since a tombstone carries only the key. */
   readonly entity_id: string;
   /** The entity; the branch kind says which cache holds it. */
-  readonly entity: Account | Project | ApiKey | Webhook | Pool | Partner | User | PlatformAdmin | PartnerLogo;
+  readonly entity: Account | Project | ApiKey | Webhook | Pool | Partner | User | PlatformAdmin | PartnerLogo | Advisory;
 }
 
 /** Cached partner registration (spec 2.7). */

@@ -71,6 +71,10 @@ export const topics = {
     name: 'gw.contacts.state', key: 'contact id', schema: 'gateway.contacts.ContactState',
     partitions: 6, cleanup: 'compact',
   }),
+  audience: topic<R.AudienceRecord>({
+    name: 'gw.audience', key: 'entity id', schema: 'gateway.audience.AudienceRecord',
+    partitions: 6, cleanup: 'compact',
+  }),
   config: topic<R.ConfigRecord>({
     name: 'gw.config', key: 'entity id', schema: 'gateway.config.ConfigRecord',
     partitions: 6, cleanup: 'compact',

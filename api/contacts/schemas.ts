@@ -6,7 +6,7 @@ const Timestamp = Type.String({ format: 'date-time' });
 export const MAX_IMPORT_ROWS = 1000;
 export const MAX_CHECK_PHONES = 100;
 
-const Tag = Type.String({ minLength: 1, maxLength: 64 });
+export const Tag = Type.String({ minLength: 1, maxLength: 64 });
 
 export const ContactOut = Type.Object({
   id: Type.String(),

@@ -15,6 +15,7 @@ import { createNumberChooser } from './number-choice.js';
 import { SendAccepted, sendBodies, sendTypes, type AnySendBody, type SendType } from './schemas.js';
 import { phoneOfJid, toJid } from '../../schemas/phones.js';
 import { appendSend } from './append.js';
+import type { RecipientStanding } from '../../processors/audience/index.js';
 import { MEDIA_BODY_LIMIT, TEXT_BODY_LIMIT } from '../body-limits.js';
 
 const mediaTypes: ReadonlySet<SendType> = new Set(['image', 'video', 'document', 'audio', 'sticker']);
@@ -23,14 +24,25 @@ const summaries: Partial<Record<SendType, string>> = {
   delete: "Delete one of the number's own messages for everyone",
 };
 
+/**
+ * Whether a send of this type may not reach the recipient. A deletion always goes: it takes back
+ * what the recipient received. An OTP answers the customer's own request, so it goes to an
+ * opted-out or suppressed phone; only the blocklist stops it.
+ */
+function refused(type: SendType, standing: RecipientStanding): boolean {
+  if (type === 'delete') return false;
+  if (standing.blocklisted) return true;
+  return type !== 'otp' && (standing.optedOut || standing.suppressed);
+}
+
 export interface MessageRouteOptions extends RouteOptions {
   /** Where media of sends is stored, and converted for voice notes and stickers. */
   readonly media: IngestDeps;
   /** Secrets of webhooks and partners are sealed by it. */
   readonly cipher: Cipher;
   readonly otp: OtpSealer;
-  /** Whether the account's contact with this E.164 phone opted out. */
-  readonly optedOut: (accountId: string, phone: string) => Promise<boolean>;
+  /** Whether the account's contact with this E.164 phone opted out, and the account's lists it is on. */
+  readonly standing: (accountId: string, phone: string) => Promise<RecipientStanding>;
   readonly lastInstanceFor: (projectId: string, jid: string) => Promise<string | null>;
 }
 
@@ -45,14 +57,12 @@ export const messageRoutes: FastifyPluginAsyncTypebox<MessageRouteOptions> = asy
 
   const accept = async (type: SendType, body: AnySendBody, auth: AuthContext, key: string | undefined): Promise<SendAccepted> => {
     const to = toJid(body.to);
-    // An OTP answers the customer's own request, so it goes out even to a contact who opted out of
-    // messages; so does a deletion, which takes back what the contact received.
     const phone = phoneOfJid(to);
-    const [optedOut, number] = await Promise.all([
-      type !== 'otp' && type !== 'delete' && phone !== undefined ? options.optedOut(auth.accountId, phone) : false,
+    const [standing, number] = await Promise.all([
+      type !== 'delete' && phone !== undefined ? options.standing(auth.accountId, phone) : undefined,
       choose({ projectId: auth.projectId, instanceId: body.instance_id, poolId: body.pool_id, to }),
     ]);
-    if (optedOut) throw gatewayError('contact_opted_out');
+    if (standing !== undefined && refused(type, standing)) throw gatewayError('contact_opted_out');
     const owner = { accountId: asAccountId(auth.accountId), projectId: asProjectId(auth.projectId), instanceId: asInstanceId(number.instance_id) };
     const content = await buildContent(type, body, { media: options.media, owner, otp: options.otp, locale: auth.locale });
     const messageId = asMessageId(key === undefined ? newId('msg') : idempotentMessageId(auth.accountId, key));

@@ -78,3 +78,22 @@ export async function listContacts(db: Pool, accountId: string, filter: ContactF
   );
   return rows;
 }
+
+/** The account's tags, by name, with how many contacts carry each. */
+export async function tagCounts(db: Pool, accountId: string): Promise<{ name: string; contacts: number }[]> {
+  const { rows } = await db.query<{ name: string; contacts: number }>(
+    `SELECT tag AS name, count(*)::int AS contacts FROM contacts.contacts, unnest(tags) AS tag
+     WHERE account_id = $1 GROUP BY tag ORDER BY tag`,
+    [accountId],
+  );
+  return rows;
+}
+
+/** Those of `contactIds` that are contacts of the account. */
+export async function knownContactIds(db: Pool, accountId: string, contactIds: readonly string[]): Promise<string[]> {
+  const { rows } = await db.query<{ contact_id: string }>(
+    'SELECT contact_id FROM contacts.contacts WHERE account_id = $1 AND contact_id = ANY($2::text[])',
+    [accountId, contactIds],
+  );
+  return rows.map((row) => row.contact_id);
+}

@@ -3,8 +3,9 @@ import { startDirectory } from '../directory.js';
 import { isHttpUrl } from '../../shared/http/index.js';
 import { publishEvents } from '../../events/publish.js';
 import { advisoryEvents, type AdvisoryInput } from '../../events/renderers/index.js';
-import { newId } from '../../schemas/ids.js';
-import type { Kafka, Producer, TopicSerdes } from '../../topics/index.js';
+import { asEventId, newId } from '../../schemas/ids.js';
+import type { ConfigRecord } from '../../schemas/records.js';
+import { topics, type Kafka, type Producer, type TopicSerdes } from '../../topics/index.js';
 
 export interface PublishedAdvisory {
   readonly advisory_id: string;
@@ -35,11 +36,27 @@ export async function publishAdvisory(deps: AdvisoryDeps, input: AdvisoryInput, 
   }
   const advisoryId = newId('adv');
   const events = advisoryEvents(advisory, advisoryId, now);
+  // Kept first, for GET /advisories at any age: a failure in between leaves an advisory listed
+  // whose events were not sent, never events of one that cannot be listed.
+  await deps.producer.send(topics.config, [{ key: advisoryId, value: advisoryRecord(advisory, advisoryId, now) }]);
   await publishEvents(deps.producer, events);
   return {
     advisory_id: advisoryId,
     published_at: new Date(now).toISOString(),
     events: events.map((event) => ({ account_id: event.account_id, event_id: event.event_id })),
+  };
+}
+
+function advisoryRecord(advisory: AdvisoryInput, advisoryId: string, now: number): ConfigRecord {
+  const { accounts, title, impact, action, link } = advisory;
+  return {
+    event_id: asEventId(newId('cfg')),
+    occurred_at: now,
+    account_id: null,
+    project_id: null,
+    instance_id: null,
+    entity_id: advisoryId,
+    entity: { kind: 'advisory', accounts, title, impact, action, link, published_at: now },
   };
 }
 

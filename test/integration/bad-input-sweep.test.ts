@@ -114,7 +114,7 @@ const refusalWithout: Readonly<Record<string, { status: number; code: string }>>
 };
 
 /** Record counts on the topics a request could write to. */
-const writeTopics = [topics.sendCommands, topics.config, topics.instances, topics.contacts, topics.sandboxCommands, deliveryRetryTier(10_000)];
+const writeTopics = [topics.sendCommands, topics.config, topics.instances, topics.contacts, topics.audience, topics.sandboxCommands, deliveryRetryTier(10_000)];
 
 function typesOf(schema: Schema): Set<string> | undefined {
   const branches = schema.anyOf ?? schema.oneOf;

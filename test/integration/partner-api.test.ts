@@ -6,6 +6,7 @@ import { connectSandboxNumbers } from '../../processors/instances/sandbox-pairin
 import { createInstance } from '../../processors/instances/create.js';
 import { newSigningSecret, verify } from '../../events/signature.js';
 import { replayProjection } from '../../processors/index.js';
+import { publishAdvisory } from '../../processors/events/advisories.js';
 import { connectionsProjection } from '../../processors/connections/projection.js';
 import { asEventId, asProjectId, newId, type ConnectionId, type PartnerId } from '../../schemas/ids.js';
 import type { ConfigRecord } from '../../schemas/records.js';
@@ -273,6 +274,30 @@ describe('partner API and connection lifecycle', () => {
     const outside = ['/keys', '/me/connections', '/webhooks', '/stream', '/contacts', '/users', '/projects', '/account', '/me/plan', '/me/addons', '/me/invoices', '/billing', '/me/widgets', '/platform/partners', '/brand', '/official', '/tags', '/contact-groups', '/suppressions', '/blocklist', '/sandbox/instances/x/scan'];
     for (const path of outside) expect(await call(path.startsWith('/sandbox') ? 'POST' : 'GET', path, { auth: fresh }), path).toMatchObject({ status: 403, body: { code: 'forbidden' } });
     for (const path of ['/me/subscription', '/me/entitlements', '/usage']) expect((await call('GET', path, { auth: fresh })).status, path).not.toBe(403);
+    // The account-wide contact base, route by route, writes included: 403 before any validation.
+    const contactBase: [string, string, unknown?][] = [
+      ['GET', '/tags'], ['PATCH', '/tags/vip', { name: 'gold' }], ['DELETE', '/tags/vip'],
+      ['GET', '/suppressions'], ['POST', '/suppressions', { phone: '+5511999990001' }], ['GET', '/suppressions/+5511999990001'], ['DELETE', '/suppressions/+5511999990001'],
+      ['GET', '/blocklist'], ['POST', '/blocklist', { phone: '+5511999990001' }], ['GET', '/blocklist/+5511999990001'], ['DELETE', '/blocklist/+5511999990001'],
+      ['GET', '/contact-groups'], ['POST', '/contact-groups', { name: 'VIP' }], ['GET', '/contact-groups/grp_x'], ['PATCH', '/contact-groups/grp_x', { name: 'x' }],
+      ['DELETE', '/contact-groups/grp_x'], ['GET', '/contact-groups/grp_x/members'], ['POST', '/contact-groups/grp_x/members', { contact_ids: ['ct_x'] }],
+      ['DELETE', '/contact-groups/grp_x/members/ct_x'],
+      ['GET', '/contacts'], ['POST', '/contacts/import', { rows: [{ phone: '+5511999990001' }] }], ['POST', '/contacts/ct_x/optout'],
+    ];
+    for (const [method, path, body] of contactBase) {
+      expect(await call(method, path, { auth: fresh, body }), `${method} ${path}`).toMatchObject({ status: 403, body: { code: 'forbidden' } });
+      // The account's own key reaches each of them (an answer other than 403).
+      expect((await call(method, path, { auth: account.api_key, body })).status, `${method} ${path} with the account key`).not.toBe(403);
+    }
+    // What spec 5 names in the reach of a partner-issued key, answered as to the account's key.
+    const advisory = await publishAdvisory(clients, { accounts: [account.account_id], title: 'TLS 1.0 ends', impact: 'Old clients fail', action: 'Upgrade', link: 'https://example.test/tls' });
+    const advisories = await waitFor('the advisory listed', async () => {
+      const listed = await call<{ data: { advisory_id: string }[] }>('GET', '/advisories', { auth: fresh });
+      return listed.body.data?.some((a) => a.advisory_id === advisory.advisory_id) ? listed : undefined;
+    }, { timeoutMs: 15_000 });
+    expect(advisories.status).toBe(200);
+    expect(await call('GET', '/advisories', { auth: account.api_key })).toEqual(advisories);
+    expect(await call('GET', '/me', { auth: fresh })).toMatchObject({ status: 200, body: { account: { id: account.account_id }, connection: { id } } });
     // A number of another project of the same customer is not found.
     const elsewhere = await createInstance(clients.producer, { accountId: account.account_id as never, projectId: asProjectId(newId('prj')), nickname: null, connector: 'sandbox' });
     expect(await call('POST', '/messages/text', { auth: fresh, body: { to: '+5511999990001', body: 'x', instance_id: elsewhere.instance_id } })).toMatchObject({ status: 404 });

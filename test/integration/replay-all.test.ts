@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectionsFor, replayable, runProjection, waitUntilCaughtUp, type RunningProjection } from '../../processors/index.js';
 import { asAccountId, asEventId, asInstanceId, asMessageId, asProjectId } from '../../schemas/ids.js';
-import type { ConfigRecord, InboundMessage, MessageStatus, SendCommand, UsageRecord } from '../../schemas/records.js';
+import type { AudienceRecord, ConfigRecord, InboundMessage, MessageStatus, SendCommand, UsageRecord } from '../../schemas/records.js';
 import type { Clients } from '../../stack/clients.js';
 import { endOffsets, topicName, topics, watermarks, type TopicSpec } from '../../topics/index.js';
 import { testClients } from '../support/clients.js';
@@ -110,6 +110,16 @@ describe('replay --all', () => {
     await produce(topics.messageStatus, sends.slice(300, 600).map((s) => fact(s, 'sent', 1)), (f) => f.instance_id);
     await produce(topics.inboundMessages, Array.from({ length: 300 }, (_, n) => received(n)), (m) => m.instance_id);
     await produce(topics.usage, [stored(1, 30_000_000), stored(2, 60_000_000), stored(3, -5_000_000)], () => ACCOUNT);
+    // Audience lists: phones listed (one removed again), a group and its members (one taken out).
+    const entry = (entityId: string, entity: AudienceRecord['entity']): AudienceRecord => ({
+      event_id: asEventId(`evt_${entityId}`), occurred_at: T0, account_id: ACCOUNT, project_id: null, instance_id: null, entity_id: entityId, entity,
+    });
+    await produce(topics.audience, [
+      ...Array.from({ length: 20 }, (_, n) => entry(`sup_${n}`, { kind: 'listed_phone', list: n % 2 === 0 ? 'suppressions' : 'blocklist', phone: `+55119000${String(n).padStart(5, '0')}`, reason: n % 3 === 0 ? 'bounce' : null, created_at: T0 + n })),
+      entry('grp_1', { kind: 'contact_group', name: 'VIP', created_at: T0 }),
+      ...Array.from({ length: 5 }, (_, n) => entry(`grp_1:ct_${n}`, { kind: 'group_member', group_id: 'grp_1', contact_id: `ct_${n}`, added_at: T0 + n })),
+    ], (r) => r.entity_id);
+    await clients.producer.send(topics.audience, [{ key: 'sup_4', value: null }, { key: 'grp_1:ct_2', value: null }]);
 
     const live = projectionsFor(clients, 'live');
     for (const name of replayable) running.push(await runProjection(clients, live.get(name)!));
@@ -119,6 +129,8 @@ describe('replay --all', () => {
     // The live usage projection fired 80 and 90 percent of Free's messages (900 sends) and media (90 MB), on gw.events.
     expect(before['usage.thresholds']).toHaveLength(4);
     expect(before['conversations.conversations']).toHaveLength(40);
+    expect(before['audience.listed_phones']).toHaveLength(19);
+    expect(before['audience.group_members']).toHaveLength(4);
     expect(before['conversations.conversations']).toContainEqual(expect.objectContaining({ unread_count: 4, last_message_direction: 'in' }));
     const events = await announced();
 

@@ -1,0 +1,110 @@
+import type { Pool } from 'pg';
+
+export type PhoneList = 'suppressions' | 'blocklist';
+
+/** A page newest first; `after` is the (time, id) of the last row of the previous page. */
+export interface Page {
+  readonly limit: number;
+  readonly after?: { readonly at: Date; readonly id: string };
+}
+
+export interface ListedPhoneRow {
+  readonly entry_id: string;
+  readonly phone: string;
+  readonly reason: string | null;
+  readonly created_at: Date;
+}
+
+export interface ContactGroupRow {
+  readonly group_id: string;
+  readonly name: string;
+  readonly members: number;
+  readonly created_at: Date;
+  readonly updated_at: Date;
+}
+
+export interface MemberRow {
+  readonly contact_id: string;
+  readonly phone: string;
+  readonly name: string | null;
+  readonly tags: string[];
+  readonly opted_out: boolean;
+  readonly added_at: Date;
+}
+
+/** What keeps a phone from receiving the account's sends: each a spec-level refusal at send time. */
+export interface RecipientStanding {
+  readonly optedOut: boolean;
+  readonly suppressed: boolean;
+  readonly blocklisted: boolean;
+}
+
+/** The opt-out of the account's contact with this E.164 phone and the lists the phone is on, in one read. */
+export async function recipientStanding(db: Pool, accountId: string, phone: string): Promise<RecipientStanding> {
+  const { rows } = await db.query<{ opted_out: boolean; suppressed: boolean; blocklisted: boolean }>(
+    `SELECT
+       EXISTS (SELECT 1 FROM contacts.contacts WHERE account_id = $1 AND phone = $2 AND opted_out) AS opted_out,
+       EXISTS (SELECT 1 FROM audience.listed_phones WHERE account_id = $1 AND phone = $2 AND list = 'suppressions') AS suppressed,
+       EXISTS (SELECT 1 FROM audience.listed_phones WHERE account_id = $1 AND phone = $2 AND list = 'blocklist') AS blocklisted`,
+    [accountId, phone],
+  );
+  const row = rows[0];
+  return { optedOut: row?.opted_out ?? false, suppressed: row?.suppressed ?? false, blocklisted: row?.blocklisted ?? false };
+}
+
+export async function listedPhone(db: Pool, accountId: string, list: PhoneList, phone: string): Promise<ListedPhoneRow | undefined> {
+  const { rows } = await db.query<ListedPhoneRow>(
+    'SELECT entry_id, phone, reason, created_at FROM audience.listed_phones WHERE account_id = $1 AND list = $2 AND phone = $3',
+    [accountId, list, phone],
+  );
+  return rows[0];
+}
+
+export async function listedPhones(db: Pool, accountId: string, list: PhoneList, page: Page): Promise<ListedPhoneRow[]> {
+  const { rows } = await db.query<ListedPhoneRow>(
+    `SELECT entry_id, phone, reason, created_at FROM audience.listed_phones
+     WHERE account_id = $1 AND list = $2 AND ($3::timestamptz IS NULL OR (created_at, entry_id) < ($3, $4))
+     ORDER BY created_at DESC, entry_id DESC LIMIT $5`,
+    [accountId, list, page.after?.at ?? null, page.after?.id ?? null, page.limit],
+  );
+  return rows;
+}
+
+const GROUP_COLUMNS = `g.group_id, g.name, g.created_at, g.updated_at,
+  (SELECT count(*)::int FROM audience.group_members m JOIN contacts.contacts c ON c.contact_id = m.contact_id WHERE m.group_id = g.group_id) AS members`;
+
+export async function contactGroup(db: Pool, accountId: string, groupId: string): Promise<ContactGroupRow | undefined> {
+  const { rows } = await db.query<ContactGroupRow>(`SELECT ${GROUP_COLUMNS} FROM audience.contact_groups g WHERE g.account_id = $1 AND g.group_id = $2`, [accountId, groupId]);
+  return rows[0];
+}
+
+export async function contactGroups(db: Pool, accountId: string, page: Page): Promise<ContactGroupRow[]> {
+  const { rows } = await db.query<ContactGroupRow>(
+    `SELECT ${GROUP_COLUMNS} FROM audience.contact_groups g
+     WHERE g.account_id = $1 AND ($2::timestamptz IS NULL OR (g.created_at, g.group_id) < ($2, $3))
+     ORDER BY g.created_at DESC, g.group_id DESC LIMIT $4`,
+    [accountId, page.after?.at ?? null, page.after?.id ?? null, page.limit],
+  );
+  return rows;
+}
+
+/** Members of a group that are contacts of the account, most recently added first. */
+export async function groupMembers(db: Pool, accountId: string, groupId: string, page: Page): Promise<MemberRow[]> {
+  const { rows } = await db.query<MemberRow>(
+    `SELECT c.contact_id, c.phone, c.name, c.tags, c.opted_out, m.added_at
+     FROM audience.group_members m JOIN contacts.contacts c ON c.contact_id = m.contact_id AND c.account_id = m.account_id
+     WHERE m.account_id = $1 AND m.group_id = $2 AND ($3::timestamptz IS NULL OR (m.added_at, m.contact_id) < ($3, $4))
+     ORDER BY m.added_at DESC, m.contact_id DESC LIMIT $5`,
+    [accountId, groupId, page.after?.at ?? null, page.after?.id ?? null, page.limit],
+  );
+  return rows;
+}
+
+/** The contact ids of the group among `contactIds` (all of them when none is given). */
+export async function memberIds(db: Pool, accountId: string, groupId: string, contactIds?: readonly string[]): Promise<string[]> {
+  const { rows } = await db.query<{ contact_id: string }>(
+    `SELECT contact_id FROM audience.group_members WHERE account_id = $1 AND group_id = $2 AND ($3::text[] IS NULL OR contact_id = ANY($3::text[]))`,
+    [accountId, groupId, contactIds ?? null],
+  );
+  return rows.map((row) => row.contact_id);
+}
