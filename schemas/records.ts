@@ -92,6 +92,8 @@ export interface Account {
   readonly locale: string;
   /** Plan code (e.g. free, pro); decides rate-limit ceiling and allowances. */
   readonly plan: string;
+  /** ISO 3166 alpha-2 country in which the account's phones written in national format are read (imports, sends, checks); null: only international formats (with a plus) are understood. */
+  readonly country: null | string;
 }
 
 /** Cached API key of a project (the envelope project_id); looked up by key_hash on every request. */

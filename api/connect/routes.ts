@@ -22,6 +22,7 @@ import type { StreamHub } from '../streams/index.js';
 import { lastEventIdOf, MAX_CURSOR_LENGTH, serveStream } from '../streams/index.js';
 import { EmailCodes } from '../email-codes.js';
 import { authenticateSessions } from './session-auth.js';
+import { countryCode } from '../../schemas/phones.js';
 
 export interface ConnectRouteOptions extends RouteOptions {
   readonly takeToken: RateLimiter;
@@ -180,7 +181,13 @@ export const connectRoutes: FastifyPluginAsyncTypebox<ConnectRouteOptions> = asy
       }
       const created = await createAccount(
         producer,
-        { name: connection.customer.company ?? connection.customer.name ?? email, email, locale: request.connect.locale, plan: 'free' },
+        {
+          name: connection.customer.company ?? connection.customer.name ?? email,
+          email,
+          locale: request.connect.locale,
+          country: countryCode(connection.customer.country ?? ''),
+          plan: 'free',
+        },
         async () => undefined,
       );
       await ctx.directory.until(() => ctx.directory.defaultProjectOf(created.account_id) !== undefined, WRITE_DEADLINE_MS);

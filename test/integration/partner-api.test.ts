@@ -75,7 +75,7 @@ describe('partner API and connection lifecycle', () => {
       project_id: null,
       instance_id: null,
       entity_id: current.id,
-      entity: { kind: 'account', name: current.name, email: current.email, locale: current.locale, plan },
+      entity: { kind: 'account', name: current.name, email: current.email, locale: current.locale, plan, country: current.country },
     });
   };
   const statusOf = (id: string) => api.connections.get(id)?.to_status;

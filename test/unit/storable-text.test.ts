@@ -38,7 +38,7 @@ describe('the storable text rule', () => {
       { phone: '+5511900000002', tags: ['ok', '\ud83d'] },
       { phone: '+55119000\u00000003' },
       { phone: '+5511900000004', name: 'Zoë 🌸' },
-    ], new Map());
+    ], new Map(), null);
     expect(plan.invalidRows).toEqual([
       { index: 0, phone: '+5511900000001', reason: 'invalid_text' },
       { index: 1, phone: '+5511900000002', reason: 'invalid_text' },
