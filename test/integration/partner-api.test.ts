@@ -216,7 +216,16 @@ describe('partner API and connection lifecycle', () => {
       status: 400,
       body: { code: 'invalid_request' },
     });
+    expect(await partner('POST', '/partner/connect-sessions', { external_id: 'c1', customer: { name: 'A', email: 'a@b.test', phone: '+1 555 000 1111' } })).toMatchObject({
+      status: 400,
+      body: { code: 'invalid_request', message: expect.stringContaining('body/customer/phone: invalid_for_region') as unknown },
+    });
     expect(await partner('POST', '/partner/connect-sessions', { external_id: 'x'.repeat(200), customer: { company: 'Acme', email: 'a@b.test' } })).toMatchObject({ status: 201 });
+    // A phone written in the customer's national format is kept in E.164.
+    const national = await session('cus-national-phone', { name: 'Ana', email: 'ana@national.test', country: 'BR', phone: '(11) 98888-7777' });
+    expect(national.status).toBe(201);
+    const nationalId = (national.body.connection as { id: string }).id;
+    expect((await partner('GET', `/partner/connections/${nationalId}`)).body).toMatchObject({ customer: { phone: '+5511988887777', country: 'BR' } });
   });
 
   it('reuses the connection of an external_id, updates its pre-fill until linked, then freezes it', async () => {
