@@ -371,7 +371,7 @@ describe('partner API and connection lifecycle', () => {
     expect(await call('GET', '/me', { auth: account.api_key })).toMatchObject({
       status: 200,
       body: {
-        account: { id: account.account_id, name: 'Shop', plan: 'pro', locale: 'en' },
+        account: { id: account.account_id, name: 'Shop', plan: 'pro', locale: 'en', country: null },
         project: { id: account.project_id, name: 'Shop', is_default: true },
         key: { role: 'owner', scopes: ['*'], prefix: account.api_key.slice(0, 13), expires_at: null },
         connection: null,
