@@ -38,10 +38,16 @@ export function rowPhone(row: ImportRow, country: string | null): ParsedPhone {
 
 /**
  * What an import does, row by row against the contacts there (`existing`, by phone): a row
- * creates the contact of its phone or replaces the fields it gives (an empty name clears it).
- * A phone repeated in the import, however written, is applied again over its previous row.
+ * creates the contact of its phone (`phones[i]`, the `rowPhone` of `rows[i]`: read once, for the
+ * lookup of `existing` too) or replaces the fields it gives (an empty name clears it). A phone
+ * repeated in the import, however written, is applied again over its previous row.
  */
-export function planImport(accountId: string, rows: readonly ImportRow[], existing: ReadonlyMap<string, ContactValues>, country: string | null): ImportPlan {
+export function planImport(
+  accountId: string,
+  rows: readonly ImportRow[],
+  phones: readonly ParsedPhone[],
+  existing: ReadonlyMap<string, ContactValues>,
+): ImportPlan {
   const current = new Map(existing);
   const plan = { created: 0, updated: 0, unchanged: 0, invalidRows: [] as InvalidRow[], upserts: [] as ContactValues[] };
   rows.forEach((row, index) => {
@@ -50,7 +56,8 @@ export function planImport(accountId: string, rows: readonly ImportRow[], existi
       plan.invalidRows.push({ index, phone: storableEcho(row.phone), reason: 'invalid_text' });
       return;
     }
-    const parsed = rowPhone(row, country);
+    const parsed = phones[index];
+    if (parsed === undefined) throw new Error(`row ${index} has no phone read`);
     if (!parsed.ok) {
       plan.invalidRows.push({ index, phone: row.phone, reason: 'invalid_phone', problem: parsed.reason });
       return;

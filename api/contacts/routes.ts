@@ -88,12 +88,9 @@ export const contactRoutes: FastifyPluginAsyncTypebox<ContactRouteOptions> = asy
       const { accountId } = request.auth;
       const { rows, dry_run: dryRun = false } = request.body;
       const country = requestCountry(ctx.directory, accountId, request.body.country);
-      const phones = rows.flatMap((row) => {
-        const parsed = rowPhone(row, country);
-        return parsed.ok ? [parsed.e164] : [];
-      });
-      const existing = await contactsByPhone(pool, accountId, phones);
-      const plan = planImport(accountId, rows, new Map(existing.map((row) => [row.phone, valuesOf(row)])), country);
+      const phones = rows.map((row) => rowPhone(row, country));
+      const existing = await contactsByPhone(pool, accountId, phones.flatMap((phone) => (phone.ok ? [phone.e164] : [])));
+      const plan = planImport(accountId, rows, phones, new Map(existing.map((row) => [row.phone, valuesOf(row)])));
       if (!dryRun && plan.upserts.length > 0) {
         const at = Date.now();
         await withDeadline(producer.send(topics.contacts, plan.upserts.map((contact) => contactRecord(accountId, 'upserted', contact, 'import', at))), WRITE_DEADLINE_MS);
