@@ -147,6 +147,8 @@ export interface Account {
   readonly locale: string;
   /** Plan code (e.g. free, pro); decides rate-limit ceiling and allowances. */
   readonly plan: string;
+  /** ISO 3166 alpha-2 country in which the account's phones written in national format are read (imports, sends, checks); null: only international formats (with a plus) are understood. */
+  readonly country: null | string;
 }
 
 /** An advisory published to some accounts (gateway advisories publish), keyed by its adv_ id; kept for GET /advisories, while its advisory.published events keep gw.events' retention. */

@@ -11,6 +11,7 @@ import { startDemoPartner } from './demo/server.js';
 import { createPlatformAdmin } from '../processors/config/platform-admins.js';
 import { connectSandboxNumbers } from '../processors/instances/sandbox-pairing.js';
 import { isLocale } from '../api/errors.js';
+import { countryCode } from '../schemas/phones.js';
 import type { AdvisoryInput } from '../events/renderers/index.js';
 import { checkedAdvisory, publishAdvisory } from '../processors/events/index.js';
 import { listenCommand } from '../connectors/relay/index.js';
@@ -52,6 +53,7 @@ async function main(argv: string[]): Promise<number> {
         sandboxNumbers: Number(values['sandbox-numbers'] ?? 0),
         plan: values.plan ?? 'free',
         locale: values.locale,
+        country: values.country,
         json: values.json ?? false,
       });
     case 'platform-admins':
@@ -129,14 +131,17 @@ interface AccountInput {
   readonly sandboxNumbers: number;
   readonly plan: string;
   readonly locale?: string;
+  readonly country?: string;
 }
 
 async function newAccount(clients: Clients, input: AccountInput): Promise<CreatedAccount> {
   if (!Number.isInteger(input.sandboxNumbers) || input.sandboxNumbers < 0) throw new Error('--sandbox-numbers takes a whole number');
   if (input.locale !== undefined && !isLocale(input.locale)) throw new Error('--locale is one of pt, en, es, it, de, fr');
+  const country = input.country === undefined ? undefined : countryCode(input.country);
+  if (input.country !== undefined && country === undefined) throw new Error('--country is an ISO 3166 alpha-2 code, e.g. BR');
   return createAccount(
     clients.producer,
-    { name: input.name, email: input.email, plan: input.plan, locale: input.locale, sandboxNumbers: input.sandboxNumbers },
+    { name: input.name, email: input.email, plan: input.plan, locale: input.locale, country, sandboxNumbers: input.sandboxNumbers },
     connectSandboxNumbers(clients.producer),
   );
 }

@@ -24,8 +24,8 @@ const commands: readonly CommandUsage[] = [
   },
   {
     name: 'accounts',
-    synopsis: 'accounts create --name N --email E [--sandbox-numbers K] [--plan free|pro] [--locale pt|en|es|it|de|fr] [--json]',
-    summary: 'create an account, its default project and an owner API key (printed once)',
+    synopsis: 'accounts create --name N --email E [--sandbox-numbers K] [--plan free|pro] [--locale pt|en|es|it|de|fr] [--country CC] [--json]',
+    summary: 'create an account, its default project and an owner API key (printed once); --country (ISO 3166 alpha-2) reads phones written in national format',
   },
   { name: 'platform-admins', synopsis: 'platform-admins create --email E [--json]', summary: 'create a platform administrator; its credential (svc_platform_...) is printed once' },
   {
@@ -78,6 +78,7 @@ const options = {
   'sandbox-numbers': { type: 'string' },
   plan: { type: 'string' },
   locale: { type: 'string' },
+  country: { type: 'string' },
   json: { type: 'boolean' },
   account: { type: 'string', multiple: true },
   title: { type: 'string' },

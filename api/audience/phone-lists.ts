@@ -2,8 +2,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type, type Static } from '@sinclair/typebox';
 import { listedPhone, listedPhones, type ListedPhoneRow, type PhoneList } from '../../processors/audience/index.js';
 import { listedPhoneId } from '../../schemas/contact-ids.js';
-import { normalizePhone } from '../../schemas/phones.js';
 import type { RouteOptions } from '../context.js';
+import { Country, requestCountry, requestPhone } from '../phone-input.js';
 import { Cursor, decodeCursor, Limit, NextCursor, paginate, type PageKey } from '../conversations/cursor.js';
 import { gatewayError } from '../errors.js';
 import { audienceRecord, writeAudience } from './write.js';
@@ -24,9 +24,14 @@ function listedOut(row: ListedPhoneRow): Static<typeof ListedOut> {
   return { phone: row.phone, reason: row.reason, created_at: row.created_at.toISOString() };
 }
 
-function phoneOf(input: string): string {
-  const phone = normalizePhone(input);
-  if (phone === undefined) throw gatewayError('invalid_request', { detail: 'phone must be an E.164 number' });
+/**
+ * A listed phone named in a path: the E.164 it was listed under, written with or without its
+ * separators. Not checked against the numbering plan, so an entry listed before the plan was
+ * checked can still be read and removed.
+ */
+function listedPhoneOf(input: string): string {
+  const phone = `+${input.replace(/[\s().+-]/g, '')}`;
+  if (!/^\+[1-9]\d{6,14}$/.test(phone)) throw gatewayError('invalid_request', { detail: 'params/phone: not an E.164 number' });
   return phone;
 }
 
@@ -50,7 +55,11 @@ export const phoneListRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (a
           tags: ['contacts'],
           summary: `Add a phone to the ${noun}: ${effect}`,
           body: Type.Object(
-            { phone: Type.String({ maxLength: 64, description: 'E.164; spaces, dots, dashes and parentheses are ignored' }), reason: Type.Optional(Type.String({ maxLength: 200 })) },
+            {
+              phone: Type.String({ maxLength: 64, description: "As people write it: E.164, or the national format of `country` (else the account's)" }),
+              country: Type.Optional(Country),
+              reason: Type.Optional(Type.String({ maxLength: 200 })),
+            },
             { additionalProperties: false },
           ),
           response: { 200: ListedOut, 201: ListedOut },
@@ -58,7 +67,7 @@ export const phoneListRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (a
       },
       async (request, reply) => {
         const { accountId } = request.auth;
-        const phone = phoneOf(request.body.phone);
+        const phone = requestPhone(request.body.phone, requestCountry(ctx.directory, accountId, request.body.country), 'body/phone');
         const reason = request.body.reason?.trim() || null;
         const before = await listedPhone(pool, accountId, list, phone);
         if (before !== undefined && before.reason === reason) return reply.code(200).send(listedOut(before));
@@ -98,7 +107,7 @@ export const phoneListRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (a
         schema: { tags: ['contacts'], summary: `Whether a phone is on the ${noun} (404 not_found when it is not)`, params: PhoneParams, response: { 200: ListedOut } },
       },
       async (request) => {
-        const row = await listedPhone(pool, request.auth.accountId, list, phoneOf(request.params.phone));
+        const row = await listedPhone(pool, request.auth.accountId, list, listedPhoneOf(request.params.phone));
         if (row === undefined) throw gatewayError('not_found');
         return listedOut(row);
       },
@@ -112,7 +121,7 @@ export const phoneListRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (a
       },
       async (request, reply) => {
         const { accountId } = request.auth;
-        const phone = phoneOf(request.params.phone);
+        const phone = listedPhoneOf(request.params.phone);
         if ((await listedPhone(pool, accountId, list, phone)) === undefined) throw gatewayError('not_found');
         await writeAudience(producer, [audienceRecord(accountId, listedPhoneId(accountId, list, phone), null, Date.now())], async () =>
           (await listedPhone(pool, accountId, list, phone)) === undefined,

@@ -22,6 +22,7 @@ import type { StreamHub } from '../streams/index.js';
 import { lastEventIdOf, MAX_CURSOR_LENGTH, serveStream } from '../streams/index.js';
 import { EmailCodes } from '../email-codes.js';
 import { authenticateSessions } from './session-auth.js';
+import { countryCode } from '../../schemas/phones.js';
 
 /** How the component names the service to a partner's customers, and where its terms and privacy policy are. */
 export interface ServiceIdentity {
@@ -190,7 +191,13 @@ export const connectRoutes: FastifyPluginAsyncTypebox<ConnectRouteOptions> = asy
       }
       const created = await createAccount(
         producer,
-        { name: connection.customer.company ?? connection.customer.name ?? email, email, locale: request.connect.locale, plan: 'free' },
+        {
+          name: connection.customer.company ?? connection.customer.name ?? email,
+          email,
+          locale: request.connect.locale,
+          country: countryCode(connection.customer.country ?? ''),
+          plan: 'free',
+        },
         async () => undefined,
       );
       await ctx.directory.until(() => ctx.directory.defaultProjectOf(created.account_id) !== undefined, WRITE_DEADLINE_MS);

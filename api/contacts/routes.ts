@@ -3,14 +3,14 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type, type Static } from '@sinclair/typebox';
 import type { Pool } from 'pg';
 import { contactById, contactsByPhone, listContacts, type ContactFilter, type ContactRow } from '../../processors/contacts/index.js';
-import { normalizePhone } from '../../schemas/phones.js';
 import type { PhoneCheck } from '../../schemas/records.js';
 import { topics } from '../../topics/index.js';
 import type { RouteOptions } from '../context.js';
 import { gatewayError } from '../errors.js';
 import { Cursor, decodeCursor, Limit, NextCursor, paginate, type PageKey } from '../conversations/cursor.js';
 import { CSV_HEADER, csvLine } from './csv.js';
-import { planImport, type ContactValues } from './import.js';
+import { planImport, rowPhone, type ContactValues } from './import.js';
+import { requestCountry, requestPhone } from '../phone-input.js';
 import type { PhoneChecker } from './network-checks.js';
 import { contactRecord } from './records.js';
 import { CheckBody, CheckOut, ContactFilters, ContactOut, ImportBody, ImportResult } from './schemas.js';
@@ -87,9 +87,10 @@ export const contactRoutes: FastifyPluginAsyncTypebox<ContactRouteOptions> = asy
     async (request) => {
       const { accountId } = request.auth;
       const { rows, dry_run: dryRun = false } = request.body;
-      const phones = rows.map((row) => normalizePhone(row.phone)).filter((phone) => phone !== undefined);
-      const existing = await contactsByPhone(pool, accountId, phones);
-      const plan = planImport(accountId, rows, new Map(existing.map((row) => [row.phone, valuesOf(row)])));
+      const country = requestCountry(ctx.directory, accountId, request.body.country);
+      const phones = rows.map((row) => rowPhone(row, country));
+      const existing = await contactsByPhone(pool, accountId, phones.flatMap((phone) => (phone.ok ? [phone.e164] : [])));
+      const plan = planImport(accountId, rows, phones, new Map(existing.map((row) => [row.phone, valuesOf(row)])));
       if (!dryRun && plan.upserts.length > 0) {
         const at = Date.now();
         await withDeadline(producer.send(topics.contacts, plan.upserts.map((contact) => contactRecord(accountId, 'upserted', contact, 'import', at))), WRITE_DEADLINE_MS);
@@ -184,7 +185,13 @@ export const contactRoutes: FastifyPluginAsyncTypebox<ContactRouteOptions> = asy
         response: { 200: CheckOut },
       },
     },
-    async (request) => ({ data: (await network.check(request.auth.projectId, request.body.phones)).map(checkOut) }),
+    async (request) => {
+      const country = requestCountry(ctx.directory, request.auth.accountId, request.body.country);
+      const asked = request.body.phones.map((phone, i) => (phone.endsWith('@lid') ? phone : requestPhone(phone, country, `body/phones/${i}`)));
+      const checks = await network.check(request.auth.projectId, asked);
+      // Each answer names the phone as it was asked, however it was written.
+      return { data: checks.map((check, i) => checkOut({ ...check, phone: request.body.phones[i] ?? check.phone })) };
+    },
   );
 };
 

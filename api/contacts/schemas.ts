@@ -1,4 +1,6 @@
 import { Type, type TSchema } from '@sinclair/typebox';
+import { PHONE_PROBLEMS, patterns, type PhoneProblem } from '../../schemas/phones.js';
+import { Country } from '../phone-input.js';
 
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 const Timestamp = Type.String({ format: 'date-time' });
@@ -31,14 +33,16 @@ export const ImportBody = Type.Object(
     rows: Type.Array(
       Type.Object(
         {
-          phone: Type.String({ maxLength: 64, description: 'E.164; spaces, dots, dashes and parentheses are ignored' }),
+          phone: Type.String({ maxLength: 64, description: 'E.164, or as written (spaces, dots, dashes, parentheses); a national number is read in the row\'s country, else the import\'s, else the account\'s' }),
+          country: Type.Optional(Country),
           name: Type.Optional(Type.String({ maxLength: 200, description: 'Replaces the name; an empty string clears it' })),
           tags: Type.Optional(Type.Array(Tag, { maxItems: 50, description: 'Replaces the tags' })),
         },
         { additionalProperties: false },
       ),
-      { minItems: 1, maxItems: MAX_IMPORT_ROWS, description: 'A row whose text holds a NUL or a lone surrogate is counted invalid (invalid_text), not refused with the request' },
+      { minItems: 1, maxItems: MAX_IMPORT_ROWS, description: 'A row whose phone is not one, or whose text holds a NUL or a lone surrogate, is counted invalid and listed; the other rows are imported' },
     ),
+    country: Type.Optional(Country),
     dry_run: Type.Optional(Type.Boolean({ default: false, description: 'Count what the import would do, and write nothing' })),
   },
   { additionalProperties: false },
@@ -55,8 +59,16 @@ export const ImportResult = Type.Object({
       index: Type.Integer({ description: 'Position of the row in rows, from 0' }),
       phone: Type.String(),
       reason: Type.Union([Type.Literal('invalid_phone'), Type.Literal('invalid_text')], {
-        description: 'invalid_phone: not a phone; invalid_text: a field holds a NUL or a lone UTF-16 surrogate',
+        description: 'invalid_phone: not a phone in use (problem says why); invalid_text: a field holds a NUL or a lone UTF-16 surrogate',
       }),
+      problem: Type.Optional(
+        Type.Unsafe<PhoneProblem>({
+          type: 'string',
+          enum: [...PHONE_PROBLEMS],
+          description:
+            'With invalid_phone: not_a_number, missing_country (a national number and no country), unknown_country, invalid_country_code, too_short, too_long, invalid_length, invalid_for_region (a number of the right length the country does not give out)',
+        }),
+      ),
     }),
   ),
 });
@@ -64,9 +76,10 @@ export const ImportResult = Type.Object({
 export const CheckBody = Type.Object(
   {
     phones: Type.Array(
-      Type.String({ pattern: '^(\\+[1-9][0-9]{6,14}|[0-9]+@lid)$', description: 'E.164 phone, or a privacy identifier ending @lid' }),
+      Type.String({ pattern: `^(${patterns.written}|[0-9]+@lid)$`, description: 'E.164 or a phone as written (a national one needs a country), or a privacy identifier ending @lid' }),
       { minItems: 1, maxItems: MAX_CHECK_PHONES },
     ),
+    country: Type.Optional(Country),
   },
   { additionalProperties: false },
 );

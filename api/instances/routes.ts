@@ -10,6 +10,7 @@ import { createInstance } from '../../processors/instances/create.js';
 import { projectInstance, projectInstances, untilProjected, type InstanceRow } from './queries.js';
 import { deleteInstances } from './delete.js';
 import { requestOfNumber } from './pairing.js';
+import { Country, requestCountry, requestPhone } from '../phone-input.js';
 
 /** Spec 2.3, with the fields the spec leaves open. */
 export const InstanceOut = Type.Object({
@@ -43,7 +44,8 @@ const Accepted = Type.Object({ id: Type.String(), accepted: Type.Literal(true) }
 const PairBody = Type.Object(
   {
     method: Type.Optional(Type.Union([Type.Literal('qr'), Type.Literal('code')], { description: 'qr (default) or a pairing code to type on the phone' })),
-    phone: Type.Optional(Type.String({ pattern: anyOf('e164'), description: 'E.164 phone of the number; needed for a pairing code' })),
+    phone: Type.Optional(Type.String({ pattern: anyOf('written'), description: 'Phone of the number, E.164 or as written (a national one is read in country); needed for a pairing code' })),
+    country: Type.Optional(Country),
   },
   { additionalProperties: false, examples: [{ method: 'code', phone: '+5511999998888' }] },
 );
@@ -122,7 +124,8 @@ export const instanceRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (ap
       const row = await projectInstance(pool, request.auth.projectId, request.params.id);
       if (!row) throw gatewayError('not_found');
       const method = request.body?.method ?? 'qr';
-      const phone = request.body?.phone ?? row.phone;
+      const written = request.body?.phone;
+      const phone = written === undefined ? row.phone : requestPhone(written, requestCountry(ctx.directory, request.auth.accountId, request.body?.country), 'body/phone');
       if (method === 'code' && phone === null && row.connector !== 'sandbox') throw gatewayError('invalid_request', { detail: 'phone: a pairing code needs the number’s phone' });
       await requestOfNumber(producer, row, { kind: 'pair', method, phone });
       return reply.code(202).send({ id: row.instance_id, accepted: true as const });

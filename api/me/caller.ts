@@ -5,7 +5,13 @@ import type { RouteOptions } from '../context.js';
 import { gatewayError } from '../errors.js';
 
 const MeOut = Type.Object({
-  account: Type.Object({ id: Type.String(), name: Type.String(), plan: Type.String({ description: 'free, pro or scale' }), locale: Type.String() }),
+  account: Type.Object({
+    id: Type.String(),
+    name: Type.String(),
+    plan: Type.String({ description: 'free, pro or scale' }),
+    locale: Type.String(),
+    country: Type.Union([Type.String(), Type.Null()], { description: 'ISO 3166 alpha-2 in which phones written in national format are read; null: none' }),
+  }),
   project: Type.Object({ id: Type.String(), name: Type.String(), is_default: Type.Boolean() }),
   key: Type.Object({
     id: Type.String({ description: 'The key id; `panel:<e-mail>` when the caller is signed in to the panel' }),
@@ -50,7 +56,7 @@ export const callerRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app,
       const connection = connectionId === null ? undefined : connections.get(connectionId);
       const partner = connection === undefined ? undefined : directory.partners.get(connection.partner_id);
       return {
-        account: { id: account.id, name: account.name, plan: account.plan, locale: account.locale },
+        account: { id: account.id, name: account.name, plan: account.plan, locale: account.locale, country: account.country },
         project: { id: project.id, name: project.name, is_default: project.is_default },
         key: { id: keyId, prefix: key?.prefix ?? null, role, scopes: [...scopes], expires_at: isoTime(key?.expires_at ?? null) },
         connection:

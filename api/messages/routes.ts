@@ -13,7 +13,8 @@ import { buildContent, replyOf } from './content.js';
 import { IdempotencyKeys, idempotentMessageId } from './idempotency.js';
 import { createNumberChooser } from './number-choice.js';
 import { SendAccepted, sendBodies, sendTypes, type AnySendBody, type SendType } from './schemas.js';
-import { phoneOfJid, toJid } from '../../schemas/phones.js';
+import { phoneJid, phoneOfJid } from '../../schemas/phones.js';
+import { requestCountry, requestPhone } from '../phone-input.js';
 import { appendSend } from './append.js';
 import type { RecipientStanding } from '../../processors/audience/index.js';
 import { MEDIA_BODY_LIMIT, TEXT_BODY_LIMIT } from '../body-limits.js';
@@ -56,7 +57,8 @@ export const messageRoutes: FastifyPluginAsyncTypebox<MessageRouteOptions> = asy
   const choose = createNumberChooser({ pool: clients.pool, directory, lastInstanceFor: options.lastInstanceFor });
 
   const accept = async (type: SendType, body: AnySendBody, auth: AuthContext, key: string | undefined): Promise<SendAccepted> => {
-    const to = toJid(body.to);
+    // A jid is taken as it is; a phone must be one its country gives out (a list of impossible numbers hurts the number's health).
+    const to = body.to.includes('@') ? body.to : phoneJid(requestPhone(body.to, requestCountry(directory, auth.accountId, body.country), 'body/to'));
     const phone = phoneOfJid(to);
     const [standing, number] = await Promise.all([
       type !== 'delete' && phone !== undefined ? options.standing(auth.accountId, phone) : undefined,

@@ -1,15 +1,18 @@
 import { Type, type Static, type TObject, type TProperties } from '@sinclair/typebox';
 import { anyOf } from '../../schemas/phones.js';
+import { Country } from '../phone-input.js';
 
-/** E.164 with a leading plus, or a network jid (a phone, a `@lid` identity or a `@g.us` group). */
+/** A phone (E.164, or as written: checked against its country's numbering plan), or a network jid (a phone, a `@lid` identity or a `@g.us` group). */
 const To = Type.String({
-  pattern: anyOf('e164', 'phoneJid', 'lid', 'groupJid'),
-  description: 'Recipient: E.164 phone (+5511999998888) or a jid',
+  pattern: anyOf('written', 'phoneJid', 'lid', 'groupJid'),
+  description: "Recipient: E.164 phone (+5511999998888), a phone as written (+55 11 99999-8888; a national one, (11) 99999-8888, is read in country, else the account's country), or a jid",
+  examples: ['+5511999998888'],
 });
 
 /** Fields every send takes (spec 4.1). */
 const common = {
   to: To,
+  country: Type.Optional(Country),
   client_reference: Type.Optional(Type.String({ maxLength: 255, description: 'Echoed back; not a uniqueness key' })),
   instance_id: Type.Optional(Type.String({ maxLength: 100, description: 'Forces this number' })),
   pool_id: Type.Optional(Type.String({ maxLength: 100, description: 'Chooses among the numbers of this pool' })),

@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { Customer } from '../../schemas/records.js';
 import type { ConnectionEntry } from '../../processors/connections/view.js';
 import type { PartnerEntry } from '../../processors/directory.js';
-import { patterns } from '../../schemas/phones.js';
+import { countryCode, parsePhone, patterns } from '../../schemas/phones.js';
 import type { RouteOptions } from '../context.js';
 import { gatewayError } from '../errors.js';
 import { issueSession } from '../connect/sessions.js';
@@ -15,7 +15,6 @@ import type { RateLimiter } from '../plugins/rate-limit.js';
 import { isEmailAddress } from '../../shared/email-address.js';
 
 const MAX_EXTERNAL_ID = 200;
-const E164 = new RegExp(`^${patterns.e164}$`);
 
 const PartnerOut = Type.Object({
   id: Type.String(),
@@ -37,7 +36,7 @@ const SessionIn = Type.Object(
           name: Type.Optional(Type.String({ maxLength: 200 })),
           email: Type.Optional(Type.String({ maxLength: 254 })),
           company: Type.Optional(Type.String({ maxLength: 200 })),
-          phone: Type.Optional(Type.String({ pattern: `^${patterns.e164}$`, description: 'E.164' })),
+          phone: Type.Optional(Type.String({ pattern: `^${patterns.written}$`, description: 'E.164, or as written; a national number is read in country' })),
           country: Type.Optional(Type.String({ pattern: '^[A-Za-z]{2}$', description: 'ISO 3166 alpha-2' })),
           locale: Type.Optional(Type.String({ maxLength: 35, description: 'BCP 47' })),
         },
@@ -105,11 +104,13 @@ export const partnerRoutes: FastifyPluginAsyncTypebox<RouteOptions & { takeToken
       const name = blankToNull(customer.name);
       const company = blankToNull(customer.company);
       if (name === null && company === null) throw gatewayError('customer_name_required');
+      const phone = customer.phone === undefined ? undefined : parsePhone(customer.phone, countryCode(customer.country ?? ''));
+      if (phone?.ok === false) throw gatewayError('invalid_request', { detail: `body/customer/phone: ${phone.reason}` });
       const data: Customer = {
         name,
         email,
         company,
-        phone: customer.phone !== undefined && E164.test(customer.phone) ? customer.phone : null,
+        phone: phone?.e164 ?? null,
         country: customer.country?.toUpperCase() ?? null,
         locale: canonicalLocale(customer.locale),
       };

@@ -13,6 +13,8 @@ export interface NewAccount {
   readonly email: string;
   /** One of the spec's locales (pt, en, es, it, de, fr); `en` when none. */
   readonly locale?: string;
+  /** ISO 3166 alpha-2, upper case: the country of phones written in national format; none when absent. */
+  readonly country?: string;
   readonly plan?: string;
   /** Sandbox numbers to create and connect at once. */
   readonly sandboxNumbers?: number;
@@ -43,7 +45,7 @@ export async function createAccount(
     ...envelope,
     event_id: asEventId(newId('cfg')),
     entity_id: accountId,
-    entity: { kind: 'account', name: input.name, email: input.email, locale: input.locale ?? 'en', plan: input.plan ?? 'free' },
+    entity: { kind: 'account', name: input.name, email: input.email, locale: input.locale ?? 'en', plan: input.plan ?? 'free', country: input.country ?? null },
   };
   const project: ConfigRecord = {
     ...envelope,

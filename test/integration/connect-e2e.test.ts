@@ -168,7 +168,8 @@ describe('Connect component API, end to end', () => {
     const exchanged = await partner('POST', '/partner/connect/exchange', { code: completed.body.code });
     expect(exchanged.status, JSON.stringify(exchanged.body)).toBe(200);
     expect(exchanged.body.numbers).toEqual([{ id: instanceId, phone: '+5511988887777', status: 'connected' }]);
-    const sent = await call('POST', '/messages/text', { headers: { authorization: `Bearer ${exchanged.body.api_key as string}` }, body: { to: '+5511911112222', body: 'Olá!' } });
+    // The account Connect created reads phones in the customer's country (BR): a national one is understood.
+    const sent = await call('POST', '/messages/text', { headers: { authorization: `Bearer ${exchanged.body.api_key as string}` }, body: { to: '(11) 91111-2222', body: 'Olá!' } });
     expect(sent.status, JSON.stringify(sent.body)).toBe(202);
 
     const ofType = (type: string) => receiver.of(partnerId).find((r) => r.eventType === type && r.body.connection?.id === connectionId);

@@ -113,7 +113,7 @@ describe('contacts projection and routes on the real stack', () => {
       rows: [{ phone: '+5511900000001', name: 'Ana' }, { phone: '+5511900000002' }, { phone: '+55 11 90000-0003', tags: ['vip'] }, { phone: '12345' }],
     });
     expect(status).toBe(200);
-    expect(body).toEqual({ dry_run: true, created: 3, updated: 0, unchanged: 0, invalid: 1, invalid_rows: [{ index: 3, phone: '12345', reason: 'invalid_phone' }] });
+    expect(body).toEqual({ dry_run: true, created: 3, updated: 0, unchanged: 0, invalid: 1, invalid_rows: [{ index: 3, phone: '12345', reason: 'invalid_phone', problem: 'missing_country' }] });
     expect(await recordsIn(topics.contacts)).toBe(0);
     await settle();
     expect(await contacts()).toEqual([]);
@@ -283,5 +283,57 @@ describe('contacts projection and routes on the real stack', () => {
     expect((await request('POST', '/contacts/check', { phones: ['5511988887777'] })).status).toBe(400);
     const tooMany = Array.from({ length: 101 }, (_, i) => `+55119${String(i).padStart(8, '0')}`);
     expect((await request('POST', '/contacts/check', { phones: tooMany })).status).toBe(400);
+  });
+
+  it("checks phones as written, read in the request's country, and refuses an impossible one naming it", async () => {
+    const { status, body } = await request('POST', '/contacts/check', { phones: ['(11) 98888-7777', '+44 7400 123456'], country: 'BR' });
+    expect(status).toBe(200);
+    expect(body).toEqual({
+      data: [
+        { phone: '(11) 98888-7777', on_network: true, jid: '5511988887777@s.whatsapp.net' },
+        { phone: '+44 7400 123456', on_network: true, jid: '447400123456@s.whatsapp.net' },
+      ],
+    });
+    const impossible = await request('POST', '/contacts/check', { phones: ['+5511988887777', '+1 555 000 1111'] });
+    expect(impossible.status).toBe(400);
+    expect(impossible.body).toMatchObject({ code: 'invalid_request', message: expect.stringContaining('body/phones/1: invalid_for_region') as unknown });
+  });
+
+  it('imports the good rows of a list and reports each invalid one with its row and problem', async () => {
+    const before = await recordsIn(topics.contacts);
+    const { status, body } = await request('POST', '/contacts/import', {
+      country: 'BR',
+      rows: [
+        { phone: '(21) 98888-0001', name: 'Carla' },
+        { phone: '+1 555 000 1111' },
+        { phone: '07400 123456', country: 'GB', name: 'Dan' },
+        { phone: '21 9888' },
+        { phone: '+999 1234 5678' },
+        { phone: '(21) 98888-0002', country: 'XX' },
+        { phone: 'Ana' },
+      ],
+    });
+    expect(status).toBe(200);
+    expect(body).toEqual({
+      dry_run: false, created: 2, updated: 0, unchanged: 0, invalid: 5,
+      invalid_rows: [
+        { index: 1, phone: '+1 555 000 1111', reason: 'invalid_phone', problem: 'invalid_for_region' },
+        { index: 3, phone: '21 9888', reason: 'invalid_phone', problem: 'too_short' },
+        { index: 4, phone: '+999 1234 5678', reason: 'invalid_phone', problem: 'invalid_country_code' },
+        { index: 5, phone: '(21) 98888-0002', reason: 'invalid_phone', problem: 'unknown_country' },
+        { index: 6, phone: 'Ana', reason: 'invalid_phone', problem: 'not_a_number' },
+      ],
+    });
+    expect(await recordsIn(topics.contacts)).toBe(before + 2);
+    await settle();
+    const phones = (await contacts()).map((c) => c.phone);
+    expect(phones).toEqual(expect.arrayContaining(['+5521988880001', '+447400123456']));
+    expect(phones.filter((phone) => phone.startsWith('+1') || phone.startsWith('+999'))).toEqual([]);
+
+    // A country the import names for every row must exist: the request is refused whole, nothing written.
+    const unknown = await request('POST', '/contacts/import', { country: 'XX', rows: [{ phone: '(21) 98888-0003' }] });
+    expect(unknown.status).toBe(400);
+    expect(unknown.body).toMatchObject({ code: 'invalid_request', message: expect.stringContaining('body/country') as unknown });
+    expect(await recordsIn(topics.contacts)).toBe(before + 2);
   });
 });

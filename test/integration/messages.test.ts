@@ -176,7 +176,7 @@ describe('sending through the API', () => {
       const b = await number('connected');
       const used = new Set<string>();
       for (let i = 0; i < 6; i++) {
-        const response = await post('/messages/text', { to: `+55119${String(1000000 + i)}`, body: 'hello' });
+        const response = await post('/messages/text', { to: `+55119${String(10_000_000 + i)}`, body: 'hello' });
         expect(response.statusCode, response.body).toBe(202);
         used.add((await command(response.json<{ message_id: string }>().message_id)).instance_id);
       }
@@ -186,7 +186,7 @@ describe('sending through the API', () => {
       expect(created.statusCode).toBe(201);
       const poolId = created.json<{ id: string }>().id;
       for (let i = 0; i < 3; i++) {
-        const response = await post('/messages/text', { to: `+55118${String(1000000 + i)}`, body: 'hi', pool_id: poolId });
+        const response = await post('/messages/text', { to: `+55119${String(20_000_000 + i)}`, body: 'hi', pool_id: poolId });
         expect((await command(response.json<{ message_id: string }>().message_id)).instance_id).toBe(b);
       }
     });
@@ -287,6 +287,51 @@ describe('sending through the API', () => {
         expect(response.json()).toMatchObject({ code: 'invalid_request' });
       }
       expect(commands.size).toBe(before);
+    });
+  });
+
+  describe('phones as people write them', () => {
+    it('refuses a phone its country does not give out with 400 invalid_request naming why, and writes nothing', async () => {
+      await number('connected');
+      const before = commands.size;
+      for (const [to, problem] of [
+        ['+1 555 000 1111', 'invalid_for_region'],
+        ['+15550001111', 'invalid_for_region'],
+        ['+999 1234 5678', 'invalid_country_code'],
+        ['+55 11 9000', 'too_short'],
+        ['(11) 99999-8888', 'missing_country'],
+      ] as const) {
+        const response = await post('/messages/text', { to, body: 'x' }, { 'idempotency-key': `bad-${to}` });
+        expect(response.statusCode, to).toBe(400);
+        expect(response.json(), to).toMatchObject({ code: 'invalid_request', message: expect.stringContaining(`body/to: ${problem}`) as unknown });
+      }
+      const unknownCountry = await post('/messages/text', { to: '(11) 99999-8888', body: 'x', country: 'XX' });
+      expect(unknownCountry.statusCode).toBe(400);
+      expect(unknownCountry.json()).toMatchObject({ code: 'invalid_request', message: expect.stringContaining('body/country') as unknown });
+      expect(commands.size).toBe(before);
+      // A refused key is released (spec 8.2, 5): the same key with a good phone sends.
+      expect((await post('/messages/text', { to: '+5511944440001', body: 'x' }, { 'idempotency-key': 'bad-+15550001111' })).statusCode).toBe(202);
+    });
+
+    it("sends to a national phone read in the request's country, else the account's, as its E.164 jid; jids go as they are", async () => {
+      await number('connected');
+      const sent = async (body: Record<string, unknown>, key = account.api_key) => {
+        const response = await post('/messages/text', { body: 'hi', ...body }, auth(key));
+        expect(response.statusCode, response.body).toBe(202);
+        return (await command(response.json<{ message_id: string }>().message_id)).to;
+      };
+      expect(await sent({ to: '+55 (11) 94444-0002' })).toBe('5511944440002@s.whatsapp.net');
+      expect(await sent({ to: '(11) 94444-0003', country: 'BR' })).toBe('5511944440003@s.whatsapp.net');
+      expect(await sent({ to: '07400 123456', country: 'gb' })).toBe('447400123456@s.whatsapp.net');
+      expect(await sent({ to: '98765432101234@lid' })).toBe('98765432101234@lid');
+      // The old jid shapes stay as they were: no numbering plan is asked about a jid the network gave.
+      expect(await sent({ to: '15550001111@s.whatsapp.net' })).toBe('15550001111@s.whatsapp.net');
+
+      const brazil = await createAccount(clients.producer, { name: 'Padaria', email: 'ops@padaria.test', country: 'BR' }, async () => undefined);
+      await api.directory.until(() => api.directory.keysOf(brazil.account_id).length > 0 && api.directory.accounts.get(brazil.account_id)?.country === 'BR');
+      await number('connected', brazil.project_id, brazil.account_id);
+      expect(await sent({ to: '(11) 94444-0004' }, brazil.api_key)).toBe('5511944440004@s.whatsapp.net');
+      expect(await sent({ to: '015112345678', country: 'DE' }, brazil.api_key)).toBe('4915112345678@s.whatsapp.net');
     });
   });
 });

@@ -69,6 +69,11 @@ describe('pairing numbers through POST /instances/{id}/connect and /disconnect',
     expect(await numberOf(id)).toMatchObject({ connector: 'baileys', status: 'pending' });
     // A pairing code is typed on the phone of the number: without its phone there is nothing to ask for.
     expect(await call('POST', `/instances/${id}/connect`, { method: 'code' })).toMatchObject({ status: 400, body: { code: 'invalid_request' } });
+    // Nor with a phone no country gives out.
+    expect(await call('POST', `/instances/${id}/connect`, { method: 'code', phone: '+1 555 000 1111' })).toMatchObject({
+      status: 400,
+      body: { code: 'invalid_request', message: expect.stringContaining('body/phone: invalid_for_region') as unknown },
+    });
     expect(server.attemptsOf(id)).toEqual([]);
 
     expect(await call('POST', `/instances/${id}/connect`, { method: 'qr' })).toMatchObject({ status: 202 });

@@ -76,7 +76,7 @@ describe('partner API and connection lifecycle', () => {
       project_id: null,
       instance_id: null,
       entity_id: current.id,
-      entity: { kind: 'account', name: current.name, email: current.email, locale: current.locale, plan },
+      entity: { kind: 'account', name: current.name, email: current.email, locale: current.locale, plan, country: current.country },
     });
   };
   const statusOf = (id: string) => api.connections.get(id)?.to_status;
@@ -217,7 +217,16 @@ describe('partner API and connection lifecycle', () => {
       status: 400,
       body: { code: 'invalid_request' },
     });
+    expect(await partner('POST', '/partner/connect-sessions', { external_id: 'c1', customer: { name: 'A', email: 'a@b.test', phone: '+1 555 000 1111' } })).toMatchObject({
+      status: 400,
+      body: { code: 'invalid_request', message: expect.stringContaining('body/customer/phone: invalid_for_region') as unknown },
+    });
     expect(await partner('POST', '/partner/connect-sessions', { external_id: 'x'.repeat(200), customer: { company: 'Acme', email: 'a@b.test' } })).toMatchObject({ status: 201 });
+    // A phone written in the customer's national format is kept in E.164.
+    const national = await session('cus-national-phone', { name: 'Ana', email: 'ana@national.test', country: 'BR', phone: '(11) 98888-7777' });
+    expect(national.status).toBe(201);
+    const nationalId = (national.body.connection as { id: string }).id;
+    expect((await partner('GET', `/partner/connections/${nationalId}`)).body).toMatchObject({ customer: { phone: '+5511988887777', country: 'BR' } });
   });
 
   it('reuses the connection of an external_id, updates its pre-fill until linked, then freezes it', async () => {
@@ -387,7 +396,7 @@ describe('partner API and connection lifecycle', () => {
     expect(await call('GET', '/me', { auth: account.api_key })).toMatchObject({
       status: 200,
       body: {
-        account: { id: account.account_id, name: 'Shop', plan: 'pro', locale: 'en' },
+        account: { id: account.account_id, name: 'Shop', plan: 'pro', locale: 'en', country: null },
         project: { id: account.project_id, name: 'Shop', is_default: true },
         key: { role: 'owner', scopes: ['*'], prefix: account.api_key.slice(0, 13), expires_at: null },
         connection: null,

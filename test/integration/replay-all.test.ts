@@ -48,7 +48,7 @@ function stored(n: number, bytes: number): UsageRecord {
 
 const plan: ConfigRecord = {
   event_id: asEventId('cfg_all'), occurred_at: T0, account_id: ACCOUNT, project_id: null, instance_id: null, entity_id: ACCOUNT,
-  entity: { kind: 'account', name: 'All', email: 'all@example.com', locale: 'en', plan: 'free' },
+  entity: { kind: 'account', name: 'All', email: 'all@example.com', locale: 'en', plan: 'free', country: null },
 };
 
 /**

@@ -256,7 +256,7 @@ describe('usage: counting, thresholds and routes on the real stack', () => {
       project_id: null,
       instance_id: null,
       entity_id: account,
-      entity: { kind: 'account', name: 'C', email: 'c@example.com', locale: 'en', plan: 'pro' },
+      entity: { kind: 'account', name: 'C', email: 'c@example.com', locale: 'en', plan: 'pro', country: null },
     };
     await clients.producer.send(topics.config, [{ key: account, value: config }]);
     await waitFor('the plan to reach the usage projection', async () => {

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { planImport, type ContactValues } from '../../api/contacts/import.js';
+import { planImport, rowPhone, type ContactValues, type ImportRow } from '../../api/contacts/import.js';
 import { CSV_HEADER, csvLine } from '../../api/contacts/csv.js';
 import { sandboxChecks } from '../../connectors/sandbox/index.js';
 import { contactId, isOptOutKeyword } from '../../processors/contacts/index.js';
-import { normalizePhone, phoneJid, phoneOfJid } from '../../schemas/phones.js';
+import { phoneJid, phoneOfJid } from '../../schemas/phones.js';
 import { keywordOptOutEventId } from '../../schemas/contact-ids.js';
 import { keywordOptOutPhone } from '../../processors/contacts/keyword-optout.js';
 import type { ContactRow } from '../../processors/contacts/index.js';
@@ -22,15 +22,6 @@ describe('opt-out keywords', () => {
 });
 
 describe('phones', () => {
-  it('normalises what people write into E.164', () => {
-    expect(normalizePhone('+55 (11) 99999-0000')).toBe('+5511999990000');
-    expect(normalizePhone('+1.415.555.0100')).toBe('+14155550100');
-    expect(normalizePhone('5511999990000')).toBeUndefined();
-    expect(normalizePhone('+0511999990000')).toBeUndefined();
-    expect(normalizePhone('+1234')).toBeUndefined();
-    expect(normalizePhone('+1234567890123456')).toBeUndefined();
-  });
-
   it('turns E.164 into a phone jid and back, and nothing else into a phone', () => {
     expect(phoneJid('+5511999990000')).toBe('5511999990000@s.whatsapp.net');
     expect(phoneOfJid('5511999990000@s.whatsapp.net')).toBe('+5511999990000');
@@ -90,34 +81,60 @@ describe('keyword opt-out of a received message', () => {
 });
 
 describe('import plan', () => {
+  const plan = (rows: ImportRow[], existing: ReadonlyMap<string, ContactValues>, country: string | null) =>
+    planImport('acc_1', rows, rows.map((row) => rowPhone(row, country)), existing);
   const existing = new Map<string, ContactValues>([
     ['+5511900000001', { id: 'ct_one', phone: '+5511900000001', name: 'One', tags: ['vip'] }],
     ['+5511900000002', { id: 'ct_two', phone: '+5511900000002', name: 'Two', tags: [] }],
   ]);
 
   it('counts created, updated, unchanged and invalid rows, and lists the invalid ones', () => {
-    const plan = planImport('acc_1', [
+    const planned = plan([
       { phone: '+55 11 90000-0001', name: 'One' },
       { phone: '+5511900000002', name: 'Deux' },
       { phone: '+5511900000003', tags: [' new ', 'new', ''] },
       { phone: 'not a phone' },
-    ], existing);
-    expect(plan).toMatchObject({ created: 1, updated: 1, unchanged: 1, invalidRows: [{ index: 3, phone: 'not a phone', reason: 'invalid_phone' }] });
-    expect(plan.upserts).toEqual([
+    ], existing, null);
+    expect(planned).toMatchObject({ created: 1, updated: 1, unchanged: 1, invalidRows: [{ index: 3, phone: 'not a phone', reason: 'invalid_phone', problem: 'not_a_number' }] });
+    expect(planned.upserts).toEqual([
       { id: 'ct_two', phone: '+5511900000002', name: 'Deux', tags: [] },
       { id: contactId('acc_1', '+5511900000003'), phone: '+5511900000003', name: null, tags: ['new'] },
     ]);
   });
 
   it('keeps fields a row leaves out, and clears a name given empty', () => {
-    const plan = planImport('acc_1', [{ phone: '+5511900000001', name: ' ' }], existing);
-    expect(plan.upserts).toEqual([{ id: 'ct_one', phone: '+5511900000001', name: null, tags: ['vip'] }]);
+    const planned = plan([{ phone: '+5511900000001', name: ' ' }], existing, null);
+    expect(planned.upserts).toEqual([{ id: 'ct_one', phone: '+5511900000001', name: null, tags: ['vip'] }]);
   });
 
   it('applies a phone repeated in one import over its earlier row', () => {
-    const plan = planImport('acc_1', [{ phone: '+5511900000009', name: 'A' }, { phone: '+5511900000009', name: 'B' }, { phone: '+5511900000009', name: 'B' }], new Map());
-    expect(plan).toMatchObject({ created: 1, updated: 1, unchanged: 1 });
-    expect(plan.upserts.map((c) => c.name)).toEqual(['A', 'B']);
+    const planned = plan([{ phone: '+5511900000009', name: 'A' }, { phone: '+5511900000009', name: 'B' }, { phone: '+5511900000009', name: 'B' }], new Map(), null);
+    expect(planned).toMatchObject({ created: 1, updated: 1, unchanged: 1 });
+    expect(planned.upserts.map((c) => c.name)).toEqual(['A', 'B']);
+  });
+
+  it("reads national phones in the row's country, else the import's, and lists each impossible one with its problem", () => {
+    const planned = plan([
+      { phone: '(11) 90000-0001', name: 'One again' },
+      { phone: '07400 123456', country: 'GB' },
+      { phone: '+1 555 000 1111' },
+      { phone: '11 9000' },
+      { phone: '(11) 90000-0009', country: 'XX' },
+      { phone: '+55 11 90000-0002', country: 'DE' },
+    ], existing, 'BR');
+    expect(planned.invalidRows).toEqual([
+      { index: 2, phone: '+1 555 000 1111', reason: 'invalid_phone', problem: 'invalid_for_region' },
+      { index: 3, phone: '11 9000', reason: 'invalid_phone', problem: 'too_short' },
+      { index: 4, phone: '(11) 90000-0009', reason: 'invalid_phone', problem: 'unknown_country' },
+    ]);
+    expect(planned.upserts.map((c) => c.phone)).toEqual(['+5511900000001', '+447400123456']);
+    expect(planned).toMatchObject({ created: 1, updated: 1, unchanged: 1 });
+  });
+
+  it('needs a country for a national phone', () => {
+    expect(plan([{ phone: '(11) 90000-0001' }], existing, null).invalidRows).toEqual([
+      { index: 0, phone: '(11) 90000-0001', reason: 'invalid_phone', problem: 'missing_country' },
+    ]);
   });
 });
 

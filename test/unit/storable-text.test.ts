@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { planImport } from '../../api/contacts/import.js';
+import { planImport, rowPhone } from '../../api/contacts/import.js';
 import { findUnstorableText, textProblem } from '../../api/storable-text.js';
 
 describe('the storable text rule', () => {
@@ -33,12 +33,13 @@ describe('the storable text rule', () => {
   });
 
   it('makes an import row with unstorable text invalid, with its reason, and creates nothing for it', () => {
-    const plan = planImport('acc_1', [
+    const rows = [
       { phone: '+5511900000001', name: 'Ana\u0000' },
       { phone: '+5511900000002', tags: ['ok', '\ud83d'] },
       { phone: '+55119000\u00000003' },
       { phone: '+5511900000004', name: 'Zoë 🌸' },
-    ], new Map());
+    ];
+    const plan = planImport('acc_1', rows, rows.map((row) => rowPhone(row, null)), new Map());
     expect(plan.invalidRows).toEqual([
       { index: 0, phone: '+5511900000001', reason: 'invalid_text' },
       { index: 1, phone: '+5511900000002', reason: 'invalid_text' },

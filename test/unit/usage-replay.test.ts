@@ -19,7 +19,7 @@ const send = (n: number): SendCommand => ({
 
 const plan = (name: string): ConfigRecord => ({
   event_id: asEventId(`cfg_${name}`), occurred_at: T0, account_id: ACCOUNT, project_id: null, instance_id: null, entity_id: ACCOUNT,
-  entity: { kind: 'account', name: 'Usage replay', email: 'owner@usage.test', locale: 'en', plan: name },
+  entity: { kind: 'account', name: 'Usage replay', email: 'owner@usage.test', locale: 'en', plan: name, country: null },
 });
 
 /**
