@@ -138,14 +138,24 @@ describe('a broker outage', () => {
     expect(new Set(executed.map((r) => r.client_reference)).size).toBe(first.length);
     expect(new Set(executed.map((r) => r.message_id))).toEqual(new Set(accepted.map((o) => o.messageId)));
 
-    // The conversation shows the accepted sends only.
+    // The conversation shows the accepted sends only (more than a page of them when the outage ran long).
+    const historyPages = async (): Promise<{ message_id: string }[]> => {
+      const all: { message_id: string }[] = [];
+      for (let cursor: string | null = null; ; ) {
+        const response = await roles.api!.app.inject({
+          method: 'GET',
+          url: `/conversations/${encodeURIComponent(TO)}/messages?limit=200${cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`}`,
+          headers: { authorization: `Bearer ${account.api_key}` },
+        });
+        if (response.statusCode !== 200) return all;
+        const page = response.json<{ data: { message_id: string }[]; next_cursor: string | null }>();
+        all.push(...page.data);
+        if (page.next_cursor === null) return all;
+        cursor = page.next_cursor;
+      }
+    };
     const history = await waitFor('the history of the conversation', async () => {
-      const response = await roles.api!.app.inject({
-        method: 'GET',
-        url: `/conversations/${encodeURIComponent(TO)}/messages?limit=200`,
-        headers: { authorization: `Bearer ${account.api_key}` },
-      });
-      const data = response.statusCode === 200 ? response.json<{ data: { message_id: string }[] }>().data : [];
+      const data = await historyPages();
       return data.length >= accepted.length ? data : undefined;
     }, { timeoutMs: 60_000, intervalMs: 200 });
     expect(new Set(history.map((m) => m.message_id))).toEqual(new Set(accepted.map((o) => o.messageId)));
