@@ -139,20 +139,21 @@ describe('a broker outage', () => {
     expect(new Set(executed.map((r) => r.message_id))).toEqual(new Set(accepted.map((o) => o.messageId)));
 
     // The conversation shows the accepted sends only (more than a page of them when the outage ran long).
+    type HistoryPage = { data: { message_id: string }[]; next_cursor: string | null };
+    const historyPage = async (cursor: string | null): Promise<HistoryPage | undefined> => {
+      const response = await roles.api!.app.inject({
+        method: 'GET',
+        url: `/conversations/${encodeURIComponent(TO)}/messages?limit=200${cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`}`,
+        headers: { authorization: `Bearer ${account.api_key}` },
+      });
+      return response.statusCode === 200 ? response.json<HistoryPage>() : undefined;
+    };
     const historyPages = async (): Promise<{ message_id: string }[]> => {
       const all: { message_id: string }[] = [];
-      for (let cursor: string | null = null; ; ) {
-        const response = await roles.api!.app.inject({
-          method: 'GET',
-          url: `/conversations/${encodeURIComponent(TO)}/messages?limit=200${cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`}`,
-          headers: { authorization: `Bearer ${account.api_key}` },
-        });
-        if (response.statusCode !== 200) return all;
-        const page = response.json<{ data: { message_id: string }[]; next_cursor: string | null }>();
+      for (let page = await historyPage(null); page !== undefined; page = page.next_cursor === null ? undefined : await historyPage(page.next_cursor)) {
         all.push(...page.data);
-        if (page.next_cursor === null) return all;
-        cursor = page.next_cursor;
       }
+      return all;
     };
     const history = await waitFor('the history of the conversation', async () => {
       const data = await historyPages();
