@@ -95,12 +95,13 @@ async function runRoles(config: Config, arg: string, options: { firstAccount?: b
   logger.info({ roles, config: redactConfig(config) }, 'starting');
   const clients = await buildClients(config, logger);
   const running = await startRoles(roles, clients);
-  if (roles.includes('api')) {
-    logger.info(`gateway ready: http://localhost:${config.port} (API docs at /docs, readiness at /ready)`);
-  }
   if (options.firstAccount && running.api?.directory.accounts.size === 0) {
     const account = await newAccount(clients, { name: 'Sandbox', email: 'sandbox@gateway.local', sandboxNumbers: 1, plan: 'free' });
     printFirstAccount(account, config.port);
+  }
+  // Said once the first start's sandbox account exists, so what it prints comes before.
+  if (roles.includes('api')) {
+    logger.info(`gateway ready: http://localhost:${config.port} (API docs at /docs, readiness at /ready)`);
   }
   const demo =
     options.firstAccount && running.api && config.demoPort > 0

@@ -37,6 +37,8 @@ describe('the README run command (gateway start)', () => {
         }, { timeoutMs: 120_000, intervalMs: 200 });
         expect(Object.keys(ready.checks).sort()).toEqual(['clickhouse', 'kafka', 'postgres', 'registry', 's3', 'smtp']);
         expect(gateway.output()).toMatch(/kafka\s+up/);
+        // /ready answers as soon as the API listens; the first start's account is printed before the ready line.
+        await waitFor(`round ${round}: the ready line`, () => gateway.output().includes('gateway ready') || undefined, { timeoutMs: 60_000, intervalMs: 100 });
         // The first start on an empty database makes a sandbox account and prints its key; the second does not.
         keys.push(...(gateway.output().match(/svc_live_[A-Za-z0-9]{32}/g) ?? []));
         expect(new Set(keys).size).toBe(1);
