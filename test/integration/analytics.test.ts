@@ -11,7 +11,7 @@ import { asEventId, asInstanceId, asMessageId, asProjectId, asAccountId } from '
 import type { SendCommand } from '../../schemas/records.js';
 import type { Clients } from '../../stack/clients.js';
 import { startRoles, type RunningRoles } from '../../stack/roles.js';
-import { topics } from '../../topics/index.js';
+import { topicName, topics, watermarks, type TopicSpec } from '../../topics/index.js';
 import { testClients } from '../support/clients.js';
 import { createTestEnv, waitFor, type TestEnv } from '../support/env.js';
 import { spawnGateway } from '../support/gateway.js';
@@ -66,6 +66,19 @@ describe('analytics tables and the read-only SQL path', () => {
       instance_id: asInstanceId(number), message_id: asMessageId(`msg_${env.id}_cmp_${n}`), client_reference: null, to, origin: 'campaign', campaign_id: campaign,
       idempotency_key_hash: null, expires_at: null, quoted_message_id: null, mentions: [], content: { kind: 'text', body: 'Spring sale' },
     };
+  }
+
+  async function deleteRecords(spec: TopicSpec<unknown>): Promise<void> {
+    const topic = topicName(spec, clients.serdes.prefix);
+    const kafkaAdmin = clients.kafka.admin();
+    await kafkaAdmin.connect();
+    try {
+      await kafkaAdmin.fetchTopicMetadata({ topics: [topic] });
+      const partitions = [...(await watermarks(clients.kafka, topic))].map(([partition, { high }]) => ({ partition, offset: String(high) }));
+      await kafkaAdmin.deleteTopicRecords({ topic, partitions });
+    } finally {
+      await kafkaAdmin.disconnect();
+    }
   }
 
   beforeAll(async () => {
@@ -163,6 +176,20 @@ describe('analytics tables and the read-only SQL path', () => {
     expect(((await sql('SELECT message_id FROM message_sends FINAL', 3)).body.data as Row[]).length).toBe(3);
     // A customer's key, even the owner's, is out of reach.
     expect(await sql('SELECT 1', undefined, account.api_key)).toMatchObject({ status: 403, body: { code: 'forbidden' } });
+  });
+
+  it('rebuilds sends, statuses and received messages after retention deleted their topics, from the history changelog, without campaign and failure reason', async () => {
+    const live = await snapshot();
+    const messageTables = analyticsTables.filter((table) => table.name !== 'webhook_deliveries');
+    for (const spec of [topics.sendCommands, topics.messageStatus, topics.inboundMessages]) await deleteRecords(spec);
+    for (const table of messageTables) await clients.clickhouse.command(`DROP TABLE ${table.name}`);
+    for (const table of messageTables) expect((await replayTable(clients, table, { deadlineMs: 120_000 })).gaps).toEqual([]);
+    const rebuilt = await snapshot();
+    // What the changelog does not carry comes back null, the rows read from it (source 1).
+    const fromChangelog = (row: unknown) => ({ ...(row as Row), source: 1 });
+    expect(rebuilt.message_sends).toEqual(live.message_sends!.map((row) => ({ ...fromChangelog(row), campaign_id: null })));
+    expect(rebuilt.message_statuses).toEqual(live.message_statuses!.map((row) => ({ ...fromChangelog(row), error_reason: null })));
+    expect(rebuilt.inbound_messages).toEqual(live.inbound_messages);
   });
 
   it('gateway sql fails at once while the gateway holds the embedded ClickHouse, naming the platform route', async () => {
