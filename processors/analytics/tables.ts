@@ -16,14 +16,9 @@ const FROM_RECORD = 2;
 
 const engine = (key: string, version?: string) => `ENGINE = ReplacingMergeTree${version ? `(${version})` : ''}\nORDER BY (${key})`;
 
-export const messageSendsName = 'message_sends';
-export const messageStatusesName = 'message_statuses';
-export const inboundMessagesName = 'inbound_messages';
-export const webhookDeliveriesName = 'webhook_deliveries';
-
 /** One row per send the log took in time, keyed by message id (a command written twice is one send). */
 const messageSends: ClickHouseTable = {
-  name: messageSendsName,
+  name: 'message_sends',
   ddl: (table) => `CREATE TABLE IF NOT EXISTS \`${table}\` (
   account_id String,
   project_id String,
@@ -80,7 +75,7 @@ function sendOfState(state: MessageState): TableRow[] {
 
 /** One row per message and status (sent, delivered, read, failed): a repeated receipt is one row. */
 const messageStatuses: ClickHouseTable = {
-  name: messageStatusesName,
+  name: 'message_statuses',
   ddl: (table) => `CREATE TABLE IF NOT EXISTS \`${table}\` (
   account_id String,
   project_id String,
@@ -136,7 +131,7 @@ function statusesOfState(state: MessageState): TableRow[] {
 
 /** One row per message received on a number (origin customer) or written from its phone by its owner (origin external); edits and deletions are not messages. */
 const inboundMessages: ClickHouseTable = {
-  name: inboundMessagesName,
+  name: 'inbound_messages',
   ddl: (table) => `CREATE TABLE IF NOT EXISTS \`${table}\` (
   account_id String,
   project_id String,
@@ -168,7 +163,7 @@ function inboundOfState(state: MessageState): TableRow[] {
 
 /** One row per webhook delivery attempt (account webhooks and partner webhooks). */
 const webhookDeliveries: ClickHouseTable = {
-  name: webhookDeliveriesName,
+  name: 'webhook_deliveries',
   ddl: (table) => `CREATE TABLE IF NOT EXISTS \`${table}\` (
   account_id String,
   project_id String,

@@ -198,5 +198,13 @@ describe('analytics tables and the read-only SQL path', () => {
     expect(await cli.exited, cli.output()).toBe(1);
     expect(cli.output()).toContain('another process holds it');
     expect(cli.output()).toContain('POST /platform/sql');
+    // Its own store (a folder of its own): one SELECT answers as JSON lines, anything else is refused.
+    const own = spawnGateway(['sql', 'SELECT number AS n FROM system.numbers LIMIT 3', '--limit', '2'], env.env);
+    expect(await own.exited, own.output()).toBe(0);
+    expect(own.stdout().trim().split('\n').map((line) => JSON.parse(line) as unknown)).toEqual([{ n: 0 }, { n: 1 }]);
+    expect(own.output()).toContain('more matched');
+    const drop = spawnGateway(['sql', 'DROP TABLE message_sends'], env.env);
+    expect(await drop.exited, drop.output()).toBe(1);
+    expect(drop.output()).toContain('refused:');
   });
 });
