@@ -14,6 +14,7 @@ import type { ClickHouseTable } from './runtime/clickhouse-table.js';
 import { callsProjection } from './calls/projection.js';
 import { paymentsProjection } from './payments/projection.js';
 import { audienceProjection } from './audience/index.js';
+import { analyticsTables } from './analytics/index.js';
 
 export { runProjection, type RunnerDeps, type RunningProjection } from './runtime/runner.js';
 export { projectionGaps, replayAll, replayProjection, waitUntilCaughtUp, type ReplayedTables } from './runtime/replay.js';
@@ -58,9 +59,15 @@ export function projectionsFor(
 export const replayable = ['instances', 'connections', 'conversations', 'contacts', 'deliveries', 'calls', 'payments', 'usage', 'audience'] as const;
 
 /**
- * The ClickHouse tables `gateway replay <projection>` rebuilds with the Postgres projection of that
- * name. Issue 20's analyst tables (sends, statuses, inbound, deliveries) go here the same way.
+ * The ClickHouse tables `gateway replay <name>` rebuilds: with the Postgres projection of that
+ * name, or alone (`analytics`: the analyst tables of docs/analytics.md).
  */
 export function clickhouseTablesFor(mode: 'live' | 'replay'): ReadonlyMap<string, readonly ClickHouseTable[]> {
-  return new Map([['usage', [usageEventsTable(mode)]]]);
+  return new Map([
+    ['usage', [usageEventsTable(mode)]],
+    ['analytics', analyticsTables],
+  ]);
 }
+
+/** What `gateway replay` takes: the replayable projections, then the ClickHouse tables that have no projection. */
+export const replayNames = [...replayable, 'analytics'] as const;

@@ -5,7 +5,8 @@ import { createLogger } from './logger.js';
 import { parseRoles, startRoles } from './roles.js';
 import { readCommandLine, usage } from './command-line.js';
 import { stackDown, stackStatus, stackUp, type StackStatus } from './local/index.js';
-import { clickhouseTablesFor, LogGapsError, projectionsFor, replayable, replayAll, seedChangelogs, type ReplayResult } from '../processors/index.js';
+import { clickhouseTablesFor, LogGapsError, projectionsFor, replayNames, replayAll, seedChangelogs, type ReplayResult } from '../processors/index.js';
+import { readOnlySql, RefusedSql, SQL_ROW_LIMIT } from '../processors/analytics/index.js';
 import { createAccount, type CreatedAccount } from '../processors/config/accounts.js';
 import { startDemoPartner } from './demo/server.js';
 import { createPlatformAdmin } from '../processors/config/platform-admins.js';
@@ -78,6 +79,8 @@ async function main(argv: string[]): Promise<number> {
       return stackCommand(config, arg);
     case 'replay':
       return replay(config, values.all === true ? 'all' : arg, values['allow-gaps'] === true);
+    case 'sql':
+      return sqlCommand(config, positionals.slice(1).join(' '), values.limit);
     case 'dead-letters':
       if (values.deliveries === true) {
         return deadDeliveriesCommand(config, arg, positionals.slice(2), { limit: values.limit, json: values.json ?? false, all: values.all ?? false, endpoint: values.endpoint });
@@ -301,9 +304,9 @@ function printStatus(status: StackStatus): void {
  * anything is rebuilt.
  */
 async function replay(config: Config, name: string | undefined, allowGaps: boolean): Promise<number> {
-  const names: readonly string[] = name === 'all' ? replayable : replayable.filter((p) => p === name);
+  const names: readonly string[] = name === 'all' ? replayNames : replayNames.filter((p) => p === name);
   if (names.length === 0) {
-    console.error(`replay needs a projection or --all: ${replayable.join(', ')}`);
+    console.error(`replay needs a projection or --all: ${replayNames.join(', ')}`);
     return 1;
   }
   const logger = createLogger(config.logLevel, config.logFormat);
@@ -314,7 +317,7 @@ async function replay(config: Config, name: string | undefined, allowGaps: boole
     await seedChangelogs(clients);
     const projections = projectionsFor(clients, 'replay');
     const clickhouse = { clickhouse: clients.clickhouse, tables };
-    const results = await replayAll(clients, names.map((n) => projections.get(n)!), { allowGaps, clickhouse, onReplayed: (r) => console.log(replayLine(r)) }).catch(
+    const results = await replayAll(clients, names.flatMap((n) => { const p = projections.get(n); return p ? [p] : []; }), { allowGaps, clickhouse, onReplayed: (r) => console.log(replayLine(r)) }).catch(
       (error: unknown) => {
         if (!(error instanceof LogGapsError)) throw error;
         console.error(error.message);
@@ -323,6 +326,37 @@ async function replay(config: Config, name: string | undefined, allowGaps: boole
     );
     if (results === undefined) return 1;
     console.log(JSON.stringify(results.length === 1 ? results[0] : results));
+    return 0;
+  } finally {
+    await clients.close();
+  }
+}
+
+/**
+ * `sql "<SELECT …>"`: one read-only statement on the analytics store, its rows as JSON lines (a
+ * last line on stderr when the limit cut them). With embedded chDB a running gateway holds the
+ * store: this fails at once, naming POST /platform/sql, the path then.
+ */
+async function sqlCommand(config: Config, sql: string, limitArg: string | undefined): Promise<number> {
+  const limit = limitArg === undefined ? undefined : Number(limitArg);
+  if (limit !== undefined && !(Number.isInteger(limit) && limit >= 1 && limit <= SQL_ROW_LIMIT)) {
+    console.error(`--limit is a whole number from 1 to ${SQL_ROW_LIMIT}`);
+    return 1;
+  }
+  const logger = createLogger(config.logLevel, config.logFormat);
+  const clients = await buildClients(config, logger);
+  try {
+    const result = await readOnlySql(clients.clickhouse, sql, limit).catch((error: unknown) => {
+      if (error instanceof RefusedSql) {
+        console.error(`refused: ${error.message}`);
+        return undefined;
+      }
+      if (error instanceof Error && error.message.includes('another process holds it')) throw new Error(`${error.message} With a running gateway, POST /platform/sql runs the query in it.`);
+      throw error;
+    });
+    if (result === undefined) return 1;
+    for (const row of result.rows) console.log(JSON.stringify(row));
+    if (result.truncated) console.error(`(the first ${result.rows.length} rows: more matched; raise --limit up to ${SQL_ROW_LIMIT})`);
     return 0;
   } finally {
     await clients.close();

@@ -2,7 +2,7 @@
 // help and mistakes are answered before anything starts.
 import { parseArgs } from 'node:util';
 import { listenUsage } from '../connectors/relay/index.js';
-import { replayable } from '../processors/index.js';
+import { replayNames } from '../processors/index.js';
 import { roleNames } from './roles.js';
 
 interface CommandUsage {
@@ -20,7 +20,7 @@ const commands: readonly CommandUsage[] = [
   {
     name: 'replay',
     synopsis: 'replay <projection> | --all [--allow-gaps]',
-    summary: `rebuild a projection (or every one) from offset zero and swap it in, printing records, seconds and records/s of each; projections: ${replayable.join(', ')} (usage with its ClickHouse table usage_events; with embedded chDB, stop the gateway first or set CLICKHOUSE_URL); refused up front, naming every gap, when retention has deleted records one needs, unless --allow-gaps`,
+    summary: `rebuild a projection (or every one) from offset zero and swap it in, printing records, seconds and records/s of each; projections: ${replayNames.join(', ')} (usage with its ClickHouse table usage_events, analytics the analyst tables of docs/analytics.md; with embedded chDB, stop the gateway first or set CLICKHOUSE_URL); refused up front, naming every gap, when retention has deleted records one needs, unless --allow-gaps`,
   },
   {
     name: 'accounts',
@@ -37,6 +37,11 @@ const commands: readonly CommandUsage[] = [
     name: 'listen',
     synopsis: 'listen --forward-to URL [--events a,b] [--print] [--secret S] [--api-url URL] [--api-key K]',
     summary: 'relay the project\'s events to a local URL, signed like webhooks (gateway listen --help)',
+  },
+  {
+    name: 'sql',
+    synopsis: 'sql "<SELECT ...>" [--limit N]',
+    summary: 'run one read-only SELECT on the analytics tables (docs/analytics.md), rows as JSON lines; with embedded chDB held by a running gateway, use POST /platform/sql instead',
   },
   { name: 'dead-letters', synopsis: 'dead-letters list [--limit N] [--json]', summary: 'the records consumers gave up on (gw.processors.dead), with who gave up and why' },
   {

@@ -5,6 +5,7 @@ import { startDispatcher } from '../connectors/webhooks/index.js';
 import { startPaymentEffects } from '../connectors/payments/effects-projection.js';
 import { projectionsFor, runProjection, seedChangelogs } from '../processors/index.js';
 import { startUsageWriter } from '../processors/usage/index.js';
+import { startAnalyticsWriters } from '../processors/analytics/index.js';
 import { startSweeper } from '../processors/connections/sweeper.js';
 import { startApi, type RunningApi } from './api-role.js';
 import type { Clients } from './clients.js';
@@ -41,6 +42,7 @@ export async function startRoles(roles: readonly Role[], clients: Clients): Prom
     if (seeded.contacts + seeded.messages > 0) logger.info(seeded, 'contacts and messages written to their changelogs for the first time');
     for (const projection of projectionsFor(clients, 'live').values()) running.push(await runProjection(clients, projection));
     running.push(await startUsageWriter(clients));
+    running.push(await startAnalyticsWriters(clients));
     running.push(await startPaymentEffects(clients));
   }
   if (roles.includes('connector')) {

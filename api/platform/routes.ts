@@ -21,6 +21,7 @@ import type { RateLimiter } from '../plugins/rate-limit.js';
 import { partnerKeyScopes as partnerScopes } from '../plugins/auth.js';
 import { authenticatePlatformAdmins } from './auth.js';
 import { deadDeliveryRoutes } from './dead-deliveries.js';
+import { sqlRoutes } from './sql.js';
 import { checkLogo, MAX_LOGO_BYTES } from './logo.js';
 import type { PanelGate } from '../panel/gate.js';
 
@@ -70,6 +71,7 @@ export const platformRoutes: FastifyPluginAsyncTypebox<
   authenticatePlatformAdmins(app, { directory: ctx.directory, takeToken, panel });
   await app.register(multipart, { limits: { fileSize: MAX_LOGO_BYTES, files: 1, fields: 5, parts: 6 } });
   await app.register(deadDeliveryRoutes, { ctx });
+  await app.register(sqlRoutes, { ctx });
   const { directory } = ctx;
 
   const registry: PartnerRegistry = { producer: ctx.clients.producer, directory, cipher, clock: ctx.clock };

@@ -4,6 +4,7 @@ import { asAccountId, asEventId, asInstanceId, asMessageId, asProjectId } from '
 import type { AudienceRecord, ConfigRecord, InboundMessage, MessageStatus, SendCommand, UsageRecord } from '../../schemas/records.js';
 import type { Clients } from '../../stack/clients.js';
 import { endOffsets, topicName, topics, watermarks, type TopicSpec } from '../../topics/index.js';
+import { analyticsTables } from '../../processors/analytics/index.js';
 import { testClients } from '../support/clients.js';
 import { createTestEnv, type TestEnv } from '../support/env.js';
 import { spawnGateway } from '../support/gateway.js';
@@ -139,7 +140,7 @@ describe('replay --all', () => {
     const lines = replay.stdout().trim().split('\n');
     const results = JSON.parse(lines.pop()!) as Array<{ projection: string; records: number }>;
     // The Postgres projections, then the ClickHouse tables (usage-replay.test.ts compares the table with the live one).
-    expect(results.map((r) => r.projection)).toEqual([...replayable, 'usage_events']);
+    expect(results.map((r) => r.projection)).toEqual([...replayable, 'usage_events', ...analyticsTables.map((t) => t.name)]);
     // The conversations replay reads the messages' changelog too: a state per message the live projection changed.
     const held = await watermarks(clients.kafka, topicName(topics.messageStates, clients.serdes.prefix));
     const states = [...held.values()].reduce((n, w) => n + w.high - w.low, 0);
