@@ -74,6 +74,8 @@ export interface FetchSettings {
   readonly maxBytesPerPartition: number;
   readonly minBytes: number;
   readonly maxWaitTimeInMs: number;
+  /** Batches of different partitions handled at once (1 unless set): decoding one overlaps the database's work on another. */
+  readonly partitionsAtOnce?: number;
 }
 
 /**
@@ -81,17 +83,25 @@ export interface FetchSettings {
  * a partition holds tens of thousands of small records, so the per-batch costs (a transaction,
  * a few statements) are paid rarely.
  */
-export const backlogFetch: FetchSettings = { maxBytes: 64 * 1024 * 1024, maxBytesPerPartition: 16 * 1024 * 1024, minBytes: 1, maxWaitTimeInMs: 250 };
+export const backlogFetch: FetchSettings = {
+  maxBytes: 64 * 1024 * 1024,
+  maxBytesPerPartition: 16 * 1024 * 1024,
+  minBytes: 1,
+  maxWaitTimeInMs: 250,
+  // Two: Postgres applies one partition's batch while the next is decoded (1.3 times the records/s of one at a time, bench:replay; three gains nothing on two cores).
+  partitionsAtOnce: 2,
+};
 
 /** A consumer-group member that decodes through the registry; the caller owns commits. */
 export async function createConsumer(kafka: Kafka, serdes: TopicSerdes, options: ConsumerOptions): Promise<TopicConsumer> {
+  const { partitionsAtOnce = 1, ...fetch } = options.fetch ?? {};
   const consumer: KafkaConsumer = kafka.consumer({
     groupId: options.groupId,
     // A member that dies (kill -9, lost host) hands its partitions over after 10 s.
     sessionTimeout: 10_000,
     heartbeatInterval: 1_000,
     maxWaitTimeInMs: 100,
-    ...options.fetch,
+    ...fetch,
   });
   await consumer.connect();
   await consumer.subscribe({
@@ -103,6 +113,7 @@ export async function createConsumer(kafka: Kafka, serdes: TopicSerdes, options:
     async run(eachBatch) {
       await consumer.run({
         autoCommit: false,
+        partitionsConsumedConcurrently: partitionsAtOnce,
         eachBatchAutoResolve: false,
         eachBatch: async (payload: EachBatchPayload) => {
           const batch = await decodeBatch(payload, serdes);
