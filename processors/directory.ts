@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { AccountId, PartnerId, ProjectId } from '../schemas/ids.js';
-import type { Account, Advisory, ApiKey, ConfigRecord, Partner, PartnerLogo, PlatformAdmin, Pool, Project, User, Webhook } from '../schemas/records.js';
+import type { Account, AccountAddons, Advisory, ApiKey, ConfigRecord, Partner, PartnerLogo, PlatformAdmin, Pool, Project, User, Webhook } from '../schemas/records.js';
 import { topics, type Kafka, type TopicSerdes } from '../topics/index.js';
 import { FollowedView, followView, type RunningView } from './runtime/followed-view.js';
 
@@ -50,6 +50,14 @@ export interface PlatformAdminEntry extends Omit<PlatformAdmin, 'kind'> {
 export interface AdvisoryEntry extends Omit<Advisory, 'kind'> {
   readonly id: string;
 }
+export type AddonsEntry = Omit<AccountAddons, 'kind'>;
+
+/** The `gw.config` key of an account's add-ons: one record per account, holding them all. */
+export function addonsId(accountId: string): string {
+  return `addons:${accountId}`;
+}
+
+const NO_ADDONS: AddonsEntry = { media_storage: 0 };
 
 /**
  * The accounts, projects, users, API keys, pools, webhooks, partners (and their logos), platform administrators and advisories every request (and every delivery) needs, held in memory and kept fresh
@@ -78,6 +86,18 @@ export class Directory extends FollowedView<ConfigRecord> {
   private readonly advisoriesByAccount = new Map<string, Map<string, AdvisoryEntry>>();
   private readonly advisories = new Map<string, AdvisoryEntry>();
   private readonly keysByHash = new Map<string, KeyEntry>();
+  /** Add-ons by their key (`addonsId`). */
+  private readonly addons = new Map<string, AddonsEntry>();
+
+  /** The add-ons the account holds; none before its first `POST /me/addons`. */
+  addonsOf(accountId: string): AddonsEntry {
+    return this.addons.get(addonsId(accountId)) ?? NO_ADDONS;
+  }
+
+  /** Whether the account has an add-ons record (its deletion removes it). */
+  holdsAddons(accountId: string): boolean {
+    return this.addons.has(addonsId(accountId));
+  }
 
   keyByHash(hash: string): KeyEntry | undefined {
     return this.keysByHash.get(hash);
@@ -225,6 +245,11 @@ export class Directory extends FollowedView<ConfigRecord> {
         for (const account of advisory.accounts) grouped(this.advisoriesByAccount, account).set(id, advisory);
         return;
       }
+      case 'account_addons': {
+        const { kind: _, ...rest } = entity;
+        this.addons.set(id, rest);
+        return;
+      }
     }
   }
 
@@ -246,6 +271,7 @@ export class Directory extends FollowedView<ConfigRecord> {
       this.platformAdminsBySecretHash.delete(admin.secret_hash);
     }
     this.partnerLogos.delete(id);
+    this.addons.delete(id);
     const advisory = this.advisories.get(id);
     if (advisory) {
       this.advisories.delete(id);

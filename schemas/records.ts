@@ -151,6 +151,13 @@ export interface Account {
   readonly country: null | string;
 }
 
+/** The add-ons an account holds on top of its plan (GET/POST /me/addons), keyed addons:<account_id>; the whole set in each record. */
+export interface AccountAddons {
+  readonly kind: 'account_addons';
+  /** Stored-media add-ons held; each adds the plan's media_storage_per_addon_bytes to the stored media allowance (spec 8.3: 1 GB per add-on). */
+  readonly media_storage: number;
+}
+
 /** An advisory published to some accounts (gateway advisories publish), keyed by its adv_ id; kept for GET /advisories, while its advisory.published events keep gw.events' retention. */
 export interface Advisory {
   readonly kind: 'advisory';
@@ -202,7 +209,7 @@ export interface ConfigRecord {
   /** Id of the entity; the record key. Ids are unique across kinds, since a tombstone carries only the key. */
   readonly entity_id: string;
   /** The entity; the branch kind says which cache holds it. */
-  readonly entity: Account | Project | ApiKey | Webhook | Pool | Partner | User | PlatformAdmin | PartnerLogo | Advisory;
+  readonly entity: Account | Project | ApiKey | Webhook | Pool | Partner | User | PlatformAdmin | PartnerLogo | Advisory | AccountAddons;
 }
 
 /** Cached partner registration (spec 2.7). */

@@ -1,5 +1,5 @@
 import { asEventId, newId, type AccountId, type ProjectId } from '../../schemas/ids.js';
-import type { Directory, KeyEntry, ProjectEntry } from '../../processors/directory.js';
+import { addonsId, type Directory, type KeyEntry, type ProjectEntry } from '../../processors/directory.js';
 import type { ConfigChange } from '../../processors/config/write.js';
 
 /**
@@ -26,6 +26,7 @@ export function accountRemoval(directory: Directory, accountId: AccountId, now: 
     ...directory.keysOf(accountId).flatMap((key) => keyEnd(key, now)),
     ...projects.flatMap((p) => [...directory.webhooksOf(p.id), ...directory.poolsOf(p.id)]).map((entity) => tombstone(entity.id)),
     ...directory.usersOf(accountId).map((u) => tombstone(u.id)),
+    ...(directory.holdsAddons(accountId) ? [tombstone(addonsId(accountId))] : []),
     ...projects.map((p) => tombstone(p.id)),
     tombstone(accountId),
   ];

@@ -1,0 +1,170 @@
+import type { AddressInfo } from 'node:net';
+import { request } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAccount, type CreatedAccount } from '../../processors/config/accounts.js';
+import { connectSandboxNumbers } from '../../processors/instances/sandbox-pairing.js';
+import { asAccountId, asEventId, asProjectId, newId } from '../../schemas/ids.js';
+import { startApi, type RunningApi } from '../../stack/api-role.js';
+import type { Clients } from '../../stack/clients.js';
+import { startRoles, type RunningRoles } from '../../stack/roles.js';
+import { endOffsets, topicName, topics } from '../../topics/index.js';
+import { testClients } from '../support/clients.js';
+import { createTestEnv, waitFor, type TestEnv } from '../support/env.js';
+
+interface Answer<T = Record<string, unknown>> {
+  readonly status: number;
+  readonly body: T;
+}
+
+const GB = 1_000_000_000;
+/** A 1x1 PNG, 70 bytes. */
+const PIXEL = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
+
+/**
+ * The account routes of spec 4.3 and 5 that need no network (`/me/plan`, `/me/addons`) over HTTP
+ * on the real stack, with the usage processor counting stored media: the stored-media allowance
+ * (spec 8.3) refuses a send over it, and an add-on raises it.
+ */
+describe('account routes', () => {
+  let env: TestEnv;
+  let clients: Clients;
+  let roles: RunningRoles;
+  let api: RunningApi;
+  let base: string;
+  let shop: CreatedAccount;
+  let free: CreatedAccount;
+  let agentKey: string;
+
+  async function call<T = Record<string, unknown>>(method: string, path: string, options: { auth?: string; body?: unknown } = {}): Promise<Answer<T>> {
+    const response = await request(`${base}${path}`, {
+      method: method as 'GET',
+      headers: {
+        ...(options.auth === undefined ? {} : { authorization: `Bearer ${options.auth}` }),
+        ...(options.body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      body: options.body === undefined ? undefined : JSON.stringify(options.body),
+    });
+    const text = await response.body.text();
+    return { status: response.statusCode, body: (text === '' ? {} : JSON.parse(text)) as T };
+  }
+  const as = (key: string) => (method: string, path: string, body?: unknown) => call(method, path, { auth: key, body });
+  const configWrites = async () => [...(await endOffsets(clients.kafka, topicName(topics.config, clients.serdes.prefix))).values()].reduce((a, b) => a + b, 0);
+  const sendImage = (key: string) => as(key)('POST', '/messages/image', { to: '+5511999990001', media: { base64: PIXEL, mimetype: 'image/png' } });
+
+  /** Stored media counted for the account as the media store counts it: a `media_stored` record on `gw.usage`. */
+  async function storedMedia(account: CreatedAccount, bytes: number): Promise<void> {
+    const before = ((await as(account.api_key)('GET', '/me/entitlements')).body.usage as { media_storage_bytes: number }).media_storage_bytes;
+    const mediaId = newId('med');
+    await clients.producer.send(topics.usage, [{
+      key: account.account_id,
+      value: {
+        event_id: asEventId(`media_stored:${mediaId}`), occurred_at: Date.now(), account_id: asAccountId(account.account_id), project_id: asProjectId(account.project_id), instance_id: null,
+        kind: 'media_stored', quantity: bytes, message_id: null, media_id: mediaId, allowance: null, percent: null, used: null, included: null, plan: null,
+      },
+    }]);
+    await waitFor('the stored media counted', async () => {
+      const usage = (await as(account.api_key)('GET', '/me/entitlements')).body.usage as { media_storage_bytes: number };
+      return usage.media_storage_bytes >= before + bytes ? true : undefined;
+    }, { timeoutMs: 30_000 });
+  }
+
+  beforeAll(async () => {
+    env = await createTestEnv({ PORT: '0', HOST: '127.0.0.1', SWEEP_INTERVAL_MS: '3600000' });
+    clients = await testClients(env);
+    roles = await startRoles(['processor', 'connector'], clients);
+    api = await startApi(clients, { listen: true });
+    base = `http://127.0.0.1:${(api.app.server.address() as AddressInfo).port}`;
+    const connect = connectSandboxNumbers(clients.producer);
+    shop = await createAccount(clients.producer, { name: 'Shop', email: 'shop@account.test', plan: 'pro', country: 'BR', sandboxNumbers: 1 }, connect);
+    free = await createAccount(clients.producer, { name: 'Free', email: 'free@account.test', plan: 'free', sandboxNumbers: 0 }, connect);
+    await api.directory.until(() => [shop, free].every((a) => api.directory.accounts.has(a.account_id) && api.directory.keysOf(a.account_id).length > 0), 15_000);
+    const agent = await as(shop.api_key)('POST', '/keys', { role: 'agent' });
+    expect(agent.status, JSON.stringify(agent.body)).toBe(201);
+    agentKey = agent.body.api_key as string;
+    await waitFor('the shop number connected', async () => {
+      const listed = await as(shop.api_key)('GET', '/instances');
+      return (listed.body.data as { status: string }[] | undefined)?.[0]?.status === 'connected';
+    }, { timeoutMs: 30_000 });
+  }, 120_000);
+
+  afterAll(async () => {
+    await api?.stop();
+    await roles?.stop();
+    await clients?.close();
+    await env?.dispose();
+  });
+
+  it('shows the plan, its limits with the add-ons counted, and the plans to compare', async () => {
+    const plan = await as(shop.api_key)('GET', '/me/plan');
+    expect(plan).toMatchObject({
+      status: 200,
+      body: { plan: 'pro', limits: { numbers: 10, media_storage_bytes: GB, media_storage_per_addon_bytes: GB }, media_storage_allowance_bytes: GB },
+    });
+    expect((plan.body.plans as { plan: string; current: boolean }[]).map((p) => [p.plan, p.current])).toEqual([['free', false], ['pro', true], ['scale', false]]);
+    // Any key of the account reads it; no key is 401.
+    expect(await as(agentKey)('GET', '/me/plan')).toMatchObject({ status: 200, body: { plan: 'pro' } });
+    expect(await call('GET', '/me/plan')).toMatchObject({ status: 401 });
+    expect(await as(free.api_key)('GET', '/me/plan')).toMatchObject({ status: 200, body: { plan: 'free', media_storage_allowance_bytes: 100_000_000 } });
+  });
+
+  it('documents the account routes in the OpenAPI', async () => {
+    const doc = await call<{ paths: Record<string, Record<string, unknown>> }>('GET', '/openapi.json');
+    const documented = Object.entries(doc.body.paths).flatMap(([path, methods]) => Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`));
+    expect(documented).toEqual(expect.arrayContaining(['GET /me/plan', 'GET /me/addons', 'POST /me/addons', 'DELETE /me/addons/{addon}']));
+  });
+
+  it('refuses what the add-on routes cannot take, writing nothing', async () => {
+    const writes = await configWrites();
+    const refusals: [string, string, string, unknown, number, string][] = [
+      [shop.api_key, 'POST', '/me/addons', { addon: 'numbers' }, 400, 'invalid_request'],
+      [shop.api_key, 'POST', '/me/addons', { addon: 'media_storage', quantity: 0 }, 400, 'invalid_request'],
+      [shop.api_key, 'POST', '/me/addons', { addon: 'media_storage', quantity: 101 }, 400, 'invalid_request'],
+      [shop.api_key, 'DELETE', '/me/addons/media_storage', undefined, 404, 'not_found'],
+      [shop.api_key, 'DELETE', '/me/addons/numbers', undefined, 404, 'not_found'],
+      [agentKey, 'POST', '/me/addons', { addon: 'media_storage' }, 403, 'forbidden'],
+      [agentKey, 'DELETE', '/me/addons/media_storage', undefined, 403, 'forbidden'],
+      // Free takes no add-ons: Pro is paid first.
+      [free.api_key, 'POST', '/me/addons', { addon: 'media_storage' }, 402, 'payment_required'],
+    ];
+    for (const [key, method, path, body, status, code] of refusals) {
+      expect(await as(key)(method, path, body), `${method} ${path} ${JSON.stringify(body)}`).toMatchObject({ status, body: { code } });
+    }
+    expect(await call('POST', '/me/addons', { body: { addon: 'media_storage' } })).toMatchObject({ status: 401 });
+    expect(await configWrites()).toBe(writes);
+    expect(await as(free.api_key)('GET', '/me/addons')).toMatchObject({
+      status: 200,
+      body: { data: [{ addon: 'media_storage', quantity: 0, available: false, unit_price: { currency: 'EUR', amount: 400 } }], media_storage_allowance_bytes: 100_000_000 },
+    });
+  });
+
+  it('refuses media over the stored-media allowance with media_too_large, and an add-on raises the allowance', async () => {
+    // The account's storage is full but for 10 bytes: the 70-byte image does not fit.
+    const used = ((await as(shop.api_key)('GET', '/me/entitlements')).body.usage as { media_storage_bytes: number }).media_storage_bytes;
+    await storedMedia(shop, GB - 10 - used);
+    const sends = async () => [...(await endOffsets(clients.kafka, topicName(topics.sendCommands, clients.serdes.prefix))).values()].reduce((a, b) => a + b, 0);
+    const sent = await sends();
+    expect(await sendImage(shop.api_key)).toMatchObject({ status: 413, body: { code: 'media_too_large' } });
+    expect(await sends()).toBe(sent);
+
+    const added = await as(shop.api_key)('POST', '/me/addons', { addon: 'media_storage' });
+    expect(added).toMatchObject({
+      status: 201,
+      body: { data: [{ addon: 'media_storage', quantity: 1, max: 100, available: true, unit_price: { currency: 'BRL', amount: 1990 } }], media_storage_allowance_bytes: 2 * GB },
+    });
+    expect(await as(agentKey)('GET', '/me/addons')).toEqual({ status: 200, body: added.body });
+    expect(await as(shop.api_key)('GET', '/me/plan')).toMatchObject({ body: { media_storage_allowance_bytes: 2 * GB } });
+    expect(await sendImage(shop.api_key)).toMatchObject({ status: 202 });
+
+    // Two more at once count two: the changes of one account run alone.
+    const both = await Promise.all([1, 1].map((quantity) => as(shop.api_key)('POST', '/me/addons', { addon: 'media_storage', quantity })));
+    expect(both.map((a) => a.status)).toEqual([201, 201]);
+    expect(await as(shop.api_key)('GET', '/me/addons')).toMatchObject({ body: { data: [{ quantity: 3 }], media_storage_allowance_bytes: 4 * GB } });
+
+    // Removing them brings the allowance back, and the full storage refuses again.
+    for (const left of [2, 1, 0]) {
+      expect(await as(shop.api_key)('DELETE', '/me/addons/media_storage')).toMatchObject({ status: 200, body: { data: [{ quantity: left }] } });
+    }
+    await storedMedia(shop, 10);
+    expect(await sendImage(shop.api_key)).toMatchObject({ status: 413, body: { code: 'media_too_large' } });
+  });
+});
