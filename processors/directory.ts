@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { AccountId, PartnerId, ProjectId } from '../schemas/ids.js';
-import type { Account, AccountAddons, Advisory, ApiKey, ConfigRecord, Partner, PartnerLogo, PlatformAdmin, Pool, Project, User, Webhook } from '../schemas/records.js';
+import type { Account, AccountAddons, Advisory, BillingDetails, ApiKey, ConfigRecord, Partner, PartnerLogo, PlatformAdmin, Pool, Project, User, Webhook } from '../schemas/records.js';
 import { topics, type Kafka, type TopicSerdes } from '../topics/index.js';
 import { FollowedView, followView, type RunningView } from './runtime/followed-view.js';
 
@@ -59,6 +59,13 @@ export function addonsId(accountId: string): string {
 
 const NO_ADDONS: AddonsEntry = { media_storage: 0 };
 
+export type BillingEntry = Omit<BillingDetails, 'kind'>;
+
+/** The `gw.config` key of an account's billing details: one record per account. */
+export function billingId(accountId: string): string {
+  return `billing:${accountId}`;
+}
+
 /**
  * The accounts, projects, users, API keys, pools, webhooks, partners (and their logos), platform administrators and advisories every request (and every delivery) needs, held in memory and kept fresh
  * from the compacted `gw.config` topic: each API process reads it whole at start (its own
@@ -97,6 +104,14 @@ export class Directory extends FollowedView<ConfigRecord> {
   /** Whether the account has an add-ons record (its deletion removes it). */
   holdsAddons(accountId: string): boolean {
     return this.addons.has(addonsId(accountId));
+  }
+
+  /** Billing details by their key (`billingId`). */
+  private readonly billing = new Map<string, BillingEntry>();
+
+  /** The account's billing details; none before its first `PUT /billing`. */
+  billingOf(accountId: string): BillingEntry | undefined {
+    return this.billing.get(billingId(accountId));
   }
 
   keyByHash(hash: string): KeyEntry | undefined {
@@ -250,6 +265,11 @@ export class Directory extends FollowedView<ConfigRecord> {
         this.addons.set(id, rest);
         return;
       }
+      case 'billing_details': {
+        const { kind: _, ...rest } = entity;
+        this.billing.set(id, rest);
+        return;
+      }
     }
   }
 
@@ -272,6 +292,7 @@ export class Directory extends FollowedView<ConfigRecord> {
     }
     this.partnerLogos.delete(id);
     this.addons.delete(id);
+    this.billing.delete(id);
     const advisory = this.advisories.get(id);
     if (advisory) {
       this.advisories.delete(id);

@@ -194,6 +194,29 @@ export interface ApiKey {
   readonly connection_id: null | ConnectionId;
 }
 
+/** The billing details of an account printed on its invoices (GET/PUT /billing), keyed billing:<account_id>; the whole set in each record. */
+export interface BillingDetails {
+  readonly kind: 'billing_details';
+  /** Legal name printed on invoices; null: the account name. */
+  readonly legal_name: null | string;
+  /** Tax id (VAT, CNPJ, EIN...) as the customer writes it. */
+  readonly tax_id: null | string;
+  /** Where invoices are sent; null: the account e-mail. */
+  readonly email: null | string;
+  /** Street address. */
+  readonly address_line1: null | string;
+  /** Suite, floor... */
+  readonly address_line2: null | string;
+  /** City. */
+  readonly city: null | string;
+  /** State or region. */
+  readonly state: null | string;
+  /** Postal code. */
+  readonly postal_code: null | string;
+  /** ISO 3166 alpha-2, upper case. */
+  readonly country: null | string;
+}
+
 /** Current state of one hot-path entity for the in-memory caches of every process (compacted; key = entity_id; a null value deletes the entity). Each record is the full state. */
 export interface ConfigRecord {
   /** Unique id of this record. */
@@ -209,7 +232,7 @@ export interface ConfigRecord {
   /** Id of the entity; the record key. Ids are unique across kinds, since a tombstone carries only the key. */
   readonly entity_id: string;
   /** The entity; the branch kind says which cache holds it. */
-  readonly entity: Account | Project | ApiKey | Webhook | Pool | Partner | User | PlatformAdmin | PartnerLogo | Advisory | AccountAddons;
+  readonly entity: Account | Project | ApiKey | Webhook | Pool | Partner | User | PlatformAdmin | PartnerLogo | Advisory | AccountAddons | BillingDetails;
 }
 
 /** Cached partner registration (spec 2.7). */

@@ -1,5 +1,5 @@
 import { asEventId, newId, type AccountId, type ProjectId } from '../../schemas/ids.js';
-import { addonsId, type Directory, type KeyEntry, type ProjectEntry } from '../../processors/directory.js';
+import { addonsId, billingId, type Directory, type KeyEntry, type ProjectEntry } from '../../processors/directory.js';
 import type { ConfigChange } from '../../processors/config/write.js';
 
 /**
@@ -27,6 +27,7 @@ export function accountRemoval(directory: Directory, accountId: AccountId, now: 
     ...projects.flatMap((p) => [...directory.webhooksOf(p.id), ...directory.poolsOf(p.id)]).map((entity) => tombstone(entity.id)),
     ...directory.usersOf(accountId).map((u) => tombstone(u.id)),
     ...(directory.holdsAddons(accountId) ? [tombstone(addonsId(accountId))] : []),
+    ...(directory.billingOf(accountId) !== undefined ? [tombstone(billingId(accountId))] : []),
     ...projects.map((p) => tombstone(p.id)),
     tombstone(accountId),
   ];

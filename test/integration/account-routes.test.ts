@@ -110,7 +110,12 @@ describe('account routes', () => {
   it('documents the account routes in the OpenAPI', async () => {
     const doc = await call<{ paths: Record<string, Record<string, unknown>> }>('GET', '/openapi.json');
     const documented = Object.entries(doc.body.paths).flatMap(([path, methods]) => Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`));
-    expect(documented).toEqual(expect.arrayContaining(['GET /me/plan', 'GET /me/addons', 'POST /me/addons', 'DELETE /me/addons/{addon}']));
+    expect(documented).toEqual(
+      expect.arrayContaining([
+        'GET /me/plan', 'GET /me/addons', 'POST /me/addons', 'DELETE /me/addons/{addon}',
+        'GET /billing', 'PUT /billing', 'GET /me/invoices', 'GET /me/invoices/{id}',
+      ]),
+    );
   });
 
   it('refuses what the add-on routes cannot take, writing nothing', async () => {
@@ -166,5 +171,67 @@ describe('account routes', () => {
     }
     await storedMedia(shop, 10);
     expect(await sendImage(shop.api_key)).toMatchObject({ status: 413, body: { code: 'media_too_large' } });
+  });
+
+  it('keeps the billing details admins write, refusing bad ones and agents, writing nothing then', async () => {
+    const none = { legal_name: null, tax_id: null, email: null, address: { line1: null, line2: null, city: null, state: null, postal_code: null, country: null } };
+    expect(await as(shop.api_key)('GET', '/billing')).toEqual({ status: 200, body: none });
+    const writes = await configWrites();
+    const refusals: [string, string, unknown, number, string][] = [
+      [shop.api_key, 'PUT', { email: 'not-an-email' }, 400, 'invalid_request'],
+      [shop.api_key, 'PUT', { address: { country: 'Brazil' } }, 400, 'invalid_request'],
+      [shop.api_key, 'PUT', { legal_name: 'x'.repeat(201) }, 400, 'invalid_request'],
+      [shop.api_key, 'PUT', { vat: 'x' }, 400, 'invalid_request'],
+      [agentKey, 'PUT', { legal_name: 'Shop Ltda' }, 403, 'forbidden'],
+      [agentKey, 'GET', undefined, 403, 'forbidden'],
+    ];
+    for (const [key, method, body, status, code] of refusals) {
+      expect(await as(key)(method, '/billing', body), `${method} /billing ${JSON.stringify(body)}`).toMatchObject({ status, body: { code } });
+    }
+    expect(await call('GET', '/billing')).toMatchObject({ status: 401 });
+    expect(await configWrites()).toBe(writes);
+
+    const details = { legal_name: 'Shop Ltda', tax_id: '12.345.678/0001-90', email: 'billing@shop.test', address: { line1: 'Rua A, 1', city: 'São Paulo', postal_code: '01000-000', country: 'BR' } };
+    const stored = { ...details, address: { ...none.address, ...details.address } };
+    expect(await as(shop.api_key)('PUT', '/billing', details)).toEqual({ status: 200, body: stored });
+    expect(await as(shop.api_key)('GET', '/billing')).toEqual({ status: 200, body: stored });
+    // A PUT replaces them all.
+    expect(await as(shop.api_key)('PUT', '/billing', { legal_name: 'Shop SA' })).toEqual({ status: 200, body: { ...none, legal_name: 'Shop SA' } });
+    expect(await as(shop.api_key)('PUT', '/billing', details)).toMatchObject({ status: 200 });
+  });
+
+  it('lists an invoice per payment made, newest first, billed to the billing details', async () => {
+    const attemptId = newId('pay');
+    const paidAt = Date.now();
+    const payment = (status: 'paid' | 'failed', at: number, periodEnd: number | null) => ({
+      key: shop.account_id,
+      value: {
+        event_id: asEventId(newId('pmt')), occurred_at: at, account_id: asAccountId(shop.account_id), project_id: null, instance_id: null, connection_id: null,
+        attempt_id: attemptId, provider: 'sandbox', method: 'card' as const, status, plan: 'pro', currency: 'BRL', amount: 14_900, period_end: periodEnd,
+        reason: null, pay_url: null, email: null, locale: 'en',
+      },
+    });
+    const first = payment('paid', paidAt, paidAt + 30 * 86_400_000);
+    const failed = payment('failed', paidAt + 1_000, null);
+    const renewal = payment('paid', paidAt + 2_000, paidAt + 60 * 86_400_000);
+    await clients.producer.send(topics.payments, [first, failed, renewal]);
+    const listed = await waitFor('two invoices', async () => {
+      const answer = await as(shop.api_key)('GET', '/me/invoices');
+      return (answer.body.data as unknown[] | undefined)?.length === 2 ? answer : undefined;
+    }, { timeoutMs: 30_000 });
+    const billTo = { legal_name: 'Shop Ltda', tax_id: '12.345.678/0001-90', email: 'billing@shop.test' };
+    expect(listed.body.data).toMatchObject([
+      { id: renewal.value.event_id, number: 'INV-0002', status: 'paid', description: 'Pro plan, monthly', currency: 'BRL', total: 14_900,
+        period_end: new Date(paidAt + 60 * 86_400_000).toISOString(), paid_at: new Date(paidAt + 2_000).toISOString(),
+        payment: { attempt_id: attemptId, provider: 'sandbox', method: 'card' }, bill_to: billTo },
+      { id: first.value.event_id, number: 'INV-0001', paid_at: new Date(paidAt).toISOString(), bill_to: billTo },
+    ]);
+    expect(await as(shop.api_key)('GET', `/me/invoices/${first.value.event_id}`)).toEqual({ status: 200, body: (listed.body.data as unknown[])[1] });
+    expect(await as(shop.api_key)('GET', `/me/invoices/${failed.value.event_id}`)).toMatchObject({ status: 404, body: { code: 'not_found' } });
+    // Another account's invoice is not found; an agent key reads none.
+    expect(await as(free.api_key)('GET', `/me/invoices/${first.value.event_id}`)).toMatchObject({ status: 404, body: { code: 'not_found' } });
+    expect(await as(free.api_key)('GET', '/me/invoices')).toEqual({ status: 200, body: { data: [] } });
+    expect(await as(agentKey)('GET', '/me/invoices')).toMatchObject({ status: 403, body: { code: 'forbidden' } });
+    expect(await call('GET', '/me/invoices')).toMatchObject({ status: 401 });
   });
 });
