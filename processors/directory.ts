@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { AccountId, PartnerId, ProjectId } from '../schemas/ids.js';
-import type { Account, AccountAddons, Advisory, BillingDetails, ApiKey, ConfigRecord, Partner, PartnerLogo, PlatformAdmin, Pool, Project, User, Webhook } from '../schemas/records.js';
+import type { Account, AccountAddons, Advisory, BillingDetails, Brand, OfficialRequest, ApiKey, ConfigRecord, Partner, PartnerLogo, PlatformAdmin, Pool, Project, User, Webhook } from '../schemas/records.js';
 import { topics, type Kafka, type TopicSerdes } from '../topics/index.js';
 import { FollowedView, followView, type RunningView } from './runtime/followed-view.js';
 
@@ -61,6 +61,13 @@ const NO_ADDONS: AddonsEntry = { media_storage: 0 };
 
 export type BillingEntry = Omit<BillingDetails, 'kind'>;
 
+export type BrandEntry = Omit<Brand, 'kind'>;
+export type OfficialEntry = Omit<OfficialRequest, 'kind'>;
+
+/** The `gw.config` keys of an account's brand and official-sender request: one record each per account. */
+export const brandId = (accountId: string) => `brand:${accountId}`;
+export const officialId = (accountId: string) => `official:${accountId}`;
+
 /** The `gw.config` key of an account's billing details: one record per account. */
 export function billingId(accountId: string): string {
   return `billing:${accountId}`;
@@ -108,6 +115,19 @@ export class Directory extends FollowedView<ConfigRecord> {
 
   /** Billing details by their key (`billingId`). */
   private readonly billing = new Map<string, BillingEntry>();
+
+  private readonly brands = new Map<string, BrandEntry>();
+  private readonly officials = new Map<string, OfficialEntry>();
+
+  /** The account's brand; none before its first `PUT /brand`. */
+  brandOf(accountId: string): BrandEntry | undefined {
+    return this.brands.get(brandId(accountId));
+  }
+
+  /** The account's official-sender request; none before its first `POST /official`. */
+  officialOf(accountId: string): OfficialEntry | undefined {
+    return this.officials.get(officialId(accountId));
+  }
 
   /** The account's billing details; none before its first `PUT /billing`. */
   billingOf(accountId: string): BillingEntry | undefined {
@@ -270,6 +290,16 @@ export class Directory extends FollowedView<ConfigRecord> {
         this.billing.set(id, rest);
         return;
       }
+      case 'brand': {
+        const { kind: _, ...rest } = entity;
+        this.brands.set(id, rest);
+        return;
+      }
+      case 'official_request': {
+        const { kind: _, ...rest } = entity;
+        this.officials.set(id, rest);
+        return;
+      }
     }
   }
 
@@ -293,6 +323,8 @@ export class Directory extends FollowedView<ConfigRecord> {
     this.partnerLogos.delete(id);
     this.addons.delete(id);
     this.billing.delete(id);
+    this.brands.delete(id);
+    this.officials.delete(id);
     const advisory = this.advisories.get(id);
     if (advisory) {
       this.advisories.delete(id);

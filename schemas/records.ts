@@ -217,6 +217,19 @@ export interface BillingDetails {
   readonly country: null | string;
 }
 
+/** The account's brand (GET/PUT /brand), keyed brand:<account_id>; the whole set in each record. */
+export interface Brand {
+  readonly kind: 'brand';
+  /** Name shown instead of the account name. */
+  readonly name: null | string;
+  /** https URL of the logo. */
+  readonly logo_url: null | string;
+  /** #RRGGBB. */
+  readonly primary_color: null | string;
+  /** #RRGGBB. */
+  readonly accent_color: null | string;
+}
+
 /** Current state of one hot-path entity for the in-memory caches of every process (compacted; key = entity_id; a null value deletes the entity). Each record is the full state. */
 export interface ConfigRecord {
   /** Unique id of this record. */
@@ -232,7 +245,22 @@ export interface ConfigRecord {
   /** Id of the entity; the record key. Ids are unique across kinds, since a tombstone carries only the key. */
   readonly entity_id: string;
   /** The entity; the branch kind says which cache holds it. */
-  readonly entity: Account | Project | ApiKey | Webhook | Pool | Partner | User | PlatformAdmin | PartnerLogo | Advisory | AccountAddons | BillingDetails;
+  readonly entity: Account | Project | ApiKey | Webhook | Pool | Partner | User | PlatformAdmin | PartnerLogo | Advisory | AccountAddons | BillingDetails | Brand | OfficialRequest;
+}
+
+/** The account's request to be an official business sender (GET/POST /official), keyed official:<account_id>. */
+export interface OfficialRequest {
+  readonly kind: 'official_request';
+  /** Legal or trading name to verify. */
+  readonly business_name: string;
+  /** https URL of the business. */
+  readonly website: string;
+  /** What the business does. */
+  readonly description: null | string;
+  /** pending (the only status the API writes; a review is an operator's). */
+  readonly status: string;
+  /** When it was last requested. */
+  readonly requested_at: number;
 }
 
 /** Cached partner registration (spec 2.7). */

@@ -114,6 +114,7 @@ describe('account routes', () => {
       expect.arrayContaining([
         'GET /me/plan', 'GET /me/addons', 'POST /me/addons', 'DELETE /me/addons/{addon}',
         'GET /billing', 'PUT /billing', 'GET /me/invoices', 'GET /me/invoices/{id}',
+        'GET /brand', 'PUT /brand', 'GET /official', 'POST /official',
       ]),
     );
   });
@@ -233,5 +234,53 @@ describe('account routes', () => {
     expect(await as(free.api_key)('GET', '/me/invoices')).toEqual({ status: 200, body: { data: [] } });
     expect(await as(agentKey)('GET', '/me/invoices')).toMatchObject({ status: 403, body: { code: 'forbidden' } });
     expect(await call('GET', '/me/invoices')).toMatchObject({ status: 401 });
+  });
+
+  it('keeps the brand admins write, refusing bad ones and agents, writing nothing then', async () => {
+    const none = { name: null, logo_url: null, primary_color: null, accent_color: null };
+    expect(await as(agentKey)('GET', '/brand')).toEqual({ status: 200, body: none });
+    const writes = await configWrites();
+    const refusals: [string, unknown, number, string][] = [
+      [shop.api_key, { primary_color: 'blue' }, 400, 'invalid_request'],
+      [shop.api_key, { logo_url: 'http://shop.test/logo.png' }, 400, 'invalid_request'],
+      [shop.api_key, { name: '' }, 400, 'invalid_request'],
+      [shop.api_key, { font: 'Arial' }, 400, 'invalid_request'],
+      [agentKey, { name: 'Shop' }, 403, 'forbidden'],
+    ];
+    for (const [key, body, status, code] of refusals) {
+      expect(await as(key)('PUT', '/brand', body), `PUT /brand ${JSON.stringify(body)}`).toMatchObject({ status, body: { code } });
+    }
+    expect(await call('PUT', '/brand', { body: { name: 'Shop' } })).toMatchObject({ status: 401 });
+    expect(await configWrites()).toBe(writes);
+    const brand = { name: 'Shop', logo_url: 'https://shop.test/logo.png', primary_color: '#0A7CFF', accent_color: '#ff8800' };
+    expect(await as(shop.api_key)('PUT', '/brand', brand)).toEqual({ status: 200, body: brand });
+    expect(await as(agentKey)('GET', '/brand')).toEqual({ status: 200, body: brand });
+    expect(await as(shop.api_key)('PUT', '/brand', { name: 'Shop 2' })).toEqual({ status: 200, body: { ...none, name: 'Shop 2' } });
+    expect(await as(free.api_key)('GET', '/brand')).toEqual({ status: 200, body: none });
+  });
+
+  it('takes a request to be an official sender from admins of a paid plan', async () => {
+    expect(await as(shop.api_key)('GET', '/official')).toEqual({ status: 200, body: { status: 'none', business_name: null, website: null, description: null, requested_at: null } });
+    const writes = await configWrites();
+    const refusals: [string, unknown, number, string][] = [
+      [shop.api_key, { business_name: 'Shop Ltda' }, 400, 'invalid_request'],
+      [shop.api_key, { business_name: 'Shop Ltda', website: 'shop.test' }, 400, 'invalid_request'],
+      [shop.api_key, { business_name: '', website: 'https://shop.test' }, 400, 'invalid_request'],
+      [agentKey, { business_name: 'Shop Ltda', website: 'https://shop.test' }, 403, 'forbidden'],
+      [free.api_key, { business_name: 'Free Ltda', website: 'https://free.test' }, 402, 'payment_required'],
+    ];
+    for (const [key, body, status, code] of refusals) {
+      expect(await as(key)('POST', '/official', body), `POST /official ${JSON.stringify(body)}`).toMatchObject({ status, body: { code } });
+    }
+    expect(await configWrites()).toBe(writes);
+    const requested = await as(shop.api_key)('POST', '/official', { business_name: 'Shop Ltda', website: 'https://shop.test', description: 'Shoes' });
+    expect(requested).toMatchObject({ status: 202, body: { status: 'pending', business_name: 'Shop Ltda', website: 'https://shop.test', description: 'Shoes' } });
+    expect(Date.parse(requested.body.requested_at as string)).toBeGreaterThan(Date.now() - 60_000);
+    expect(await as(agentKey)('GET', '/official')).toEqual({ status: 200, body: requested.body });
+    // A new request replaces the pending one.
+    expect(await as(shop.api_key)('POST', '/official', { business_name: 'Shop SA', website: 'https://shop.test' })).toMatchObject({
+      status: 202,
+      body: { status: 'pending', business_name: 'Shop SA', description: null },
+    });
   });
 });
