@@ -40,6 +40,7 @@ import { planRoutes } from './me/plan.js';
 import { addonRoutes } from './me/addons.js';
 import { billingRoutes } from './billing/routes.js';
 import { brandRoutes } from './brand/routes.js';
+import { accountWidgetRoutes } from './me/widgets.js';
 import { advisoryRoutes } from './advisories/routes.js';
 import { connectRoutes, type ConnectRouteOptions } from './connect/routes.js';
 import type { SandboxPayments } from '../connectors/payments/sandbox.js';
@@ -161,6 +162,7 @@ export async function buildServer(deps: ApiDeps) {
     await api.register(addonRoutes, { ctx });
     await api.register(billingRoutes, { ctx });
     await api.register(brandRoutes, { ctx });
+    await api.register(accountWidgetRoutes, { ctx });
     await api.register(mediaRoutes, deps.media);
     // The sandbox's controls (its network, its phone, its payment form) exist in development mode only.
     const sandbox = ctx.clients.config.mode === 'development';

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { AccountId, PartnerId, ProjectId } from '../schemas/ids.js';
-import type { Account, AccountAddons, Advisory, BillingDetails, Brand, OfficialRequest, ApiKey, ConfigRecord, Partner, PartnerLogo, PlatformAdmin, Pool, Project, User, Webhook } from '../schemas/records.js';
+import type { Account, AccountAddons, Advisory, BillingDetails, Brand, OfficialRequest, Widgets, ApiKey, ConfigRecord, Partner, PartnerLogo, PlatformAdmin, Pool, Project, User, Webhook } from '../schemas/records.js';
 import { topics, type Kafka, type TopicSerdes } from '../topics/index.js';
 import { FollowedView, followView, type RunningView } from './runtime/followed-view.js';
 
@@ -67,6 +67,9 @@ export type OfficialEntry = Omit<OfficialRequest, 'kind'>;
 /** The `gw.config` keys of an account's brand and official-sender request: one record each per account. */
 export const brandId = (accountId: string) => `brand:${accountId}`;
 export const officialId = (accountId: string) => `official:${accountId}`;
+export type WidgetsEntry = Omit<Widgets, 'kind'>;
+/** The `gw.config` key of an account's widgets: one record per account. */
+export const widgetsId = (accountId: string) => `widgets:${accountId}`;
 
 /** The `gw.config` key of an account's billing details: one record per account. */
 export function billingId(accountId: string): string {
@@ -118,6 +121,12 @@ export class Directory extends FollowedView<ConfigRecord> {
 
   private readonly brands = new Map<string, BrandEntry>();
   private readonly officials = new Map<string, OfficialEntry>();
+  private readonly widgets = new Map<string, WidgetsEntry>();
+
+  /** The account's widgets; none before its first `PUT /me/widgets`. */
+  widgetsOf(accountId: string): WidgetsEntry | undefined {
+    return this.widgets.get(widgetsId(accountId));
+  }
 
   /** The account's brand; none before its first `PUT /brand`. */
   brandOf(accountId: string): BrandEntry | undefined {
@@ -300,6 +309,11 @@ export class Directory extends FollowedView<ConfigRecord> {
         this.officials.set(id, rest);
         return;
       }
+      case 'widgets': {
+        const { kind: _, ...rest } = entity;
+        this.widgets.set(id, rest);
+        return;
+      }
     }
   }
 
@@ -325,6 +339,7 @@ export class Directory extends FollowedView<ConfigRecord> {
     this.billing.delete(id);
     this.brands.delete(id);
     this.officials.delete(id);
+    this.widgets.delete(id);
     const advisory = this.advisories.get(id);
     if (advisory) {
       this.advisories.delete(id);

@@ -245,7 +245,7 @@ export interface ConfigRecord {
   /** Id of the entity; the record key. Ids are unique across kinds, since a tombstone carries only the key. */
   readonly entity_id: string;
   /** The entity; the branch kind says which cache holds it. */
-  readonly entity: Account | Project | ApiKey | Webhook | Pool | Partner | User | PlatformAdmin | PartnerLogo | Advisory | AccountAddons | BillingDetails | Brand | OfficialRequest;
+  readonly entity: Account | Project | ApiKey | Webhook | Pool | Partner | User | PlatformAdmin | PartnerLogo | Advisory | AccountAddons | BillingDetails | Brand | OfficialRequest | Widgets;
 }
 
 /** The account's request to be an official business sender (GET/POST /official), keyed official:<account_id>. */
@@ -356,6 +356,21 @@ export interface Webhook {
   readonly description: null | string;
   /** When the webhook was created; kept on every later record of it, since compaction keeps only the last one. Null on records written before this field. */
   readonly created_at: null | number;
+}
+
+/** The account's embeddable widgets (GET/PUT /me/widgets), keyed widgets:<account_id>; the whole set in each record. */
+export interface Widgets {
+  readonly kind: 'widgets';
+  /** Whether the click-to-chat button is on. */
+  readonly chat_button_enabled: boolean;
+  /** The number the button opens a chat with. */
+  readonly chat_button_instance_id: null | string;
+  /** Text pre-filled in the visitor's message. */
+  readonly chat_button_greeting: null | string;
+  /** left or right, at the bottom of the page. */
+  readonly chat_button_position: string;
+  /** #RRGGBB; null: the brand's primary color. */
+  readonly chat_button_color: null | string;
 }
 
 /** Status of a partner connection (spec 3.1). */

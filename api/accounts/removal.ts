@@ -1,5 +1,5 @@
 import { asEventId, newId, type AccountId, type ProjectId } from '../../schemas/ids.js';
-import { addonsId, billingId, brandId, officialId, type Directory, type KeyEntry, type ProjectEntry } from '../../processors/directory.js';
+import { addonsId, billingId, brandId, officialId, widgetsId, type Directory, type KeyEntry, type ProjectEntry } from '../../processors/directory.js';
 import type { ConfigChange } from '../../processors/config/write.js';
 
 /**
@@ -30,6 +30,7 @@ export function accountRemoval(directory: Directory, accountId: AccountId, now: 
     ...(directory.billingOf(accountId) !== undefined ? [tombstone(billingId(accountId))] : []),
     ...(directory.brandOf(accountId) !== undefined ? [tombstone(brandId(accountId))] : []),
     ...(directory.officialOf(accountId) !== undefined ? [tombstone(officialId(accountId))] : []),
+    ...(directory.widgetsOf(accountId) !== undefined ? [tombstone(widgetsId(accountId))] : []),
     ...projects.map((p) => tombstone(p.id)),
     tombstone(accountId),
   ];

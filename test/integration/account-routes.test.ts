@@ -114,7 +114,7 @@ describe('account routes', () => {
       expect.arrayContaining([
         'GET /me/plan', 'GET /me/addons', 'POST /me/addons', 'DELETE /me/addons/{addon}',
         'GET /billing', 'PUT /billing', 'GET /me/invoices', 'GET /me/invoices/{id}',
-        'GET /brand', 'PUT /brand', 'GET /official', 'POST /official',
+        'GET /brand', 'PUT /brand', 'GET /official', 'POST /official', 'GET /me/widgets', 'PUT /me/widgets',
       ]),
     );
   });
@@ -282,5 +282,30 @@ describe('account routes', () => {
       status: 202,
       body: { status: 'pending', business_name: 'Shop SA', description: null },
     });
+  });
+
+  it('keeps the click-to-chat widget admins set on a number of the project', async () => {
+    const off = { chat_button: { enabled: false, instance_id: null, greeting: null, position: 'right', color: null } };
+    expect(await as(agentKey)('GET', '/me/widgets')).toEqual({ status: 200, body: off });
+    const writes = await configWrites();
+    const number = shop.instance_ids[0]!;
+    const refusals: [string, unknown, number, string][] = [
+      [shop.api_key, { chat_button: { enabled: true } }, 400, 'invalid_request'],
+      [shop.api_key, { chat_button: { position: 'top' } }, 400, 'invalid_request'],
+      [shop.api_key, { chat_button: { color: 'red' } }, 400, 'invalid_request'],
+      [shop.api_key, { chat_button: {}, banner: {} }, 400, 'invalid_request'],
+      [shop.api_key, { chat_button: { enabled: true, instance_id: 'inst_nope' } }, 404, 'not_found'],
+      // A number of another account is not found either.
+      [free.api_key, { chat_button: { enabled: true, instance_id: number } }, 404, 'not_found'],
+      [agentKey, { chat_button: { enabled: true, instance_id: number } }, 403, 'forbidden'],
+    ];
+    for (const [key, body, status, code] of refusals) {
+      expect(await as(key)('PUT', '/me/widgets', body), `PUT /me/widgets ${JSON.stringify(body)}`).toMatchObject({ status, body: { code } });
+    }
+    expect(await configWrites()).toBe(writes);
+    const on = { chat_button: { enabled: true, instance_id: number, greeting: 'Hi! I have a question', position: 'left', color: '#25D366' } };
+    expect(await as(shop.api_key)('PUT', '/me/widgets', on)).toEqual({ status: 200, body: on });
+    expect(await as(agentKey)('GET', '/me/widgets')).toEqual({ status: 200, body: on });
+    expect(await as(shop.api_key)('PUT', '/me/widgets', { chat_button: {} })).toEqual({ status: 200, body: off });
   });
 });
