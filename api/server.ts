@@ -36,6 +36,11 @@ import { webhookRoutes } from './webhooks/index.js';
 import { partnerRoutes } from './partner/routes.js';
 import { myConnectionRoutes } from './me/connections.js';
 import { callerRoutes } from './me/caller.js';
+import { planRoutes } from './me/plan.js';
+import { addonRoutes } from './me/addons.js';
+import { billingRoutes } from './billing/routes.js';
+import { brandRoutes } from './brand/routes.js';
+import { accountWidgetRoutes } from './me/widgets.js';
 import { advisoryRoutes } from './advisories/routes.js';
 import { connectRoutes, type ConnectRouteOptions } from './connect/routes.js';
 import type { SandboxPayments } from '../connectors/payments/sandbox.js';
@@ -153,6 +158,11 @@ export async function buildServer(deps: ApiDeps) {
     await api.register(contactGroupRoutes, { ctx });
     await api.register(groupRoutes, { ctx, ...deps.groups });
     await api.register(usageRoutes, { ctx });
+    await api.register(planRoutes, { ctx });
+    await api.register(addonRoutes, { ctx });
+    await api.register(billingRoutes, { ctx });
+    await api.register(brandRoutes, { ctx });
+    await api.register(accountWidgetRoutes, { ctx });
     await api.register(mediaRoutes, deps.media);
     // The sandbox's controls (its network, its phone, its payment form) exist in development mode only.
     const sandbox = ctx.clients.config.mode === 'development';

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { AccountId, PartnerId, ProjectId } from '../schemas/ids.js';
-import type { Account, Advisory, ApiKey, ConfigRecord, Partner, PartnerLogo, PlatformAdmin, Pool, Project, User, Webhook } from '../schemas/records.js';
+import type { Account, AccountAddons, Advisory, BillingDetails, Brand, OfficialRequest, Widgets, ApiKey, ConfigRecord, Partner, PartnerLogo, PlatformAdmin, Pool, Project, User, Webhook } from '../schemas/records.js';
 import { topics, type Kafka, type TopicSerdes } from '../topics/index.js';
 import { FollowedView, followView, type RunningView } from './runtime/followed-view.js';
 
@@ -50,6 +50,31 @@ export interface PlatformAdminEntry extends Omit<PlatformAdmin, 'kind'> {
 export interface AdvisoryEntry extends Omit<Advisory, 'kind'> {
   readonly id: string;
 }
+export type AddonsEntry = Omit<AccountAddons, 'kind'>;
+
+/** The `gw.config` key of an account's add-ons: one record per account, holding them all. */
+export function addonsId(accountId: string): string {
+  return `addons:${accountId}`;
+}
+
+const NO_ADDONS: AddonsEntry = { media_storage: 0 };
+
+export type BillingEntry = Omit<BillingDetails, 'kind'>;
+
+export type BrandEntry = Omit<Brand, 'kind'>;
+export type OfficialEntry = Omit<OfficialRequest, 'kind'>;
+
+/** The `gw.config` keys of an account's brand and official-sender request: one record each per account. */
+export const brandId = (accountId: string) => `brand:${accountId}`;
+export const officialId = (accountId: string) => `official:${accountId}`;
+export type WidgetsEntry = Omit<Widgets, 'kind'>;
+/** The `gw.config` key of an account's widgets: one record per account. */
+export const widgetsId = (accountId: string) => `widgets:${accountId}`;
+
+/** The `gw.config` key of an account's billing details: one record per account. */
+export function billingId(accountId: string): string {
+  return `billing:${accountId}`;
+}
 
 /**
  * The accounts, projects, users, API keys, pools, webhooks, partners (and their logos), platform administrators and advisories every request (and every delivery) needs, held in memory and kept fresh
@@ -78,6 +103,45 @@ export class Directory extends FollowedView<ConfigRecord> {
   private readonly advisoriesByAccount = new Map<string, Map<string, AdvisoryEntry>>();
   private readonly advisories = new Map<string, AdvisoryEntry>();
   private readonly keysByHash = new Map<string, KeyEntry>();
+  /** Add-ons by their key (`addonsId`). */
+  private readonly addons = new Map<string, AddonsEntry>();
+
+  /** The add-ons the account holds; none before its first `POST /me/addons`. */
+  addonsOf(accountId: string): AddonsEntry {
+    return this.addons.get(addonsId(accountId)) ?? NO_ADDONS;
+  }
+
+  /** Whether the account has an add-ons record (its deletion removes it). */
+  holdsAddons(accountId: string): boolean {
+    return this.addons.has(addonsId(accountId));
+  }
+
+  /** Billing details by their key (`billingId`). */
+  private readonly billing = new Map<string, BillingEntry>();
+
+  private readonly brands = new Map<string, BrandEntry>();
+  private readonly officials = new Map<string, OfficialEntry>();
+  private readonly widgets = new Map<string, WidgetsEntry>();
+
+  /** The account's widgets; none before its first `PUT /me/widgets`. */
+  widgetsOf(accountId: string): WidgetsEntry | undefined {
+    return this.widgets.get(widgetsId(accountId));
+  }
+
+  /** The account's brand; none before its first `PUT /brand`. */
+  brandOf(accountId: string): BrandEntry | undefined {
+    return this.brands.get(brandId(accountId));
+  }
+
+  /** The account's official-sender request; none before its first `POST /official`. */
+  officialOf(accountId: string): OfficialEntry | undefined {
+    return this.officials.get(officialId(accountId));
+  }
+
+  /** The account's billing details; none before its first `PUT /billing`. */
+  billingOf(accountId: string): BillingEntry | undefined {
+    return this.billing.get(billingId(accountId));
+  }
 
   keyByHash(hash: string): KeyEntry | undefined {
     return this.keysByHash.get(hash);
@@ -225,6 +289,31 @@ export class Directory extends FollowedView<ConfigRecord> {
         for (const account of advisory.accounts) grouped(this.advisoriesByAccount, account).set(id, advisory);
         return;
       }
+      case 'account_addons': {
+        const { kind: _, ...rest } = entity;
+        this.addons.set(id, rest);
+        return;
+      }
+      case 'billing_details': {
+        const { kind: _, ...rest } = entity;
+        this.billing.set(id, rest);
+        return;
+      }
+      case 'brand': {
+        const { kind: _, ...rest } = entity;
+        this.brands.set(id, rest);
+        return;
+      }
+      case 'official_request': {
+        const { kind: _, ...rest } = entity;
+        this.officials.set(id, rest);
+        return;
+      }
+      case 'widgets': {
+        const { kind: _, ...rest } = entity;
+        this.widgets.set(id, rest);
+        return;
+      }
     }
   }
 
@@ -246,6 +335,11 @@ export class Directory extends FollowedView<ConfigRecord> {
       this.platformAdminsBySecretHash.delete(admin.secret_hash);
     }
     this.partnerLogos.delete(id);
+    this.addons.delete(id);
+    this.billing.delete(id);
+    this.brands.delete(id);
+    this.officials.delete(id);
+    this.widgets.delete(id);
     const advisory = this.advisories.get(id);
     if (advisory) {
       this.advisories.delete(id);

@@ -28,7 +28,7 @@ export { deliveriesProjection } from './deliveries/index.js';
 export { callsProjection } from './calls/projection.js';
 export { callById, listCalls, type CallRow } from './calls/queries.js';
 export { paymentsProjection } from './payments/projection.js';
-export { subscriptionOf, type LatestAttempt, type SubscriptionRow } from './payments/queries.js';
+export { invoicesOf, subscriptionOf, type InvoiceRow, type LatestAttempt, type SubscriptionRow } from './payments/queries.js';
 
 /**
  * Writes to their changelogs the contacts and messages of a deployment older than them, once: before

@@ -151,6 +151,13 @@ export interface Account {
   readonly country: null | string;
 }
 
+/** The add-ons an account holds on top of its plan (GET/POST /me/addons), keyed addons:<account_id>; the whole set in each record. */
+export interface AccountAddons {
+  readonly kind: 'account_addons';
+  /** Stored-media add-ons held; each adds the plan's media_storage_per_addon_bytes to the stored media allowance (spec 8.3: 1 GB per add-on). */
+  readonly media_storage: number;
+}
+
 /** An advisory published to some accounts (gateway advisories publish), keyed by its adv_ id; kept for GET /advisories, while its advisory.published events keep gw.events' retention. */
 export interface Advisory {
   readonly kind: 'advisory';
@@ -187,6 +194,42 @@ export interface ApiKey {
   readonly connection_id: null | ConnectionId;
 }
 
+/** The billing details of an account printed on its invoices (GET/PUT /billing), keyed billing:<account_id>; the whole set in each record. */
+export interface BillingDetails {
+  readonly kind: 'billing_details';
+  /** Legal name printed on invoices; null: the account name. */
+  readonly legal_name: null | string;
+  /** Tax id (VAT, CNPJ, EIN...) as the customer writes it. */
+  readonly tax_id: null | string;
+  /** Where invoices are sent; null: the account e-mail. */
+  readonly email: null | string;
+  /** Street address. */
+  readonly address_line1: null | string;
+  /** Suite, floor... */
+  readonly address_line2: null | string;
+  /** City. */
+  readonly city: null | string;
+  /** State or region. */
+  readonly state: null | string;
+  /** Postal code. */
+  readonly postal_code: null | string;
+  /** ISO 3166 alpha-2, upper case. */
+  readonly country: null | string;
+}
+
+/** The account's brand (GET/PUT /brand), keyed brand:<account_id>; the whole set in each record. */
+export interface Brand {
+  readonly kind: 'brand';
+  /** Name shown instead of the account name. */
+  readonly name: null | string;
+  /** https URL of the logo. */
+  readonly logo_url: null | string;
+  /** #RRGGBB. */
+  readonly primary_color: null | string;
+  /** #RRGGBB. */
+  readonly accent_color: null | string;
+}
+
 /** Current state of one hot-path entity for the in-memory caches of every process (compacted; key = entity_id; a null value deletes the entity). Each record is the full state. */
 export interface ConfigRecord {
   /** Unique id of this record. */
@@ -202,7 +245,22 @@ export interface ConfigRecord {
   /** Id of the entity; the record key. Ids are unique across kinds, since a tombstone carries only the key. */
   readonly entity_id: string;
   /** The entity; the branch kind says which cache holds it. */
-  readonly entity: Account | Project | ApiKey | Webhook | Pool | Partner | User | PlatformAdmin | PartnerLogo | Advisory;
+  readonly entity: Account | Project | ApiKey | Webhook | Pool | Partner | User | PlatformAdmin | PartnerLogo | Advisory | AccountAddons | BillingDetails | Brand | OfficialRequest | Widgets;
+}
+
+/** The account's request to be an official business sender (GET/POST /official), keyed official:<account_id>. */
+export interface OfficialRequest {
+  readonly kind: 'official_request';
+  /** Legal or trading name to verify. */
+  readonly business_name: string;
+  /** https URL of the business. */
+  readonly website: string;
+  /** What the business does. */
+  readonly description: null | string;
+  /** pending (the only status the API writes; a review is an operator's). */
+  readonly status: string;
+  /** When it was last requested. */
+  readonly requested_at: number;
 }
 
 /** Cached partner registration (spec 2.7). */
@@ -298,6 +356,21 @@ export interface Webhook {
   readonly description: null | string;
   /** When the webhook was created; kept on every later record of it, since compaction keeps only the last one. Null on records written before this field. */
   readonly created_at: null | number;
+}
+
+/** The account's embeddable widgets (GET/PUT /me/widgets), keyed widgets:<account_id>; the whole set in each record. */
+export interface Widgets {
+  readonly kind: 'widgets';
+  /** Whether the click-to-chat button is on. */
+  readonly chat_button_enabled: boolean;
+  /** The number the button opens a chat with. */
+  readonly chat_button_instance_id: null | string;
+  /** Text pre-filled in the visitor's message. */
+  readonly chat_button_greeting: null | string;
+  /** left or right, at the bottom of the page. */
+  readonly chat_button_position: string;
+  /** #RRGGBB; null: the brand's primary color. */
+  readonly chat_button_color: null | string;
 }
 
 /** Status of a partner connection (spec 3.1). */

@@ -1,5 +1,5 @@
 import { asEventId, newId, type AccountId, type ProjectId } from '../../schemas/ids.js';
-import type { Directory, KeyEntry, ProjectEntry } from '../../processors/directory.js';
+import { addonsId, billingId, brandId, officialId, widgetsId, type Directory, type KeyEntry, type ProjectEntry } from '../../processors/directory.js';
 import type { ConfigChange } from '../../processors/config/write.js';
 
 /**
@@ -26,6 +26,11 @@ export function accountRemoval(directory: Directory, accountId: AccountId, now: 
     ...directory.keysOf(accountId).flatMap((key) => keyEnd(key, now)),
     ...projects.flatMap((p) => [...directory.webhooksOf(p.id), ...directory.poolsOf(p.id)]).map((entity) => tombstone(entity.id)),
     ...directory.usersOf(accountId).map((u) => tombstone(u.id)),
+    ...(directory.holdsAddons(accountId) ? [tombstone(addonsId(accountId))] : []),
+    ...(directory.billingOf(accountId) !== undefined ? [tombstone(billingId(accountId))] : []),
+    ...(directory.brandOf(accountId) !== undefined ? [tombstone(brandId(accountId))] : []),
+    ...(directory.officialOf(accountId) !== undefined ? [tombstone(officialId(accountId))] : []),
+    ...(directory.widgetsOf(accountId) !== undefined ? [tombstone(widgetsId(accountId))] : []),
     ...projects.map((p) => tombstone(p.id)),
     tombstone(accountId),
   ];

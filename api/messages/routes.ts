@@ -18,6 +18,7 @@ import { requestCountry, requestPhone } from '../phone-input.js';
 import { appendSend } from './append.js';
 import type { RecipientStanding } from '../../processors/audience/index.js';
 import { MEDIA_BODY_LIMIT, TEXT_BODY_LIMIT } from '../body-limits.js';
+import { withinAllowance } from '../media/allowance.js';
 
 const mediaTypes: ReadonlySet<SendType> = new Set(['image', 'video', 'document', 'audio', 'sticker']);
 const summaries: Partial<Record<SendType, string>> = {
@@ -66,7 +67,8 @@ export const messageRoutes: FastifyPluginAsyncTypebox<MessageRouteOptions> = asy
     ]);
     if (standing !== undefined && refused(type, standing)) throw gatewayError('contact_opted_out');
     const owner = { accountId: asAccountId(auth.accountId), projectId: asProjectId(auth.projectId), instanceId: asInstanceId(number.instance_id) };
-    const content = await buildContent(type, body, { media: options.media, owner, otp: options.otp, locale: auth.locale });
+    const media = mediaTypes.has(type) ? await withinAllowance(options.media, { pool: clients.pool, directory }, auth.accountId, auth.plan) : options.media;
+    const content = await buildContent(type, body, { media, owner, otp: options.otp, locale: auth.locale });
     const messageId = asMessageId(key === undefined ? newId('msg') : idempotentMessageId(auth.accountId, key));
     const command: Omit<SendCommand, 'expires_at'> = {
       event_id: asEventId(newId('evt')),

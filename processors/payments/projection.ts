@@ -6,7 +6,7 @@ import { on, type Projection } from '../runtime/projection.js';
 /**
  * Each account's subscription to Pro as `gw.payments` tells it: every attempt with its latest
  * status, and the paid attempt that is the subscription (its period end, its renewals, a lapse or
- * cancellation, a renewal waiting for its pay link to be paid). A record seen before (a provider's
+ * cancellation, a renewal waiting for its pay link to be paid), and an invoice per payment made. A record seen before (a provider's
  * event delivered twice writes its id twice) changes nothing. The effects of the same records on
  * the account are the payment-effects projection's (connectors/payments/effects.ts).
  */
@@ -41,6 +41,20 @@ export const paymentsProjection: Projection = {
       renewal_due_at timestamptz,
       updated_at timestamptz NOT NULL
     )`,
+    // One invoice per payment that went through (a first payment or a renewal), keyed by its record.
+    `CREATE TABLE IF NOT EXISTS invoices (
+      event_id text PRIMARY KEY,
+      account_id text NOT NULL,
+      attempt_id text NOT NULL,
+      provider text NOT NULL,
+      method text NOT NULL,
+      plan text NOT NULL,
+      currency text NOT NULL,
+      amount bigint NOT NULL,
+      period_end timestamptz,
+      paid_at timestamptz NOT NULL
+    )`,
+    `CREATE INDEX IF NOT EXISTS invoices_by_account ON invoices (account_id, paid_at, event_id)`,
   ],
   handlers: [
     on(topics.payments, async (tx, record) => {
@@ -68,6 +82,11 @@ export const paymentsProjection: Projection = {
 
 /** A first payment starts the account's subscription; another payment of the same paid attempt is a renewal. */
 async function paid(tx: PoolClient, record: PaymentRecord, at: Date): Promise<void> {
+  await tx.query(
+    `INSERT INTO invoices (event_id, account_id, attempt_id, provider, method, plan, currency, amount, period_end, paid_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+    [record.event_id, record.account_id, record.attempt_id, record.provider, record.method, record.plan, record.currency, record.amount, periodEnd(record), at],
+  );
   await tx.query(
     `INSERT INTO subscriptions (account_id, attempt_id, provider, method, status, currency, amount, period_end, started_at, renewals, renewal_due_at, updated_at)
      VALUES ($1, $2, $3, $4, 'paid', $5, $6, $7, $8, 0, NULL, $8)

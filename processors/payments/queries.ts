@@ -58,3 +58,43 @@ export async function subscriptionOf(pool: Pool, accountId: AccountId): Promise<
     latest: attempt && { attemptId: attempt.attempt_id, status: attempt.status, method: attempt.method, updatedAt: attempt.updated_at },
   };
 }
+
+/** A payment that went through, as the invoice of its period. */
+export interface InvoiceRow {
+  /** The `gw.payments` record of the payment. */
+  readonly eventId: string;
+  /** 1 for the account's first invoice, counting in the order paid. */
+  readonly number: number;
+  readonly attemptId: string;
+  readonly provider: string;
+  readonly method: string;
+  readonly plan: string;
+  readonly currency: string;
+  readonly amount: number;
+  readonly periodEnd: Date | null;
+  readonly paidAt: Date;
+}
+
+/** The account's invoices, newest first. */
+export async function invoicesOf(pool: Pool, accountId: string): Promise<InvoiceRow[]> {
+  const { rows } = await pool.query<{
+    event_id: string; number: string; attempt_id: string; provider: string; method: string; plan: string; currency: string; amount: string;
+    period_end: Date | null; paid_at: Date;
+  }>(
+    `SELECT event_id, row_number() OVER (ORDER BY paid_at, event_id) AS number, attempt_id, provider, method, plan, currency, amount, period_end, paid_at
+     FROM payments.invoices WHERE account_id = $1 ORDER BY paid_at DESC, event_id DESC`,
+    [accountId],
+  );
+  return rows.map((row) => ({
+    eventId: row.event_id,
+    number: Number(row.number),
+    attemptId: row.attempt_id,
+    provider: row.provider,
+    method: row.method,
+    plan: row.plan,
+    currency: row.currency,
+    amount: Number(row.amount),
+    periodEnd: row.period_end,
+    paidAt: row.paid_at,
+  }));
+}

@@ -298,6 +298,20 @@ describe('partner API and connection lifecycle', () => {
       // The account's own key reaches each of them (an answer other than 403).
       expect((await call(method, path, { auth: account.api_key, body })).status, `${method} ${path} with the account key`).not.toBe(403);
     }
+    // The account routes (spec 4.3 and 5), route by route, writes included: 403 before any validation.
+    const accountRoutes: [string, string, unknown?][] = [
+      ['GET', '/me/plan'], ['POST', '/me/plan', { plan: 'pro' }],
+      ['GET', '/me/addons'], ['POST', '/me/addons', { addon: 'media_storage' }], ['DELETE', '/me/addons/media_storage'],
+      ['GET', '/me/invoices'], ['GET', '/me/invoices/pay_x'],
+      ['GET', '/billing'], ['PUT', '/billing', { legal_name: 'Shop Ltd', email: 'billing@shop.test' }],
+      ['GET', '/me/widgets'], ['PUT', '/me/widgets', {}],
+      ['GET', '/brand'], ['PUT', '/brand', { name: 'Shop' }],
+      ['GET', '/official'], ['POST', '/official', { business_name: 'Shop', website: 'https://shop.test' }],
+    ];
+    for (const [method, path, body] of accountRoutes) {
+      expect(await call(method, path, { auth: fresh, body }), `${method} ${path}`).toMatchObject({ status: 403, body: { code: 'forbidden' } });
+      expect((await call(method, path, { auth: account.api_key, body })).status, `${method} ${path} with the account key`).not.toBe(403);
+    }
     // What spec 5 names in the reach of a partner-issued key, answered as to the account's key.
     const advisory = await publishAdvisory(clients, { accounts: [account.account_id], title: 'TLS 1.0 ends', impact: 'Old clients fail', action: 'Upgrade', link: 'https://example.test/tls' });
     const advisories = await waitFor('the advisory listed', async () => {
