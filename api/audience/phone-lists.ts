@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type, type Static } from '@sinclair/typebox';
 import { listedPhone, listedPhones, type ListedPhoneRow, type PhoneList } from '../../processors/audience/index.js';
 import { listedPhoneId } from '../../schemas/contact-ids.js';
+import { anyOf } from '../../schemas/phones.js';
 import type { RouteOptions } from '../context.js';
 import { Country, requestCountry, requestPhone } from '../phone-input.js';
 import { Cursor, decodeCursor, Limit, NextCursor, paginate, type PageKey } from '../conversations/cursor.js';
@@ -24,6 +25,8 @@ function listedOut(row: ListedPhoneRow): Static<typeof ListedOut> {
   return { phone: row.phone, reason: row.reason, created_at: row.created_at.toISOString() };
 }
 
+const E164 = new RegExp(anyOf('e164'));
+
 /**
  * A listed phone named in a path: the E.164 it was listed under, written with or without its
  * separators. Not checked against the numbering plan, so an entry listed before the plan was
@@ -31,7 +34,7 @@ function listedOut(row: ListedPhoneRow): Static<typeof ListedOut> {
  */
 function listedPhoneOf(input: string): string {
   const phone = `+${input.replace(/[\s().+-]/g, '')}`;
-  if (!/^\+[1-9]\d{6,14}$/.test(phone)) throw gatewayError('invalid_request', { detail: 'params/phone: not an E.164 number' });
+  if (!E164.test(phone)) throw gatewayError('invalid_request', { detail: 'params/phone: not an E.164 number' });
   return phone;
 }
 
