@@ -21,6 +21,8 @@ import type { RateLimiter } from '../plugins/rate-limit.js';
 import { partnerKeyScopes as partnerScopes } from '../plugins/auth.js';
 import { authenticatePlatformAdmins } from './auth.js';
 import { deadDeliveryRoutes } from './dead-deliveries.js';
+import { partnerDeliveryRoutes } from './partner-deliveries.js';
+import { privateHost } from '../../shared/http/addresses.js';
 import { sqlRoutes } from './sql.js';
 import { checkLogo, MAX_LOGO_BYTES } from './logo.js';
 import type { PanelGate } from '../panel/gate.js';
@@ -42,6 +44,9 @@ const PartnerOut = Type.Object({
   slug: Type.String(),
   ...PartnerFields,
   logo_url: Type.Union([Type.String(), Type.Null()]),
+  webhook_url_warning: Type.Union([Type.Literal('private_address'), Type.Null()], {
+    description: 'private_address: the webhook URL names a loopback, private or otherwise special-purpose host, where the dispatcher does not deliver',
+  }),
   active: Type.Boolean(),
   created_at: Type.String({ format: 'date-time' }),
 });
@@ -55,6 +60,7 @@ function partnerOut(p: PartnerEntry) {
     webhook_url: p.webhook_url,
     key_scopes: [...p.key_scopes],
     logo_url: p.logo_url,
+    webhook_url_warning: p.webhook_url !== null && privateHost(p.webhook_url) ? ('private_address' as const) : null,
     active: p.active,
     created_at: new Date(p.created_at).toISOString(),
   };
@@ -71,6 +77,7 @@ export const platformRoutes: FastifyPluginAsyncTypebox<
   authenticatePlatformAdmins(app, { directory: ctx.directory, takeToken, panel });
   await app.register(multipart, { limits: { fileSize: MAX_LOGO_BYTES, files: 1, fields: 5, parts: 6 } });
   await app.register(deadDeliveryRoutes, { ctx });
+  await app.register(partnerDeliveryRoutes, { ctx });
   await app.register(sqlRoutes, { ctx });
   const { directory } = ctx;
 

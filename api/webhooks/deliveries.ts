@@ -7,14 +7,11 @@ import {
   type AttemptRow,
   type DeliveryRow,
 } from '../../processors/deliveries/index.js';
-import { asAccountId, asEventId, asInstanceId, asProjectId, newId } from '../../schemas/ids.js';
-import type { DeliveryTask } from '../../schemas/records.js';
 import { retrySchedule } from '../../connectors/webhooks/schedule.js';
-import { WRITE_DEADLINE_MS } from '../config-writes.js';
 import type { RouteOptions } from '../context.js';
 import { Cursor, decodeCursor, Limit, NextCursor, paginate } from '../conversations/cursor.js';
-import { withDeadline } from '../../shared/deadline.js';
 import { gatewayError } from '../errors.js';
+import { queueRedelivery } from './redelivery.js';
 import { ownWebhook, readAccess as read, writeAccess as write } from './reach.js';
 import { DeliveryDetailOut, DeliveryOut, DeliveryStatus, WebhookParams } from './schemas.js';
 
@@ -22,7 +19,7 @@ const DeliveryParams = Type.Composite([WebhookParams, Type.Object({ delivery_id:
 
 const iso = (at: Date | null) => (at === null ? null : at.toISOString());
 
-function deliveryOut(row: DeliveryRow) {
+export function deliveryOut(row: DeliveryRow) {
   return {
     id: row.delivery_id,
     event_id: row.event_id,
@@ -129,28 +126,8 @@ export const deliveryRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (ap
     },
     async (request, reply) => {
       const { webhook, delivery } = await ownDelivery(request.auth.projectId, request.params.id, request.params.delivery_id);
-      if (delivery.body_json === null) {
-        throw gatewayError('invalid_request', { detail: 'the first attempt of this delivery is not recorded yet; try again shortly' });
-      }
-      const now = Date.now();
-      const task: DeliveryTask = {
-        event_id: asEventId(delivery.event_id),
-        occurred_at: now,
-        account_id: asAccountId(delivery.account_id),
-        project_id: delivery.project_id === null ? null : asProjectId(delivery.project_id),
-        instance_id: delivery.instance_id === null ? null : asInstanceId(delivery.instance_id),
-        delivery_id: newId('dlv'),
-        target_kind: 'account_webhook',
-        target_id: webhook.id,
-        event_type: delivery.event_type,
-        trigger: 'manual',
-        attempt: 1,
-        not_before: now,
-        last_error: null,
-        body_json: delivery.body_json,
-      };
-      await withDeadline(clients.producer.send(firstTier, [{ key: webhook.id, value: task }]), WRITE_DEADLINE_MS);
-      return reply.code(202).send({ delivery_id: task.delivery_id });
+      const deliveryId = await queueRedelivery({ producer: clients.producer, firstTier }, delivery, { kind: 'account_webhook', id: webhook.id });
+      return reply.code(202).send({ delivery_id: deliveryId });
     },
   );
 };

@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, type Account } from './api.js';
-import { ErrorLine, logoSrc, Section, ShownOnce, useAction, when } from './ui.js';
+import { ErrorLine, logoSrc, Section, ShownOnce, useAction, useConfirm, useListView, when } from './ui.js';
 
 const TABS = ['Connected apps', 'Numbers', 'API keys', 'Webhooks', 'Usage'] as const;
 type Tab = (typeof TABS)[number];
@@ -37,10 +37,19 @@ interface App {
 function Apps({ admin }: { admin: boolean }) {
   const [apps, setApps] = useState<App[]>([]);
   const { busy, error, run } = useAction();
+  const { confirm, dialog } = useConfirm();
   const load = () => run(async () => setApps((await api.call<{ data: App[] }>('GET', '/me/connections')).data));
   useEffect(() => void load(), []);
+  const disconnect = (a: App) =>
+    confirm({
+      title: `Disconnect ${a.partner_name}?`,
+      body: `${a.partner_name} loses access to this account at once: the keys it was given stop working. Connecting it again takes its onboarding again.`,
+      act: 'Disconnect',
+      action: () => run(async () => { await api.call('DELETE', `/me/connections/${a.id}`); await load(); }),
+    });
   return (
     <Section title="Connected apps">
+      {dialog}
       <ErrorLine error={error} />
       {apps.length === 0 && <p>No app is connected.</p>}
       <ul class="rows">
@@ -49,7 +58,7 @@ function Apps({ admin }: { admin: boolean }) {
             {a.partner_logo_url ? <img class="logo" src={logoSrc(a.partner_logo_url)} alt="" /> : <span class="logo" />}
             <span class="grow">{a.partner_name} <span class="muted">· {a.status} · since {when(a.activated_at)}</span></span>
             {admin && a.status !== 'revoked' && (
-              <button type="button" disabled={busy} onClick={() => void run(async () => { await api.call('DELETE', `/me/connections/${a.id}`); await load(); })}>Disconnect</button>
+              <button type="button" disabled={busy} onClick={() => disconnect(a)}>Disconnect</button>
             )}
           </li>
         ))}
@@ -72,7 +81,29 @@ function Numbers({ admin }: { admin: boolean }) {
   const following = useRef<string | null>(null);
   const streamOpen = useRef<Promise<void>>(Promise.resolve());
   const { busy, error, run } = useAction();
+  const { confirm, dialog } = useConfirm();
   const load = () => run(async () => setNumbers((await api.call<{ data: NumberRow[] }>('GET', '/instances')).data));
+  const list = useListView(numbers, {
+    noun: 'numbers',
+    textOf: (n) => `${n.phone ?? ''} ${n.nickname ?? ''} ${n.id}`,
+    filter: { label: 'Status', values: [...new Set(numbers.map((n) => n.status))].sort(), of: (n) => n.status },
+  });
+  const nameOf = (n: NumberRow) => n.phone ?? n.nickname ?? n.id;
+  const unlink = (n: NumberRow) =>
+    confirm({
+      title: `Unlink ${nameOf(n)}?`,
+      body: 'The number leaves the network at once: it sends and receives nothing until it is paired again from the phone.',
+      act: 'Unlink',
+      action: () => run(async () => { await api.call('POST', `/instances/${n.id}/disconnect`); await load(); }),
+    });
+  const remove = (n: NumberRow) =>
+    confirm({
+      title: `Remove ${nameOf(n)}?`,
+      body: 'Its session is closed and it leaves this account; its messages stay in the history.',
+      act: 'Remove the number',
+      // Accepted (202): the list drops it now rather than wait for the projection to.
+      action: () => run(async () => { await api.call('DELETE', `/instances/${n.id}`); setNumbers((rows) => rows.filter((row) => row.id !== n.id)); }),
+    });
   useEffect(() => {
     void load();
     // The default project's stream (the cookie signs it in): QR and pairing codes, and status changes.
@@ -110,11 +141,13 @@ function Numbers({ admin }: { admin: boolean }) {
     });
   return (
     <Section title="Numbers">
+      {dialog}
       <ErrorLine error={error} />
+      {list.controls}
       <table>
-        <thead><tr><th>Number</th><th>Status</th><th>Health</th>{admin && <th>Pair</th>}</tr></thead>
+        <thead><tr><th>Number</th><th>Status</th><th>Health</th>{admin && <th>Actions</th>}</tr></thead>
         <tbody>
-          {numbers.map((n) => (
+          {list.shown.map((n) => (
             <tr key={n.id} data-number={n.id}>
               <td>{n.phone ?? n.nickname ?? n.id}</td>
               <td data-status>{n.status}</td>
@@ -123,12 +156,15 @@ function Numbers({ admin }: { admin: boolean }) {
                 <td class="actions">
                   {n.status !== 'connected' && <button type="button" disabled={busy} onClick={() => void pair(n.id, 'qr')}>QR code</button>}
                   {n.status !== 'connected' && <button type="button" disabled={busy} onClick={() => void pair(n.id, 'code')}>Pairing code</button>}
+                  {(n.status === 'connected' || n.status === 'warming') && <button type="button" disabled={busy} onClick={() => unlink(n)}>Unlink</button>}
+                  <button type="button" disabled={busy} onClick={() => remove(n)}>Remove</button>
                 </td>
               )}
             </tr>
           ))}
         </tbody>
       </table>
+      {list.pager}
       {pairing && (
         <div class="card" role="status">
           {pairing.value === null && <p>Preparing the code…</p>}
@@ -155,17 +191,40 @@ function Keys({ admin }: { admin: boolean }) {
   const [keys, setKeys] = useState<Key[]>([]);
   const [shown, setShown] = useState<string | null>(null);
   const { busy, error, run } = useAction();
+  const { confirm, dialog } = useConfirm();
   const load = () => run(async () => setKeys((await api.call<{ data: Key[] }>('GET', '/keys')).data));
   useEffect(() => void load(), []);
+  const stateOf = (k: Key) => (k.revoked_at ? 'revoked' : k.expires_at ? 'expiring' : 'active');
+  const list = useListView(keys, {
+    noun: 'keys',
+    textOf: (k) => `${k.prefix} ${k.role} ${k.scopes.join(' ')}`,
+    filter: { label: 'State', values: ['active', 'expiring', 'revoked'], of: stateOf },
+  });
+  const rotate = (k: Key) =>
+    confirm({
+      title: `Rotate the key ${k.prefix}…?`,
+      body: 'A new key is shown once; this one keeps working for the grace period only, so update every place that uses it.',
+      act: 'Rotate the key',
+      action: () => run(async () => { setShown((await api.call<{ api_key: string }>('POST', `/keys/${k.id}/rotate`)).api_key); await load(); }),
+    });
+  const revoke = (k: Key) =>
+    confirm({
+      title: `Revoke the key ${k.prefix}…?`,
+      body: 'It stops working at once, everywhere it is used. This cannot be undone.',
+      act: 'Revoke the key',
+      action: () => run(async () => { await api.call('DELETE', `/keys/${k.id}`); await load(); }),
+    });
   if (!admin) return <Section title="API keys"><p>Only an admin of the account manages its keys.</p></Section>;
   return (
     <Section title="API keys">
+      {dialog}
       {shown && <ShownOnce label="New API key" value={shown} onDone={() => setShown(null)} />}
       <ErrorLine error={error} />
+      {list.controls}
       <table>
-        <thead><tr><th>Key</th><th>Role</th><th>Scopes</th><th>Created</th><th>State</th><th /></tr></thead>
+        <thead><tr><th>Key</th><th>Role</th><th>Scopes</th><th>Created</th><th>State</th><th>Actions</th></tr></thead>
         <tbody>
-          {keys.map((k) => (
+          {list.shown.map((k) => (
             <tr key={k.id} data-key={k.id}>
               <td><code>{k.prefix}…</code></td>
               <td>{k.role}</td>
@@ -173,13 +232,14 @@ function Keys({ admin }: { admin: boolean }) {
               <td>{when(k.created_at)}</td>
               <td>{k.revoked_at ? 'revoked' : k.expires_at ? `expires ${when(k.expires_at)}` : 'active'}</td>
               <td class="actions">
-                {!k.revoked_at && <button type="button" disabled={busy} onClick={() => void run(async () => { setShown((await api.call<{ api_key: string }>('POST', `/keys/${k.id}/rotate`)).api_key); await load(); })}>Rotate</button>}
-                {!k.revoked_at && <button type="button" disabled={busy} onClick={() => void run(async () => { await api.call('DELETE', `/keys/${k.id}`); await load(); })}>Revoke</button>}
+                {!k.revoked_at && <button type="button" disabled={busy} onClick={() => rotate(k)}>Rotate</button>}
+                {!k.revoked_at && <button type="button" disabled={busy} onClick={() => revoke(k)}>Revoke</button>}
               </td>
             </tr>
           ))}
         </tbody>
       </table>
+      {list.pager}
       <button class="primary" type="button" disabled={busy} onClick={() => void run(async () => { setShown((await api.call<{ api_key: string }>('POST', '/keys', { role: 'agent', scopes: ['instances:read', 'messages:send'] })).api_key); await load(); })}>
         Create a key (agent: read numbers, send messages)
       </button>
@@ -207,7 +267,12 @@ function Webhooks({ admin }: { admin: boolean }) {
   const [open, setOpen] = useState<{ id: string; deliveries: Delivery[] } | null>(null);
   const { busy, error, run } = useAction();
   useEffect(() => void run(async () => setHooks((await api.call<{ data: Webhook[] }>('GET', '/webhooks')).data)), []);
-  const show = (id: string) => run(async () => setOpen({ id, deliveries: (await api.call<{ data: Delivery[] }>('GET', `/webhooks/${id}/deliveries`)).data }));
+  const show = (id: string) => run(async () => setOpen({ id, deliveries: (await api.call<{ data: Delivery[] }>('GET', `/webhooks/${id}/deliveries?limit=100`)).data }));
+  const list = useListView(open?.deliveries ?? [], {
+    noun: 'deliveries',
+    textOf: (d) => `${d.event_type} ${d.last_response_status ?? ''}`,
+    filter: { label: 'Status', values: ['pending', 'delivered', 'failed'], of: (d) => d.status },
+  });
   return (
     <Section title="Webhooks">
       <ErrorLine error={error} />
@@ -220,11 +285,12 @@ function Webhooks({ admin }: { admin: boolean }) {
           </li>
         ))}
       </ul>
+      {open && list.controls}
       {open && (
         <table>
-          <thead><tr><th>Event</th><th>Status</th><th>Attempts</th><th>Last</th><th>HTTP</th>{admin && <th />}</tr></thead>
+          <thead><tr><th>Event</th><th>Status</th><th>Attempts</th><th>Last</th><th>HTTP</th>{admin && <th>Actions</th>}</tr></thead>
           <tbody>
-            {open.deliveries.map((d) => (
+            {list.shown.map((d) => (
               <tr key={d.id}>
                 <td>{d.event_type}</td><td>{d.status}</td><td>{d.attempt_count}</td><td>{when(d.last_attempt_at)}</td><td>{d.last_response_status ?? '—'}</td>
                 {admin && <td><button type="button" disabled={busy} onClick={() => void run(async () => { await api.call('POST', `/webhooks/${open.id}/deliveries/${d.id}/redeliver`); await show(open.id); })}>Redeliver</button></td>}
@@ -233,6 +299,7 @@ function Webhooks({ admin }: { admin: boolean }) {
           </tbody>
         </table>
       )}
+      {open && list.pager}
     </Section>
   );
 }

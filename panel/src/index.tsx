@@ -29,8 +29,8 @@ function Panel() {
     });
   }, []);
 
-  if (me === undefined) return <p class="muted">Loading…</p>;
-  if (me === null) return <Login onSignedIn={signedIn} />;
+  if (me === undefined) return <main><p class="muted">Loading…</p></main>;
+  if (me === null) return <main><Login onSignedIn={signedIn} /></main>;
   const account = view?.kind === 'account' ? me.accounts.find((a) => a.id === view.id) : undefined;
   return (
     <div>
@@ -46,6 +46,7 @@ function Panel() {
         <button type="button" onClick={() => void api.call('POST', '/panel/logout').then(() => setMe(null))}>Sign out</button>
       </header>
       <main>
+        <h1>{view?.kind === 'platform' ? 'Platform administration' : (account?.name ?? 'Gateway')}</h1>
         {view?.kind === 'platform' && <PlatformPanel />}
         {account && <AccountPanel key={account.id} account={account} />}
         {view === undefined && <p>This e-mail has no account and is no platform administrator.</p>}

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api } from './api.js';
-import { ErrorLine, logoSrc, Section, ShownOnce, useAction, when } from './ui.js';
+import { ErrorLine, logoSrc, Section, ShownOnce, useAction, useConfirm, useListView, when } from './ui.js';
 
 interface Partner {
   readonly id: string;
@@ -10,6 +10,7 @@ interface Partner {
   readonly webhook_url: string | null;
   readonly key_scopes: readonly string[];
   readonly logo_url: string | null;
+  readonly webhook_url_warning: 'private_address' | null;
   readonly active: boolean;
 }
 interface PartnerConnection {
@@ -32,27 +33,36 @@ interface DeadDelivery {
 
 const SCOPES = ['instances:read', 'instances:write', 'messages:send', 'contacts:check', 'presence:write', 'media:read'];
 
-/** The platform administrators' panel (spec 4.7): partners, their secrets, logos, connections. */
+/** The platform administrators' panel (spec 4.7): partners, their secrets, logos, connections, deliveries. */
 export function PlatformPanel() {
   const [partners, setPartners] = useState<Partner[]>([]);
   const [secret, setSecret] = useState<{ label: string; value: string } | null>(null);
   const { busy, error, run } = useAction();
+  const { confirm, dialog } = useConfirm();
   const load = () => run(async () => setPartners((await api.call<{ data: Partner[] }>('GET', '/platform/partners')).data));
   useEffect(() => void load(), []);
+  const list = useListView(partners, {
+    noun: 'partners',
+    textOf: (p) => `${p.name} ${p.slug} ${p.allowed_origins.join(' ')} ${p.webhook_url ?? ''}`,
+    filter: { label: 'Status', values: ['active', 'deactivated'], of: (p) => (p.active ? 'active' : 'deactivated') },
+  });
 
   return (
     <div>
+      {dialog}
       {secret && <ShownOnce label={secret.label} value={secret.value} onDone={() => setSecret(null)} />}
       <ErrorLine error={error} />
       <Section title="Partners">
+        {list.controls}
         <table>
           <thead><tr><th>Logo</th><th>Name</th><th>Slug</th><th>Status</th><th>Actions</th></tr></thead>
           <tbody>
-            {partners.map((p) => (
-              <PartnerRow key={p.id} partner={p} busy={busy} run={run} reload={load} onSecret={setSecret} />
+            {list.shown.map((p) => (
+              <PartnerRow key={p.id} partner={p} busy={busy} run={run} confirm={confirm} reload={load} onSecret={setSecret} />
             ))}
           </tbody>
         </table>
+        {list.pager}
       </Section>
       <DeadDeliveries partners={partners} />
       <NewPartner onCreated={(created) => { setSecret({ label: `Partner secret and webhook secret of ${created.name}`, value: `${created.partner_secret}\n${created.webhook_secret}` }); void load(); }} />
@@ -60,9 +70,14 @@ export function PlatformPanel() {
   );
 }
 
-function PartnerRow(props: { partner: Partner; busy: boolean; run: (action: () => Promise<unknown>) => Promise<void>; reload: () => Promise<void>; onSecret: (s: { label: string; value: string }) => void }) {
-  const { partner: p, run, reload } = props;
-  const [connections, setConnections] = useState<PartnerConnection[] | null>(null);
+type Confirm = ReturnType<typeof useConfirm>['confirm'];
+type Run = (action: () => Promise<unknown>) => Promise<void>;
+type Opened = 'connections' | 'deliveries' | 'edit' | null;
+
+function PartnerRow(props: { partner: Partner; busy: boolean; run: Run; confirm: Confirm; reload: () => Promise<void>; onSecret: (s: { label: string; value: string }) => void }) {
+  const { partner: p, run, reload, confirm } = props;
+  const [opened, setOpened] = useState<Opened>(null);
+  const toggle = (what: Exclude<Opened, null>) => setOpened(opened === what ? null : what);
   const upload = (file: File | undefined) =>
     file && run(async () => {
       const form = new FormData();
@@ -70,37 +85,160 @@ function PartnerRow(props: { partner: Partner; busy: boolean; run: (action: () =
       await api.call('POST', `/platform/partners/${p.id}/logo`, form);
       await reload();
     });
+  const rotate = (which: 'secret' | 'webhook secret', path: string, field: 'partner_secret' | 'webhook_secret') =>
+    confirm({
+      title: `Rotate the ${which} of ${p.name}?`,
+      body: `The current ${which} stops working at once: ${p.name} must install the new one before ${which === 'secret' ? 'its next call' : 'it can check the next webhook'}.`,
+      act: `Rotate the ${which}`,
+      action: () => run(async () => props.onSecret({ label: `New ${which} of ${p.name}`, value: (await api.call<Record<string, string>>('POST', `/platform/partners/${p.id}/${path}`))[field]! })),
+    });
+  const setActive = () =>
+    p.active
+      ? confirm({
+          title: `Deactivate ${p.name}?`,
+          body: 'Its secret, its component sessions and the keys it issued stop working until it is activated again.',
+          act: 'Deactivate',
+          action: () => run(async () => { await api.call('POST', `/platform/partners/${p.id}/deactivate`); await reload(); }),
+        })
+      : void run(async () => { await api.call('POST', `/platform/partners/${p.id}/activate`); await reload(); });
   return (
     <>
       <tr data-partner={p.slug}>
         <td>{p.logo_url ? <img class="logo" src={logoSrc(p.logo_url)} alt={`${p.name} logo`} /> : '—'}</td>
-        <td>{p.name}</td>
+        <td>{p.name}{p.webhook_url_warning && <p class="warning" data-warning>Its webhook URL is on a private or loopback network: deliveries there are refused.</p>}</td>
         <td>{p.slug}</td>
         <td>{p.active ? 'active' : 'deactivated'}</td>
         <td class="actions">
           <label class="file">Upload logo <input type="file" accept="image/png,image/jpeg,image/webp,image/svg+xml" onChange={(event) => void upload(event.currentTarget.files?.[0])} /></label>
-          <button type="button" disabled={props.busy} onClick={() => void run(async () => props.onSecret({ label: `New partner secret of ${p.name}`, value: (await api.call<{ partner_secret: string }>('POST', `/platform/partners/${p.id}/rotate-secret`)).partner_secret }))}>Rotate secret</button>
-          <button type="button" disabled={props.busy} onClick={() => void run(async () => props.onSecret({ label: `New webhook secret of ${p.name}`, value: (await api.call<{ webhook_secret: string }>('POST', `/platform/partners/${p.id}/rotate-webhook-secret`)).webhook_secret }))}>Rotate webhook secret</button>
-          <button type="button" disabled={props.busy} onClick={() => void run(async () => { await api.call('POST', `/platform/partners/${p.id}/${p.active ? 'deactivate' : 'activate'}`); await reload(); })}>{p.active ? 'Deactivate' : 'Activate'}</button>
-          <button type="button" disabled={props.busy} onClick={() => void run(async () => setConnections((await api.call<{ data: PartnerConnection[] }>('GET', `/platform/partners/${p.id}/connections`)).data))}>Connections</button>
+          <button type="button" aria-expanded={opened === 'edit'} onClick={() => toggle('edit')}>Edit</button>
+          <button type="button" disabled={props.busy} onClick={() => rotate('secret', 'rotate-secret', 'partner_secret')}>Rotate secret</button>
+          <button type="button" disabled={props.busy} onClick={() => rotate('webhook secret', 'rotate-webhook-secret', 'webhook_secret')}>Rotate webhook secret</button>
+          <button type="button" disabled={props.busy} onClick={setActive}>{p.active ? 'Deactivate' : 'Activate'}</button>
+          <button type="button" aria-expanded={opened === 'connections'} onClick={() => toggle('connections')}>Connections</button>
+          <button type="button" aria-expanded={opened === 'deliveries'} onClick={() => toggle('deliveries')}>Deliveries</button>
         </td>
       </tr>
-      {connections && (
+      {opened !== null && (
         <tr>
           <td colSpan={5}>
-            <table class="inner">
-              <thead><tr><th>external_id</th><th>Customer</th><th>Status</th><th>Since</th></tr></thead>
-              <tbody>
-                {connections.length === 0 && <tr><td colSpan={4}>No connections yet.</td></tr>}
-                {connections.map((c) => (
-                  <tr key={c.id}><td>{c.external_id}</td><td>{c.customer.company ?? c.customer.name ?? c.customer.email}</td><td>{c.status}</td><td>{when(c.created_at)}</td></tr>
-                ))}
-              </tbody>
-            </table>
+            {opened === 'edit' && <EditPartner partner={p} onSaved={() => { setOpened(null); void reload(); }} />}
+            {opened === 'connections' && <Connections partner={p} />}
+            {opened === 'deliveries' && <PartnerDeliveries partner={p} />}
           </td>
         </tr>
       )}
     </>
+  );
+}
+
+function Connections({ partner }: { partner: Partner }) {
+  const [connections, setConnections] = useState<PartnerConnection[] | null>(null);
+  const { error, run } = useAction();
+  useEffect(() => void run(async () => setConnections((await api.call<{ data: PartnerConnection[] }>('GET', `/platform/partners/${partner.id}/connections`)).data)), []);
+  const list = useListView(connections ?? [], {
+    noun: 'connections',
+    textOf: (c) => `${c.external_id} ${c.customer.company ?? ''} ${c.customer.name ?? ''} ${c.customer.email}`,
+    filter: { label: 'Status', values: [...new Set((connections ?? []).map((c) => c.status))], of: (c) => c.status },
+  });
+  if (connections === null) return <ErrorLine error={error} />;
+  return (
+    <div data-connections>
+      {list.controls}
+      <table class="inner">
+        <thead><tr><th>external_id</th><th>Customer</th><th>Status</th><th>Since</th></tr></thead>
+        <tbody>
+          {connections.length === 0 && <tr><td colSpan={4}>No connections yet.</td></tr>}
+          {list.shown.map((c) => (
+            <tr key={c.id}><td>{c.external_id}</td><td>{c.customer.company ?? c.customer.name ?? c.customer.email}</td><td>{c.status}</td><td>{when(c.created_at)}</td></tr>
+          ))}
+        </tbody>
+      </table>
+      {list.pager}
+    </div>
+  );
+}
+
+interface Delivery {
+  readonly id: string;
+  readonly event_type: string;
+  readonly status: string;
+  readonly attempt_count: number;
+  readonly last_attempt_at: string | null;
+  readonly last_response_status: number | null;
+  readonly last_error: string | null;
+}
+
+/** The partner webhook's delivery log, with why each failed, and redelivery. */
+function PartnerDeliveries({ partner }: { partner: Partner }) {
+  const [deliveries, setDeliveries] = useState<Delivery[] | null>(null);
+  const [sent, setSent] = useState<string | null>(null);
+  const { busy, error, run } = useAction();
+  const load = () => run(async () => setDeliveries((await api.call<{ data: Delivery[] }>('GET', `/platform/partners/${partner.id}/deliveries?limit=100`)).data));
+  useEffect(() => void load(), []);
+  const list = useListView(deliveries ?? [], {
+    noun: 'deliveries',
+    textOf: (d) => `${d.event_type} ${d.last_error ?? ''} ${d.last_response_status ?? ''}`,
+    filter: { label: 'Status', values: ['pending', 'delivered', 'failed'], of: (d) => d.status },
+  });
+  return (
+    <div data-partner-deliveries>
+      <ErrorLine error={error} />
+      {sent && <p role="status">Queued again as {sent}.</p>}
+      {list.controls}
+      <table class="inner">
+        <thead><tr><th>Event</th><th>Status</th><th>Attempts</th><th>Last</th><th>HTTP</th><th>Reason</th><th>Actions</th></tr></thead>
+        <tbody>
+          {deliveries?.length === 0 && <tr><td colSpan={7}>No deliveries yet.</td></tr>}
+          {list.shown.map((d) => (
+            <tr key={d.id} data-delivery={d.id}>
+              <td>{d.event_type}</td><td>{d.status}</td><td>{d.attempt_count}</td><td>{when(d.last_attempt_at)}</td><td>{d.last_response_status ?? '—'}</td><td>{d.last_error ?? '—'}</td>
+              <td><button type="button" disabled={busy} onClick={() => void run(async () => { setSent((await api.call<{ delivery_id: string }>('POST', `/platform/partners/${partner.id}/deliveries/${d.id}/redeliver`)).delivery_id); await load(); })}>Redeliver</button></td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {list.pager}
+    </div>
+  );
+}
+
+function ScopeChoice({ chosen, onChange }: { chosen: ReadonlySet<string>; onChange: (next: Set<string>) => void }) {
+  return (
+    <fieldset>
+      <legend>Scopes of the keys it issues</legend>
+      {SCOPES.map((scope) => (
+        <label class="check" key={scope}>
+          <input type="checkbox" checked={chosen.has(scope)} onChange={(e) => { const next = new Set(chosen); if (e.currentTarget.checked) next.add(scope); else next.delete(scope); onChange(next); }} />
+          {scope}
+        </label>
+      ))}
+    </fieldset>
+  );
+}
+
+/** Name, origins, webhook URL and scopes of a partner, changed in place (`PATCH /platform/partners/{id}`). */
+function EditPartner({ partner, onSaved }: { partner: Partner; onSaved: () => void }) {
+  const { busy, error, run } = useAction();
+  const [form, setForm] = useState({ name: partner.name, origins: partner.allowed_origins.join('\n'), webhook: partner.webhook_url ?? '', scopes: new Set(partner.key_scopes) });
+  const save = () =>
+    run(async () => {
+      await api.call('PATCH', `/platform/partners/${partner.id}`, {
+        name: form.name,
+        allowed_origins: form.origins.split(/[\s,]+/).filter(Boolean),
+        webhook_url: form.webhook || null,
+        key_scopes: [...form.scopes],
+      });
+      onSaved();
+    });
+  return (
+    <form class="card grid" aria-label={`Edit ${partner.name}`} onSubmit={(event) => { event.preventDefault(); void save(); }}>
+      <label>Name <input name="name" required value={form.name} onInput={(e) => setForm({ ...form, name: e.currentTarget.value })} /></label>
+      <label>Webhook URL <input name="webhook" type="url" value={form.webhook} onInput={(e) => setForm({ ...form, webhook: e.currentTarget.value })} /></label>
+      <label>Allowed origins (one per line) <textarea name="origins" rows={2} value={form.origins} onInput={(e) => setForm({ ...form, origins: e.currentTarget.value })} /></label>
+      <ScopeChoice chosen={form.scopes} onChange={(scopes) => setForm({ ...form, scopes })} />
+      <ErrorLine error={error} />
+      <button class="primary" type="submit" disabled={busy}>Save changes</button>
+    </form>
   );
 }
 
@@ -127,15 +265,7 @@ function NewPartner({ onCreated }: { onCreated: (created: Partner & { partner_se
         <label>Slug <input name="slug" required pattern="[a-z0-9][a-z0-9\-]{1,62}" value={form.slug} onInput={(e) => set('slug', e.currentTarget.value)} /></label>
         <label>Allowed origins (one per line) <textarea name="origins" rows={2} value={form.origins} onInput={(e) => set('origins', e.currentTarget.value)} /></label>
         <label>Webhook URL <input name="webhook" type="url" value={form.webhook} onInput={(e) => set('webhook', e.currentTarget.value)} /></label>
-        <fieldset>
-          <legend>Scopes of the keys it issues</legend>
-          {SCOPES.map((scope) => (
-            <label class="check" key={scope}>
-              <input type="checkbox" checked={form.scopes.has(scope)} onChange={(e) => { const next = new Set(form.scopes); if (e.currentTarget.checked) next.add(scope); else next.delete(scope); setForm({ ...form, scopes: next }); }} />
-              {scope}
-            </label>
-          ))}
-        </fieldset>
+        <ScopeChoice chosen={form.scopes} onChange={(scopes) => setForm({ ...form, scopes })} />
         <ErrorLine error={error} />
         <button class="primary" type="submit" disabled={busy}>Create partner</button>
       </form>
@@ -156,15 +286,21 @@ function DeadDeliveries({ partners }: { partners: readonly Partner[] }) {
     });
   useEffect(() => void load(), []);
   const nameOf = (d: DeadDelivery) => (d.target_kind === 'partner_webhook' ? (partners.find((p) => p.id === d.target_id)?.name ?? d.target_id) : d.target_id);
+  const list = useListView(dead ?? [], {
+    noun: 'dead deliveries',
+    textOf: (d) => `${nameOf(d)} ${d.target_id} ${d.event_type} ${d.last_error ?? ''}`,
+    filter: { label: 'Endpoint kind', values: ['account_webhook', 'partner_webhook'], of: (d) => d.target_kind },
+  });
   return (
     <Section title="Dead deliveries">
       <ErrorLine error={error} />
       {sent !== null && <p role="status">Sent again: {sent}. Each is a new delivery with its own retries.</p>}
+      {list.controls}
       <table data-dead-deliveries>
         <thead><tr><th>Given up</th><th>Endpoint</th><th>Event</th><th>Attempts</th><th>Last error</th><th>Actions</th></tr></thead>
         <tbody>
           {dead?.length === 0 && <tr><td colSpan={6}>No dead deliveries.</td></tr>}
-          {dead?.map((d) => (
+          {list.shown.map((d) => (
             <tr key={d.delivery_id} data-delivery={d.delivery_id}>
               <td>{when(d.dead_at)}</td>
               <td>{nameOf(d)}</td>
@@ -179,6 +315,7 @@ function DeadDeliveries({ partners }: { partners: readonly Partner[] }) {
           ))}
         </tbody>
       </table>
+      {list.pager}
     </Section>
   );
 }

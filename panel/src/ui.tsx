@@ -1,5 +1,5 @@
 import type { ComponentChildren } from 'preact';
-import { useState } from 'preact/hooks';
+import { useEffect, useId, useRef, useState } from 'preact/hooks';
 import { PanelError } from './api.js';
 
 /** Runs an action with a busy flag, keeping its error's message to show. */
@@ -54,4 +54,86 @@ export function logoSrc(url: string): string {
   } catch {
     return url;
   }
+}
+
+interface Question {
+  readonly title: string;
+  readonly body: string;
+  /** The label of the button that acts: a verb naming the action ("Revoke the key"). */
+  readonly act: string;
+  readonly action: () => unknown;
+}
+
+/**
+ * Asks before a destructive action. The question is a modal `<dialog>`: the browser keeps focus in
+ * it, closes it on Escape and gives focus back to the button that opened it. Cancel is focused
+ * first, so Enter never destroys anything by accident.
+ */
+export function useConfirm() {
+  const [question, setQuestion] = useState<Question | null>(null);
+  const dialog = question && <ConfirmDialog question={question} onClosed={() => setQuestion(null)} />;
+  return { confirm: (q: Question) => setQuestion(q), dialog };
+}
+
+function ConfirmDialog({ question, onClosed }: { question: Question; onClosed: () => void }) {
+  const ref = useRef<HTMLDialogElement>(null);
+  const titleId = useId();
+  useEffect(() => ref.current?.showModal(), []);
+  const close = () => ref.current?.close();
+  return (
+    <dialog ref={ref} class="confirm" aria-labelledby={titleId} onClose={onClosed}>
+      <h2 id={titleId}>{question.title}</h2>
+      <p>{question.body}</p>
+      <div class="buttons">
+        <button type="button" autofocus onClick={close}>Cancel</button>
+        <button type="button" class="danger" onClick={() => { close(); void question.action(); }}>{question.act}</button>
+      </div>
+    </dialog>
+  );
+}
+
+export interface ListFilter<T> {
+  readonly label: string;
+  readonly values: readonly string[];
+  readonly of: (item: T) => string;
+}
+
+/**
+ * Search, an optional filter and pages over a list the panel holds: what every list of the panels
+ * offers. Pages are of `pageSize`; a new search or filter goes back to the first page.
+ */
+export function useListView<T>(items: readonly T[], options: { noun: string; textOf: (item: T) => string; filter?: ListFilter<T>; pageSize?: number }) {
+  const pageSize = options.pageSize ?? 20;
+  const [query, setQuery] = useState('');
+  const [chosen, setChosen] = useState('');
+  const [page, setPage] = useState(0);
+  const needle = query.trim().toLowerCase();
+  const matching = items.filter(
+    (item) => (needle === '' || options.textOf(item).toLowerCase().includes(needle)) && (chosen === '' || options.filter?.of(item) === chosen),
+  );
+  const pages = Math.max(1, Math.ceil(matching.length / pageSize));
+  const current = Math.min(page, pages - 1);
+  const shown = matching.slice(current * pageSize, (current + 1) * pageSize);
+  const first = matching.length === 0 ? 0 : current * pageSize + 1;
+  const controls = (
+    <div class="list-controls">
+      <label class="inline">Search {options.noun} <input type="search" value={query} onInput={(e) => { setQuery(e.currentTarget.value); setPage(0); }} /></label>
+      {options.filter && (
+        <label class="inline">{options.filter.label}{' '}
+          <select value={chosen} onChange={(e) => { setChosen(e.currentTarget.value); setPage(0); }}>
+            <option value="">all</option>
+            {options.filter.values.map((v) => <option key={v} value={v}>{v}</option>)}
+          </select>
+        </label>
+      )}
+    </div>
+  );
+  const pager = (
+    <div class="pager">
+      <span role="status" class="muted">{first}–{first === 0 ? 0 : first + shown.length - 1} of {matching.length}</span>
+      <button type="button" disabled={current === 0} onClick={() => setPage(current - 1)}>Previous</button>
+      <button type="button" disabled={current >= pages - 1} onClick={() => setPage(current + 1)}>Next</button>
+    </div>
+  );
+  return { shown, controls, pager };
 }

@@ -143,3 +143,22 @@ export function addressPolicy(options: AddressPolicyOptions = {}): AddressPolicy
     return blockedRange(address);
   };
 }
+
+/** Names that only ever lead to this machine or its local network (RFC 6761, RFC 6762, common internal suffixes). */
+const LOCAL_NAMES = /(^|\.)(localhost|local|internal|lan|home\.arpa)$/i;
+
+/**
+ * Whether a URL names a host the gateway does not deliver to, judged from the URL alone: a
+ * loopback, private or special-purpose IP literal, or a local-only name. A public name that
+ * resolves to a private address is caught when the dispatcher connects, not here.
+ */
+export function privateHost(url: string): boolean {
+  let hostname: string;
+  try {
+    hostname = new URL(url).hostname.replace(/^\[|\]$/g, '');
+  } catch {
+    return false;
+  }
+  const address = parseAddress(hostname);
+  return address === undefined ? LOCAL_NAMES.test(hostname.replace(/\.$/, '')) : blockedRange(address) !== undefined;
+}

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { request } from 'undici';
@@ -16,6 +18,27 @@ import { testClients } from '../support/clients.js';
 import { untilConnectorServes } from '../support/connector-ready.js';
 import { createTestEnv, waitFor, type TestEnv } from '../support/env.js';
 import { readMailbox } from '../support/mailbox.js';
+
+const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+/** axe-core's violations on the whole page, at every impact level. */
+async function axeViolations(page: Page): Promise<{ id: string; impact: string; nodes: string[] }[]> {
+  await page.evaluate(axeSource);
+  return page.evaluate(async () => {
+    const axe = (globalThis as unknown as { axe: { run(context: unknown, options: unknown): Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> } }).axe;
+    const result = await axe.run({ exclude: [] }, { resultTypes: ['violations'] });
+    return result.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(' ')) }));
+  });
+}
+
+/** Each screen in light and in dark mode (the system setting) has no axe violation. */
+async function expectAccessible(page: Page, screen: string): Promise<void> {
+  for (const colorScheme of ['light', 'dark'] as const) {
+    await page.emulateMedia({ colorScheme });
+    expect({ screen, colorScheme, violations: await axeViolations(page) }).toEqual({ screen, colorScheme, violations: [] });
+  }
+  await page.emulateMedia({ colorScheme: 'light' });
+}
 
 const LOGO = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 10 10"><rect width="10" height="10" fill="#0f6e56"/></svg>');
 
@@ -37,6 +60,16 @@ describe('the panels in a browser', () => {
   const mail = (label: string) => `${label}-${env.id}@shop.test`;
   /** What the pages logged as errors (an invalid `pattern` among them); none is expected but refused answers. */
   const consoleErrors: string[] = [];
+  let signInChecked = false;
+
+  /** Answers the question a destructive action asked: a button of its dialog, or the Escape key. */
+  async function answer(page: Page, question: RegExp, reply: string): Promise<void> {
+    const dialog = page.getByRole('dialog', { name: question });
+    await dialog.waitFor();
+    if (reply === 'Escape') await page.keyboard.press('Escape');
+    else await dialog.getByRole('button', { name: reply, exact: true }).click();
+    await dialog.waitFor({ state: 'detached' });
+  }
 
   async function signIn(email: string, shot: (page: Page, step: string) => Promise<void>): Promise<{ context: BrowserContext; page: Page }> {
     const context = await browser.newContext({ locale: 'en-US' });
@@ -45,6 +78,8 @@ describe('the panels in a browser', () => {
       if (message.type() === 'error') consoleErrors.push(message.text());
     });
     await page.goto(`${base}/panel`);
+    await page.getByLabel('E-mail').waitFor();
+    if (!signInChecked) await expectAccessible(page, 'sign-in');
     await page.getByLabel('E-mail').fill(email);
     await shot(page, 'sign-in');
     const before = (await readMailbox(email)).length;
@@ -54,6 +89,8 @@ describe('the panels in a browser', () => {
       const box = await readMailbox(email);
       return box.length > before ? /\b(\d{6})\b/.exec(box[box.length - 1]!.text)?.[1] : undefined;
     }, { timeoutMs: 20_000 });
+    if (!signInChecked) await expectAccessible(page, 'sign-in code');
+    signInChecked = true;
     await page.getByLabel('Code').fill(code);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('button', { name: 'Sign out' }).waitFor();
@@ -80,7 +117,7 @@ describe('the panels in a browser', () => {
   beforeAll(async () => {
     env = await createTestEnv({ PORT: '0', HOST: '127.0.0.1' });
     clients = await testClients(env);
-    roles = await startRoles(['processor', 'connector', 'sweeper'], clients);
+    roles = await startRoles(['processor', 'connector', 'dispatcher', 'sweeper'], clients);
     api = await startApi(clients, { listen: true });
     base = `http://127.0.0.1:${(api.app.server.address() as AddressInfo).port}`;
     browser = await launchChromium();
@@ -133,22 +170,60 @@ describe('the panels in a browser', () => {
     const row = page.locator(`tr[data-partner="loja-${env.id}"]`);
     await row.waitFor();
     partnerId = [...api.directory.partners.values()].find((p) => p.slug === `loja-${env.id}`)!.id;
+    const secretHashBefore = api.directory.partners.get(partnerId)?.secret_hash;
+
+    // Search and filter the list.
+    const partnersSection = page.locator('section', { has: page.getByRole('heading', { name: 'Partners', exact: true }) });
+    await page.getByLabel('Search partners').fill('no-such-partner');
+    await partnersSection.getByRole('status').filter({ hasText: '0–0 of 0' }).waitFor();
+    await page.getByLabel('Search partners').fill(`loja-${env.id}`);
+    await row.waitFor();
+    expect(await page.locator('tr[data-partner]').count()).toBe(1);
+    await page.getByLabel('Status').selectOption('deactivated');
+    await row.waitFor({ state: 'detached' });
+    await page.getByLabel('Status').selectOption('');
+    await row.waitFor();
+
+    // Edited in place; a webhook URL on a loopback address is flagged.
+    await row.getByRole('button', { name: 'Edit' }).click();
+    const edit = page.getByRole('form', { name: 'Edit Loja Parceira' });
+    await edit.getByLabel('Webhook URL').fill('http://127.0.0.1:9/hooks');
+    await edit.getByRole('button', { name: 'Save changes' }).click();
+    await row.locator('[data-warning]').waitFor();
+    await waitFor('the new webhook URL', async () => api.directory.partners.get(partnerId)?.webhook_url === 'http://127.0.0.1:9/hooks' || undefined, { timeoutMs: 15_000 });
+    await expectAccessible(page, 'partners');
 
     await row.locator('input[type=file]').setInputFiles({ name: 'logo.svg', mimeType: 'image/svg+xml', buffer: LOGO });
     const logo = row.getByRole('img', { name: 'Loja Parceira logo' });
     await logo.waitFor();
     await waitFor('the logo drawn', async () => ((await logo.evaluate((img) => (img as unknown as { naturalWidth: number }).naturalWidth)) > 0 || undefined), { timeoutMs: 10_000 });
     await shot(page, 'partner-with-logo');
+    // Destructive actions ask first; Cancel and Escape change nothing and give focus back.
+    const rotateSecret = row.getByRole('button', { name: 'Rotate secret' });
+    await rotateSecret.click();
+    await expectAccessible(page, 'confirmation');
+    await answer(page, /Rotate the secret of Loja Parceira/, 'Cancel');
+    expect(await rotateSecret.evaluate((button) => button === (button as unknown as { ownerDocument: { activeElement: unknown } }).ownerDocument.activeElement)).toBe(true);
+    await rotateSecret.click();
+    await answer(page, /Rotate the secret of Loja Parceira/, 'Escape');
+    expect(await page.locator('[data-secret]').count()).toBe(0);
+    expect(api.directory.partners.get(partnerId)?.secret_hash).toBe(secretHashBefore);
     await row.getByRole('button', { name: 'Rotate webhook secret' }).click();
+    await answer(page, /Rotate the webhook secret of Loja Parceira/, 'Rotate the webhook secret');
     expect(await shownOnce(page)).toMatch(/^whsec_/);
     await row.getByRole('button', { name: 'Connections' }).click();
     await page.getByText('No connections yet.').waitFor();
     await row.getByRole('button', { name: 'Deactivate' }).click();
+    await answer(page, /Deactivate Loja Parceira/, 'Deactivate');
     await row.getByText('deactivated').waitFor();
     expect(api.directory.partners.get(partnerId)?.active).toBe(false);
     await row.getByRole('button', { name: 'Activate' }).click();
     await row.getByRole('cell', { name: 'active', exact: true }).waitFor();
     await shot(page, 'partners');
+    await page.emulateMedia({ colorScheme: 'dark' });
+    expect(await page.evaluate(() => (globalThis as unknown as { getComputedStyle(node: unknown): { backgroundColor: string }; document: { body: unknown } }).getComputedStyle((globalThis as unknown as { document: { body: unknown } }).document.body).backgroundColor)).toBe('rgb(18, 21, 24)');
+    await shot(page, 'partners-dark');
+    await page.emulateMedia({ colorScheme: 'light' });
 
     // A delivery to the partner's webhook given up on: listed under its name, and sent again.
     const deadId = `dlv_${env.id}_dead`;
@@ -181,7 +256,9 @@ describe('the panels in a browser', () => {
     const app = page.locator('li[data-app="Loja Parceira"]');
     await app.locator('img.logo').waitFor();
     await shot(page, 'apps');
+    await expectAccessible(page, 'connected apps');
     await app.getByRole('button', { name: 'Disconnect' }).click();
+    await answer(page, /Disconnect Loja Parceira/, 'Disconnect');
     await page.getByText('No app is connected.').waitFor();
     expect(api.connections.get(connectionId)).toMatchObject({ to_status: 'revoked', revoked_by: 'customer' });
 
@@ -198,16 +275,44 @@ describe('the panels in a browser', () => {
     expect((await call('POST', '/sandbox/phone/scan', {}, { qr_code: qr })).status).toBe(202);
     await page.locator(`tr[data-number="${instanceId}"] td[data-status]`).getByText('connected').waitFor({ timeout: 20_000 });
     await shot(page, 'numbers');
+    await expectAccessible(page, 'numbers');
+    await page.locator(`tr[data-number="${instanceId}"]`).getByRole('button', { name: 'Unlink' }).click();
+    await answer(page, /^Unlink /, 'Unlink');
+    await waitFor('the number unlinked', async () => ((await page.locator(`tr[data-number="${instanceId}"] td[data-status]`).innerText()) !== 'connected' || undefined), { timeoutMs: 20_000 });
+    await page.locator(`tr[data-number="${instanceId}"]`).getByRole('button', { name: 'Remove' }).click();
+    await answer(page, /^Remove /, 'Remove the number');
+    await page.locator(`tr[data-number="${instanceId}"]`).waitFor({ state: 'detached', timeout: 20_000 });
 
+    // More keys than a page holds: pages, search, and a revocation that asks first.
+    for (let i = 0; i < 21; i++) expect((await call('POST', '/keys', { authorization: `Bearer ${owner.api_key}` }, { role: 'agent', scopes: ['instances:read'] })).status).toBe(201);
     await page.getByRole('tab', { name: 'API keys' }).click();
     await page.getByRole('button', { name: /Create a key/ }).click();
     const key = await shownOnce(page);
     expect(key).toMatch(/^svc_live_/);
     expect(await call('GET', '/instances', { authorization: `Bearer ${key}` })).toMatchObject({ status: 200 });
+    const keyCount = ((await call('GET', '/keys', { authorization: `Bearer ${owner.api_key}` })).body.data as unknown[]).length;
+    await page.getByRole('status').filter({ hasText: `1–20 of ${keyCount}` }).waitFor();
+    expect(await page.locator('tr[data-key]').count()).toBe(20);
+    await page.getByRole('button', { name: 'Next' }).click();
+    await page.getByRole('status').filter({ hasText: `21–${keyCount} of ${keyCount}` }).waitFor();
+    expect(await page.locator('tr[data-key]').count()).toBe(keyCount - 20);
+    await page.getByLabel('Search keys').fill(key.slice(0, 13));
+    const mine = page.locator('tr[data-key]');
+    await waitFor('the search down to one key', async () => ((await mine.count()) === 1 || undefined), { timeoutMs: 5_000 });
+    await mine.getByRole('button', { name: 'Revoke' }).click();
+    await answer(page, /^Revoke the key /, 'Cancel');
+    expect(await call('GET', '/instances', { authorization: `Bearer ${key}` })).toMatchObject({ status: 200 });
+    await mine.getByRole('button', { name: 'Revoke' }).click();
+    await answer(page, /^Revoke the key /, 'Revoke the key');
+    await mine.getByRole('cell', { name: 'revoked' }).waitFor();
+    expect(await call('GET', '/instances', { authorization: `Bearer ${key}` })).toMatchObject({ status: 401 });
+    await expectAccessible(page, 'keys');
     await shot(page, 'keys');
+    await page.getByRole('button', { name: /Create a key/ }).click();
+    const sender = await shownOnce(page);
 
     // A send with the new key is counted in ClickHouse, and the chart shows it (read again until it does).
-    expect(await call('POST', '/messages/text', { authorization: `Bearer ${key}` }, { to: '+5511911112222', body: 'Olá' })).toMatchObject({ status: 202 });
+    expect(await call('POST', '/messages/text', { authorization: `Bearer ${sender}` }, { to: '+5511911112222', body: 'Olá' })).toMatchObject({ status: 202 });
     await waitFor('the send in the usage chart', async () => {
       await page.getByRole('tab', { name: 'Numbers' }).click();
       await page.getByRole('tab', { name: 'Usage' }).click();
@@ -217,6 +322,10 @@ describe('the panels in a browser', () => {
     expect(await page.locator('svg.chart rect').count()).toBe(30);
     expect(await page.locator(`svg.chart rect[data-day="${new Date().toISOString().slice(0, 10)}"]`).getAttribute('data-messages')).toBe('1');
     await shot(page, 'usage');
+    await expectAccessible(page, 'usage');
+    await page.getByRole('tab', { name: 'Webhooks' }).click();
+    await page.getByText(/No webhook yet/).waitFor();
+    await expectAccessible(page, 'webhooks');
     await context.close();
   });
 
@@ -230,6 +339,7 @@ describe('the panels in a browser', () => {
     await page.getByRole('tab', { name: 'API keys' }).click();
     await page.getByText('Only an admin of the account manages its keys.').waitFor();
     await shot(page, 'member-keys');
+    await expectAccessible(page, 'member keys');
     const cookie = (await context.cookies()).find((c) => c.name === 'gw_panel')!;
     const csrf = (await call('GET', '/panel/me', { cookie: `gw_panel=${cookie.value}` })).body.csrf_token as string;
     expect(await call('POST', '/keys', { cookie: `gw_panel=${cookie.value}`, 'x-csrf-token': csrf }, { role: 'agent' })).toMatchObject({ status: 403, body: { code: 'forbidden' } });
@@ -237,6 +347,26 @@ describe('the panels in a browser', () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByLabel('E-mail').waitFor();
     expect(await call('GET', '/instances', { cookie: `gw_panel=${cookie.value}` })).toMatchObject({ status: 401 });
+    await context.close();
+  });
+
+  it("shows a partner webhook's deliveries with why they failed, and redelivers one", async () => {
+    const shot = screenshots('panel-partner-deliveries');
+    const { context, page } = await signIn(mail('ops'), shot);
+    const row = page.locator(`tr[data-partner="loja-${env.id}"]`);
+    // The connections of the tests above told the partner (at its loopback webhook URL, which answers nothing).
+    const failed = page.locator('[data-partner-deliveries] tr[data-delivery]').first();
+    await waitFor('a delivery to the partner with its reason', async () => {
+      await row.getByRole('button', { name: 'Deliveries' }).click();
+      const shown = (await failed.count()) > 0 && !(await failed.locator('td').nth(5).innerText()).startsWith('—');
+      if (!shown) await row.getByRole('button', { name: 'Deliveries' }).click();
+      return shown || undefined;
+    }, { timeoutMs: 60_000 });
+    await expectAccessible(page, 'partner deliveries');
+    await failed.getByRole('button', { name: 'Redeliver' }).click();
+    const queued = await page.getByRole('status').filter({ hasText: 'Queued again as' }).innerText();
+    expect(queued).toMatch(/dlv_/);
+    await shot(page, 'partner-deliveries');
     await context.close();
   });
 });

@@ -120,6 +120,20 @@ describe('platform administration', () => {
     }
   });
 
+  it('flags a webhook URL on a private or loopback host, and lists a partner webhook\'s deliveries', async () => {
+    const created = await newPartner('flagged', { webhook_url: 'https://hooks.example.com/in' });
+    const id = created.body.id as string;
+    expect(created.body.webhook_url_warning).toBeNull();
+    const changed = await platform('PATCH', `/platform/partners/${id}`, { webhook_url: 'http://10.0.0.7/in' });
+    expect(changed).toMatchObject({ status: 200, body: { webhook_url: 'http://10.0.0.7/in', webhook_url_warning: 'private_address' } });
+
+    expect(await platform('GET', `/platform/partners/${id}/deliveries`)).toMatchObject({ status: 200, body: { data: [], next_cursor: null } });
+    expect(await platform('GET', `/platform/partners/${id}/deliveries?status=lost`)).toMatchObject({ status: 400, body: { code: 'invalid_request' } });
+    expect(await platform('GET', '/platform/partners/ptn_nobody/deliveries')).toMatchObject({ status: 404, body: { code: 'not_found' } });
+    expect(await platform('POST', `/platform/partners/${id}/deliveries/dlv_nothing/redeliver`)).toMatchObject({ status: 404, body: { code: 'not_found' } });
+    expect(await call('GET', `/platform/partners/${id}/deliveries`, { auth: account.api_key })).toMatchObject({ status: 403, body: { code: 'forbidden' } });
+  });
+
   it('rotates the partner secret and the webhook secret, the old ones ending at once; deactivates and reactivates', async () => {
     const created = await newPartner('rotating');
     const id = created.body.id as string;
