@@ -10,6 +10,9 @@ export const UsageQuery = Type.Object({
   project_id: Type.Optional(
     Type.String({ maxLength: 100, description: 'Only this project; omitted or `all`: the whole account (a partner-issued key always sees its own project only)' }),
   ),
+  instance_id: Type.Optional(
+    Type.String({ maxLength: 100, pattern: '^inst_[A-Za-z0-9_-]+$', description: 'Only what this number counted (a removed number too; one the account never had counts nothing)' }),
+  ),
 });
 
 export const UsageOut = Type.Object({
@@ -17,6 +20,7 @@ export const UsageOut = Type.Object({
   to: Day('Last day counted'),
   granularity: Type.Union([Type.Literal('day'), Type.Literal('month')]),
   project_id: Type.Union([Type.String(), Type.Null()], { description: 'Project counted; null for the whole account' }),
+  instance_id: Type.Union([Type.String(), Type.Null()], { description: 'Number counted; null for every number' }),
   data: Type.Array(
     Type.Object({
       period_start: Day('First day of the period (a month starts on its first day, even when `from` is later)'),

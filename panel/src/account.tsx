@@ -308,28 +308,84 @@ interface UsagePoint {
   readonly period_start: string;
   readonly messages: number;
 }
+interface Entitlements {
+  readonly plan: string;
+  readonly limits: { readonly messages_per_month: number | null };
+  readonly usage: { readonly period_start: string; readonly period_end: string; readonly messages: number };
+}
 
-/** Messages per day of the last 30 days, from ClickHouse (`GET /usage`), as bars. */
+const DAY_MS = 86_400_000;
+const WIDTH = 640;
+const HEIGHT = 220;
+const PLOT = { left: 44, right: 8, top: 10, bottom: 28 } as const;
+
+/**
+ * Messages per day of the last 30 days, from ClickHouse (`GET /usage`), for every number or one,
+ * as bars on dated axes; and the month so far against the plan's allowance (`GET /me/entitlements`).
+ */
 function Usage() {
   const [points, setPoints] = useState<UsagePoint[] | null>(null);
+  const [numbers, setNumbers] = useState<NumberRow[]>([]);
+  const [number, setNumber] = useState('');
+  const [plan, setPlan] = useState<Entitlements | null>(null);
   const { error, run } = useAction();
   useEffect(() => {
-    const from = new Date(Date.now() - 29 * 86_400_000).toISOString().slice(0, 10);
-    void run(async () => setPoints((await api.call<{ data: UsagePoint[] }>('GET', `/usage?from=${from}&granularity=day&project_id=all`)).data));
+    void run(async () => {
+      setNumbers((await api.call<{ data: NumberRow[] }>('GET', '/instances')).data);
+      setPlan(await api.call<Entitlements>('GET', '/me/entitlements'));
+    });
   }, []);
+  useEffect(() => {
+    const from = new Date(Date.now() - 29 * DAY_MS).toISOString().slice(0, 10);
+    const only = number === '' ? '' : `&instance_id=${encodeURIComponent(number)}`;
+    void run(async () => setPoints((await api.call<{ data: UsagePoint[] }>('GET', `/usage?from=${from}&granularity=day&project_id=all${only}`)).data));
+  }, [number]);
   if (points === null) return <Section title="Usage"><ErrorLine error={error} /><p class="muted">Loading…</p></Section>;
-  const max = Math.max(1, ...points.map((p) => p.messages));
   const total = points.reduce((sum, p) => sum + p.messages, 0);
+  const top = niceCeiling(Math.max(1, ...points.map((p) => p.messages)));
+  const plotWidth = WIDTH - PLOT.left - PLOT.right;
+  const plotHeight = HEIGHT - PLOT.top - PLOT.bottom;
+  const slot = plotWidth / Math.max(1, points.length);
+  const y = (value: number) => PLOT.top + plotHeight - (value / top) * plotHeight;
+  const day = (iso: string) => new Date(`${iso}T00:00:00Z`).toLocaleDateString(undefined, { month: 'short', day: 'numeric', timeZone: 'UTC' });
+  const allowance = plan?.limits.messages_per_month ?? null;
   return (
     <Section title="Usage">
       <ErrorLine error={error} />
+      {plan && (
+        <p data-allowance>
+          This month, plan {plan.plan}: <strong>{plan.usage.messages}</strong>
+          {allowance === null ? ' messages (no monthly limit)' : <> of {allowance} messages <meter min={0} max={allowance} value={plan.usage.messages} aria-label="Messages this month against the plan" /> {Math.round((plan.usage.messages / allowance) * 100)}%</>}
+        </p>
+      )}
+      <label class="inline">Number{' '}
+        <select value={number} onChange={(e) => setNumber(e.currentTarget.value)}>
+          <option value="">every number</option>
+          {numbers.map((n) => <option key={n.id} value={n.id}>{n.phone ?? n.nickname ?? n.id}</option>)}
+        </select>
+      </label>
       <p>Messages in the last 30 days: <strong data-total>{total}</strong></p>
-      <svg class="chart" viewBox={`0 0 ${points.length * 10} 100`} role="img" aria-label={`Messages per day, ${total} in all`} preserveAspectRatio="none">
+      <svg class="chart" viewBox={`0 0 ${WIDTH} ${HEIGHT}`} role="img" aria-label={`Messages per day, ${total} in all`}>
+        {(top % 2 === 0 ? [0, top / 2, top] : [0, top]).map((tick) => (
+          <g key={tick} class="axis">
+            <line x1={PLOT.left} x2={WIDTH - PLOT.right} y1={y(tick)} y2={y(tick)} />
+            <text x={PLOT.left - 6} y={y(tick) + 4} text-anchor="end">{tick}</text>
+          </g>
+        ))}
         {points.map((p, i) => {
-          const height = (p.messages / max) * 95;
-          return <rect key={p.period_start} x={i * 10 + 1} y={100 - height} width={8} height={height} data-day={p.period_start} data-messages={p.messages}><title>{`${p.period_start}: ${p.messages}`}</title></rect>;
+          const height = (p.messages / top) * plotHeight;
+          return <rect key={p.period_start} x={PLOT.left + i * slot + 1} y={PLOT.top + plotHeight - height} width={Math.max(1, slot - 2)} height={height} data-day={p.period_start} data-messages={p.messages}><title>{`${p.period_start}: ${p.messages}`}</title></rect>;
         })}
+        {points.map((p, i) => (i % 7 === 0 || i === points.length - 1) && (
+          <text key={`label-${p.period_start}`} class="axis" x={PLOT.left + i * slot + slot / 2} y={HEIGHT - 8} text-anchor="middle" data-axis-day={p.period_start}>{day(p.period_start)}</text>
+        ))}
       </svg>
     </Section>
   );
+}
+
+/** The smallest of 1, 2 or 5 times a power of ten at or above `value`: round figures on the axis. */
+function niceCeiling(value: number): number {
+  const power = 10 ** Math.floor(Math.log10(value));
+  return ([1, 2, 5, 10].map((m) => m * power).find((candidate) => candidate >= value) ?? value);
 }

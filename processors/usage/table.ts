@@ -54,6 +54,8 @@ export interface UsageQuery {
   readonly accountId: string;
   /** Only this project; null for the whole account. */
   readonly projectId: string | null;
+  /** Only this number; null for every number. */
+  readonly instanceId: string | null;
   /** Inclusive, ms. */
   readonly from: number;
   /** Exclusive, ms. */
@@ -81,11 +83,12 @@ export async function usageByPeriod(clickhouse: ClickHouse, query: UsageQuery): 
      FROM usage_events FINAL
      WHERE account_id = {account:String}
        AND ({project:String} = '' OR project_id = {project:String})
+       AND ({instance:String} = '' OR instance_id = {instance:String})
        AND occurred_at >= fromUnixTimestamp64Milli({from:Int64}, 'UTC')
        AND occurred_at < fromUnixTimestamp64Milli({to:Int64}, 'UTC')
      GROUP BY period
      ORDER BY period`,
-    { account: query.accountId, project: query.projectId ?? '', from: query.from, to: query.to },
+    { account: query.accountId, project: query.projectId ?? '', instance: query.instanceId ?? '', from: query.from, to: query.to },
   );
   return rows.map((row) => ({ period: row.period, messages: Number(row.messages), mediaBytes: Number(row.media_bytes) }));
 }

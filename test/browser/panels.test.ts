@@ -321,6 +321,15 @@ describe('the panels in a browser', () => {
     }, { timeoutMs: 30_000 });
     expect(await page.locator('svg.chart rect').count()).toBe(30);
     expect(await page.locator(`svg.chart rect[data-day="${new Date().toISOString().slice(0, 10)}"]`).getAttribute('data-messages')).toBe('1');
+    expect(await page.locator('svg.chart [data-axis-day]').count()).toBeGreaterThanOrEqual(5);
+    await page.locator('[data-allowance]').getByText('plan pro').waitFor();
+    // One number's usage: the number that sent counts the send; a number the account never had counts nothing.
+    await page.getByLabel('Number').selectOption(owner.instance_ids[0]!);
+    await waitFor('the number filter applied', async () => ((await page.locator('[data-total]').innerText()) === '1' || undefined), { timeoutMs: 10_000 });
+    const none = await call('GET', '/usage?granularity=day&instance_id=inst_never', { authorization: `Bearer ${owner.api_key}` });
+    expect(none).toMatchObject({ status: 200, body: { instance_id: 'inst_never' } });
+    expect((none.body.data as { messages: number }[]).every((d) => d.messages === 0)).toBe(true);
+    expect(await call('GET', '/usage?instance_id=not-a-number', { authorization: `Bearer ${owner.api_key}` })).toMatchObject({ status: 400, body: { code: 'invalid_request' } });
     await shot(page, 'usage');
     await expectAccessible(page, 'usage');
     await page.getByRole('tab', { name: 'Webhooks' }).click();
