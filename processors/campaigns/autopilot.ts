@@ -1,3 +1,4 @@
+import type { CampaignPauseReason } from '../../events/payloads.js';
 import { defaultThresholds, type RateThreshold, type Thresholds, type WatchedRate } from './thresholds.js';
 
 export { isNegativeReply } from '../contacts/keywords.js';
@@ -13,7 +14,7 @@ export type CampaignFact = {
 
 /** Why the autopilot pauses a campaign: the `campaign.paused` payload's reason, figures and thresholds. */
 export interface PauseDecision {
-  readonly reason: 'failure_rate' | 'block_rate' | 'opt_out_rate' | 'negative_reply_rate' | 'number_unhealthy';
+  readonly reason: CampaignPauseReason;
   readonly scope: 'campaign' | 'number';
   readonly instance_id: string | null;
   readonly figures: Record<string, number>;

@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { BanWatch, banRule } from '../../connectors/sandbox/bans.js';
+import type { CampaignPausedPayload } from '../../events/payloads.js';
+import { sampleEvent } from '../../events/samples.js';
+import { envelopeOf } from '../../events/envelope.js';
 import { createAutopilot, isNegativeReply, type CampaignFact } from '../../processors/campaigns/autopilot.js';
 import { defaultThresholds, type RateThreshold, type Thresholds } from '../../processors/campaigns/thresholds.js';
 
@@ -78,6 +81,17 @@ describe('the safety autopilot', () => {
     expect(watch.trip('cmp_1', 0)).toBeUndefined();
     watch.numberHealth!('inst_1', 'banned', false);
     expect(watch.trip('cmp_1', 0)).toEqual({ reason: 'number_unhealthy', scope: 'number', instance_id: 'inst_1', figures: { banned: 1 }, thresholds: { banned: 1, logged_out: 1 } });
+  });
+
+  it('decides exactly what the campaign.paused payload carries, as its sample shows', () => {
+    const watch = createAutopilot();
+    for (let i = 0; i < 5; i++) watch.record(fact('blocked', i));
+    const decision = watch.trip('cmp_1', 5)!;
+    const payload: CampaignPausedPayload = { campaign_id: 'cmp_1', name: 'Spring sale', ...decision, paused_at: new Date(5).toISOString() };
+    const sample = envelopeOf(sampleEvent('campaign.paused', { accountId: 'acc_1', projectId: 'prj_1' }, 'test')).payload as CampaignPausedPayload;
+    expect(Object.keys(payload).sort()).toEqual(Object.keys(sample).sort());
+    expect(Object.keys(decision.thresholds).sort()).toEqual(Object.keys(sample.thresholds).sort());
+    expect(Object.keys(decision.figures).sort()).toEqual(Object.keys(sample.figures).sort());
   });
 
   it('keeps a window bounded however long a campaign runs', () => {
