@@ -9,6 +9,7 @@ export type CampaignFact = {
   readonly campaignId: string;
   readonly instanceId: string;
   readonly kind: 'sent' | 'delivered' | 'read' | 'failed' | 'blocked' | 'opted_out' | 'negative_reply' | 'replied';
+  /** A failure's error_code: `failed` with `recipient_blocked` counts as `blocked`. */
   readonly reason?: string;
 };
 
