@@ -44,21 +44,36 @@ const countNames = { failure: 'failed', block: 'blocked', opt_out: 'opted_out', 
 
 type Tally = Record<WatchedRate | 'sends', number>;
 const emptyTally = (): Tally => ({ sends: 0, failure: 0, block: 0, opt_out: 0, negative_reply: 0 });
+const tallied = ['sends', 'failure', 'block', 'opt_out', 'negative_reply'] as const;
 
-/** The sliding windows of one campaign or one number, in memory bounded by the largest window of each kind. */
+/** The running sum of a minutes window: the buckets from `first` (an absolute bucket index) to the latest. */
+interface Span {
+  first: number;
+  readonly sum: Tally;
+}
+
+/**
+ * The sliding windows of one campaign or one number, in memory bounded by the largest window of
+ * each kind: a mark per counted event in the last sends, a tally per minute in the last minutes,
+ * with a running sum per minutes window so that judging one costs the minutes it slid, not its length.
+ */
 class Windows {
   /** Sends so far: the sequence number of the latest. */
   private sends = 0;
   /** Per rate, the sequence number of the send each event followed, oldest first, within the last `maxSends` sends. */
   private readonly marks: Record<WatchedRate, number[]> = { failure: [], block: [], opt_out: [], negative_reply: [] };
-  /** Per minute, what happened in it, for the last `maxMinutes` minutes. */
-  private readonly minutes = new Map<number, Tally>();
-  private latestMinute = -Infinity;
+  /** One tally per minute that had a fact, oldest first; a late fact counts in the latest minute. */
+  private readonly buckets: { readonly minute: number; readonly tally: Tally }[] = [];
+  /** Buckets dropped from the front: bucket `i` is `buckets[i - dropped]`. */
+  private dropped = 0;
+  private readonly spans = new Map<number, Span>();
 
   constructor(
     private readonly maxSends: number,
-    private readonly maxMinutes: number,
-  ) {}
+    minuteWindows: readonly number[],
+  ) {
+    for (const minutes of minuteWindows) this.spans.set(minutes, { first: 0, sum: emptyTally() });
+  }
 
   record(fact: CampaignFact, rate: WatchedRate | undefined): void {
     const send = isSend(fact.kind);
@@ -68,17 +83,24 @@ class Windows {
       marks.push(this.sends);
       while (marks.length > 0 && (marks.length > this.maxSends || marks[0]! <= this.sends - this.maxSends)) marks.shift();
     }
-    const minute = Math.floor(fact.at / MINUTE);
-    if (this.maxMinutes === 0 || minute <= this.latestMinute - this.maxMinutes) return;
-    let tally = this.minutes.get(minute);
-    if (!tally) {
-      tally = emptyTally();
-      this.minutes.set(minute, tally);
-      this.latestMinute = Math.max(this.latestMinute, minute);
-      for (const kept of this.minutes.keys()) if (kept <= this.latestMinute - this.maxMinutes) this.minutes.delete(kept);
+    if (this.spans.size === 0) return;
+    const latest = this.buckets[this.buckets.length - 1];
+    const minute = Math.max(Math.floor(fact.at / MINUTE), latest?.minute ?? -Infinity);
+    if (latest?.minute !== minute) {
+      this.buckets.push({ minute, tally: emptyTally() });
+      for (const [minutes, span] of this.spans) this.slide(span, minute - minutes);
+      const kept = Math.min(...[...this.spans.values()].map((span) => span.first));
+      this.buckets.splice(0, kept - this.dropped);
+      this.dropped = kept;
     }
-    if (send) tally.sends++;
-    if (rate) tally[rate]++;
+    const index = this.dropped + this.buckets.length - 1;
+    const tally = this.buckets[this.buckets.length - 1]!.tally;
+    const add = (into: Tally) => {
+      if (send) into.sends++;
+      if (rate) into[rate]++;
+    };
+    add(tally);
+    for (const span of this.spans.values()) if (index >= span.first) add(span.sum);
   }
 
   /** The sends in the window and how many of them ended as `rate`. */
@@ -87,15 +109,16 @@ class Windows {
       const from = this.sends - rule.window.sends;
       return { sample: Math.min(this.sends, rule.window.sends), count: this.marks[rule.rate].filter((mark) => mark > from).length };
     }
-    const from = Math.floor(now / MINUTE) - rule.window.minutes;
-    let sample = 0;
-    let count = 0;
-    for (const [minute, tally] of this.minutes) {
-      if (minute <= from) continue;
-      sample += tally.sends;
-      count += tally[rule.rate];
+    const span = this.spans.get(rule.window.minutes)!;
+    this.slide(span, Math.floor(now / MINUTE) - rule.window.minutes);
+    return { sample: span.sum.sends, count: span.sum[rule.rate] };
+  }
+
+  /** Takes the buckets of minutes up to `through` out of the span. */
+  private slide(span: Span, through: number): void {
+    for (let bucket = this.buckets[span.first - this.dropped]; bucket && bucket.minute <= through; bucket = this.buckets[++span.first - this.dropped]) {
+      for (const key of tallied) span.sum[key] -= bucket.tally[key];
     }
-    return { sample, count };
   }
 }
 
@@ -123,11 +146,11 @@ function judge(rule: RateThreshold, { sample, count }: { sample: number; count: 
   };
 }
 
-function largest(rules: readonly RateThreshold[], scope: RateThreshold['scope']): { sends: number; minutes: number } {
+function sizes(rules: readonly RateThreshold[], scope: RateThreshold['scope']): { sends: number; minutes: number[] } {
   const mine = rules.filter((rule) => rule.scope === scope);
   return {
     sends: Math.max(0, ...mine.map((rule) => ('sends' in rule.window ? rule.window.sends : 0))),
-    minutes: Math.max(0, ...mine.map((rule) => ('minutes' in rule.window ? rule.window.minutes : 0))),
+    minutes: [...new Set(mine.flatMap((rule) => ('minutes' in rule.window ? [rule.window.minutes] : [])))],
   };
 }
 
@@ -135,12 +158,12 @@ class Autopilot implements CampaignWatch {
   private readonly campaigns = new Map<string, { readonly windows: Windows; readonly numbers: Set<string> }>();
   private readonly numbers = new Map<string, Windows>();
   private readonly health = new Map<string, { readonly status: string; readonly warming: boolean }>();
-  private readonly campaignSize: { sends: number; minutes: number };
-  private readonly numberSize: { sends: number; minutes: number };
+  private readonly campaignSize: { sends: number; minutes: number[] };
+  private readonly numberSize: { sends: number; minutes: number[] };
 
   constructor(private readonly thresholds: Thresholds) {
-    this.campaignSize = largest(thresholds.rates, 'campaign');
-    this.numberSize = largest(thresholds.rates, 'number');
+    this.campaignSize = sizes(thresholds.rates, 'campaign');
+    this.numberSize = sizes(thresholds.rates, 'number');
   }
 
   record(fact: CampaignFact): void {

@@ -46,6 +46,29 @@ describe('the safety autopilot', () => {
     expect(watch.trip('cmp_1', 62 * minute)).toMatchObject({ figures: { blocked: 3 } });
   });
 
+  it('sums a minutes window exactly as a count of its facts would, while other windows slide beside it', () => {
+    for (const [judged, beside] of [[7, 3], [3, 7]] as const) {
+      const next = random(judged);
+      const never: RateThreshold = { rate: 'block', scope: 'campaign', window: { minutes: beside }, min_sample: 0, limit: 2 };
+      const always: RateThreshold = { rate: 'block', scope: 'campaign', window: { minutes: judged }, min_sample: 0, limit: 0 };
+      const watch = createAutopilot(only(never, always));
+      const facts: CampaignFact[] = [];
+      let at = 0;
+      let now = 0;
+      for (let i = 0; i < 3_000; i++) {
+        at = Math.max(at, now - minute) + next() * 40_000;
+        const recorded = fact(next() < 0.2 ? 'blocked' : 'sent', at);
+        facts.push(recorded);
+        watch.record(recorded);
+        // The clock never goes back; a fact can reach the autopilot a little after its time.
+        now = Math.max(now, at + next() * 5 * minute);
+        if (next() < 0.5) continue;
+        const inWindow = facts.filter((f) => Math.floor(f.at / minute) > Math.floor(now / minute) - judged);
+        expect(watch.trip('cmp_1', now)!.figures, `fact ${i}`).toMatchObject({ sends: inWindow.length, blocked: inWindow.filter((f) => f.kind === 'blocked').length });
+      }
+    }
+  });
+
   it('watches a number across the campaigns sending from it, and a campaign alone on its own sends', () => {
     const numberRule: RateThreshold = { rate: 'opt_out', scope: 'number', window: { sends: 100 }, min_sample: 4, limit: 0.5 };
     const campaignRule: RateThreshold = { rate: 'negative_reply', scope: 'campaign', window: { sends: 100 }, min_sample: 2, limit: 1 };
