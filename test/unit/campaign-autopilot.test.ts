@@ -44,6 +44,10 @@ describe('the safety autopilot', () => {
     // A send failing with the sandbox's recipient_blocked counts as a block.
     watch.record(fact('failed', 62 * minute, 'cmp_1', 'inst_1', 'recipient_blocked'));
     expect(watch.trip('cmp_1', 62 * minute)).toMatchObject({ figures: { blocked: 3 } });
+    // Heard of two hours late: its minute has left the window.
+    expect(watch.trip('cmp_1', 200 * minute)).toBeUndefined();
+    for (let i = 0; i < 3; i++) watch.record(fact('blocked', 62 * minute));
+    expect(watch.trip('cmp_1', 200 * minute)).toBeUndefined();
   });
 
   it('sums a minutes window exactly as a count of its facts would, while other windows slide beside it', () => {
