@@ -144,11 +144,21 @@ export interface ThresholdPayload {
   readonly allowance: UsageAllowance;
 }
 
-/** `campaign.paused`: no producer yet (campaigns come later); the shape its producer will write. */
+/** Why the safety autopilot paused a campaign (processors/campaigns/thresholds.ts holds the rules). */
+export type CampaignPauseReason = 'failure_rate' | 'block_rate' | 'opt_out_rate' | 'negative_reply_rate' | 'number_unhealthy';
+
+/** `campaign.paused`: the safety autopilot paused the campaign (docs/campaigns.md, "Safety autopilot"). */
 export interface CampaignPausedPayload {
   readonly campaign_id: string;
   readonly name: string;
-  readonly reason: string;
+  readonly reason: CampaignPauseReason;
+  /** Whether the campaign's own sends tripped the rule, or one of its numbers' (`instance_id`). */
+  readonly scope: 'campaign' | 'number';
+  readonly instance_id: string | null;
+  /** What the window held when it tripped: `sends`, the count (`blocked`, `failed`, …), `rate`; `warming: 1` for a warming number. */
+  readonly figures: Readonly<Record<string, number>>;
+  /** The rule that tripped: `window_sends` or `window_minutes`, `min_sample`, `limit`, `max_count`. */
+  readonly thresholds: Readonly<Record<string, number>>;
   readonly paused_at: string;
 }
 

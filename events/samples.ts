@@ -174,12 +174,16 @@ function instanceEvent(state: InstanceState): PublicEvent {
   return instanceEvents(state).find((event) => event.event_type === `instance.${state.status}`)!;
 }
 
-/** Campaigns come later; their pause event will carry this payload. */
+/** The autopilot pausing a campaign as one of its numbers' recipients start blocking it. */
 function campaignPausedSample(f: Facts): PublicEvent {
   const payload: CampaignPausedPayload = {
     campaign_id: newId('cmp'),
     name: 'Sample campaign',
-    reason: 'failure_rate',
+    reason: 'block_rate',
+    scope: 'number',
+    instance_id: f.ids.instance_id,
+    figures: { sends: 140, blocked: 5, rate: 0.0357 },
+    thresholds: { window_sends: 200, min_sample: 100, limit: 0.03, max_count: 5 },
     paused_at: new Date(f.now).toISOString(),
   };
   return scheduledEvent({ ...f.ids, instance_id: null, event_type: 'campaign.paused', payload });

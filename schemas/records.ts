@@ -1614,7 +1614,7 @@ export interface SandboxScan {
   readonly phone: null | string;
 }
 
-/** Changes how the simulated network treats the number's sends. Null fields keep their current value. Defaults: delivered after 50 ms, read after 150 ms, no failing recipients besides phones ending in 0000, which always fail (decided here, for tests). */
+/** Changes how the simulated network treats the number's sends. Null fields keep their current value. Defaults: delivered after 50 ms, read after 150 ms, no failing recipients besides phones ending in 0000, which always fail, and no blockers besides phones ending in 0404, which have always blocked the number (decided here, for tests). */
 export interface SandboxSetBehaviour {
   readonly kind: 'set_behaviour';
   /** Delay from sent to delivered. */
@@ -1623,6 +1623,8 @@ export interface SandboxSetBehaviour {
   readonly read_after_ms: null | number;
   /** E.164 phones whose sends fail (replaces the previous list). */
   readonly fail_to: null | ReadonlyArray<string>;
+  /** E.164 phones that have blocked the number (replaces the previous list): a send to one fails with recipient_blocked and counts towards the number's ban (docs/sandbox.md). */
+  readonly block_from: null | ReadonlyArray<string>;
 }
 
 /** The network changes the number's status (connected, warming, disconnected, logged_out, banned), as a reconnect, a drop, an unlink from the phone or a ban would. */

@@ -179,13 +179,14 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
 
   control(
     'behaviour',
-    'Receipt delays and failing recipients of the number sends (phones ending in 0000 always fail)',
+    'Receipt delays, failing recipients and blockers of the number sends (phones ending in 0000 always fail, 0404 have always blocked it)',
     Type.Object({
       delivered_after_ms: Type.Optional(Type.Integer({ minimum: 0, maximum: 600_000 })),
       read_after_ms: Type.Optional(Type.Integer({ minimum: 0, maximum: 600_000 })),
       fail_to: Type.Optional(Type.Array(E164, { maxItems: 1_000 })),
+      block_from: Type.Optional(Type.Array(E164, { maxItems: 1_000 })),
     }, closed),
-    (b) => ({ kind: 'set_behaviour', delivered_after_ms: b.delivered_after_ms ?? null, read_after_ms: b.read_after_ms ?? null, fail_to: b.fail_to ?? null }),
+    (b) => ({ kind: 'set_behaviour', delivered_after_ms: b.delivered_after_ms ?? null, read_after_ms: b.read_after_ms ?? null, fail_to: b.fail_to ?? null, block_from: b.block_from ?? null }),
   );
 
   control('lids', 'The number learns the phone behind a lid', Type.Object({ lid: Lid, phone: E164 }, closed), (b) => ({

@@ -18,7 +18,8 @@ import { sandboxChecks } from './directory.js';
 import { isGroupJid, phoneJid, phoneOfJid } from '../../schemas/phones.js';
 import type { MediaSink } from '../network/media-sink.js';
 import { buttonsAsText, listAsText, otpBubbles } from '../network/outgoing-text.js';
-import { changeBehaviour, defaultBehaviour, sendFails, type Behaviour } from './behaviour.js';
+import { changeBehaviour, defaultBehaviour, recipientBlocked, sendFails, type Behaviour } from './behaviour.js';
+import { BanWatch } from './bans.js';
 import { receivedContent, type ReceivedContent } from './content.js';
 import { derivedPhone, pairingChallenge, sentWaId, simulatedWaId } from './ids.js';
 import { People } from './people.js';
@@ -76,6 +77,7 @@ export class SandboxSession implements NumberSession {
   /** A pairing started by `pair` and not yet completed by a scan, with the phone given for it. */
   private pairing?: { readonly phone: string | null };
   private behaviour = defaultBehaviour;
+  private readonly bans = new BanWatch();
   private readonly people = new People();
   private readonly polls = new Recent<string, readonly string[]>(MEMORY);
   /** Author jid of each message the number has seen, for quoted_participant. */
@@ -111,6 +113,11 @@ export class SandboxSession implements NumberSession {
     if (sendFails(this.behaviour, command.to)) {
       return { kind: 'failed', error_code: 'delivery_failed', error_reason: 'sandbox: the recipient is marked failing' };
     }
+    if (recipientBlocked(this.behaviour, command.to)) {
+      const banned = this.bans.sent(true, Date.now());
+      if (banned) await this.setStatus('banned', banned);
+      return { kind: 'failed', error_code: 'recipient_blocked', error_reason: 'sandbox: the recipient has blocked the number' };
+    }
     const changed = command.content.kind === 'edit' || command.content.kind === 'delete' ? command.content.quoted_message_id : null;
     if (changed !== null && (!this.phone || this.authors.get(changed) !== phoneJid(this.phone))) {
       return { kind: 'failed', error_code: 'delivery_failed', error_reason: `sandbox: ${changed} is not one of the number's own messages` };
@@ -123,6 +130,7 @@ export class SandboxSession implements NumberSession {
       if (this.phone) this.authors.set(waId, phoneJid(this.phone));
     }
     if (command.content.kind === 'poll') this.polls.set(waId, command.content.options);
+    this.bans.sent(false, Date.now());
     this.chats.sent(command.to, Date.now());
     const { deliveredAfterMs, readAfterMs } = this.behaviour;
     const now = Date.now();

@@ -2,9 +2,11 @@ import { ERRORS } from '../../api/errors.js';
 import { accountEventTypes, streamOnlyEventTypes, webhookEventTypes } from '../../events/catalogue.js';
 import { envelopeOf } from '../../events/envelope.js';
 import { sampleEvent } from '../../events/samples.js';
+import { defaultThresholds } from '../../processors/campaigns/thresholds.js';
 
 /**
- * The reference tables that are facts of the code: the error catalogue and the event catalogue.
+ * The reference tables that are facts of the code: the error catalogue, the event catalogue and
+ * the campaigns' autopilot thresholds.
  * `npm run docs:generate` writes them into docs/ between markers; a unit test fails when the
  * committed tables differ from what this module renders.
  */
@@ -19,6 +21,7 @@ export interface GeneratedTable {
 export const generatedTables: readonly GeneratedTable[] = [
   { page: 'docs/errors.md', name: 'errors', render: errorTable },
   { page: 'docs/events.md', name: 'events', render: eventTable },
+  { page: 'docs/campaigns.md', name: 'autopilot', render: autopilotTable },
 ];
 
 const cell = (text: string) => text.replaceAll('|', '\\|');
@@ -59,6 +62,26 @@ export function eventTable(): string {
   });
   const streamRows = streamOnlyEventTypes.map((type) => [code(type), 'project', '`GET /stream` only', 'see below', 'see below']);
   return table(['event', 'scope', 'received by', 'payload fields (of its sample)', 'envelope adds'], [...webhookRows, ...streamRows]);
+}
+
+const percent = (share: number) => `${Math.round(share * 10_000) / 100} %`;
+
+/** Every rule of `processors/campaigns/thresholds.ts`, in the order the autopilot checks them, then the health rules. */
+export function autopilotTable(): string {
+  const { rates, health } = defaultThresholds;
+  const rows = rates.map((rule) => [
+    code(`${rule.rate}_rate`),
+    rule.scope,
+    'sends' in rule.window ? `last ${rule.window.sends} sends` : `last ${rule.window.minutes} minutes`,
+    String(rule.min_sample),
+    percent(rule.limit),
+    rule.max_count === undefined ? '' : String(rule.max_count),
+  ]);
+  const healthRow = [code('number_unhealthy'), 'number', 'its latest status', '', `status ${health.pause_on.map(code).join(' or ')}`, ''];
+  const rules = table(['reason', 'scope', 'window', 'min_sample', 'limit', 'max_count'], [...rows, healthRow]);
+  return `${rules}
+
+While a number warms, its number-scope limits and counts are multiplied by ${health.warming_factor} (counts rounded down, at least 1).`;
 }
 
 const startMarker = (name: string) => `<!-- generated:${name} start: npm run docs:generate writes this table from the code -->`;

@@ -155,6 +155,7 @@ describe('sandbox routes, through the log to the connector', () => {
       delivered_after_ms: 10,
       read_after_ms: null,
       fail_to: ['+5511933330003'],
+      block_from: null,
     });
   });
 

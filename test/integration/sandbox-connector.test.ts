@@ -228,7 +228,7 @@ describe('the connector role with the sandbox network, on the real stack', () =>
     const byRule = await send(id, { kind: 'text', body: 'x' }, '+5511900000000');
     expect((await settled(byRule.message_id, 'failed'))[0]).toMatchObject({ status: 'failed', wa_message_id: null, error_code: 'delivery_failed' });
 
-    await control(id, { kind: 'set_behaviour', delivered_after_ms: null, read_after_ms: null, fail_to: ['+5511955554444'] });
+    await control(id, { kind: 'set_behaviour', delivered_after_ms: null, read_after_ms: null, fail_to: ['+5511955554444'], block_from: null });
     // Controls and sends ride different topics, so their order is not the log's: send once the change shows.
     await waitFor('the fail_to behaviour', () => sandbox.inspect(id)?.behaviour.failTo.has('+5511955554444'));
     const byBehaviour = await send(id, { kind: 'text', body: 'y' }, '+5511955554444');

@@ -92,7 +92,7 @@ describe('sandbox receipts survive a SIGKILL of the connector', () => {
       },
     }]);
     // One partition of one topic: the behaviour is in place before the number connects, and before any send.
-    await control(id, { kind: 'set_behaviour', delivered_after_ms: DELIVERED_AFTER_MS, read_after_ms: READ_AFTER_MS, fail_to: null });
+    await control(id, { kind: 'set_behaviour', delivered_after_ms: DELIVERED_AFTER_MS, read_after_ms: READ_AFTER_MS, fail_to: null, block_from: null });
     await control(id, { kind: 'connect', method: 'qr', phone: '+5511911119999', auto: true });
     connector = startConnector();
     const first = connector;

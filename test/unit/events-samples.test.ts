@@ -32,7 +32,7 @@ const documented: Record<WebhookEventType, string[]> = {
   'group.subject_changed': ['author', 'subject'],
   'group.description_changed': ['author', 'description'],
   'contact.opted_out': ['source', 'phone', 'contact_id'],
-  'campaign.paused': ['campaign_id', 'name', 'reason', 'paused_at'],
+  'campaign.paused': ['campaign_id', 'name', 'reason', 'scope', 'instance_id', 'figures', 'thresholds', 'paused_at'],
   'usage.threshold': ['percent', 'used', 'included', 'plan', 'allowance'],
   'advisory.published': ['advisory_id', 'title', 'impact', 'action', 'link', 'published_at'],
   'call.received': ['call_id', 'from', 'is_video', 'offline'],

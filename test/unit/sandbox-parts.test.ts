@@ -4,7 +4,8 @@ import { phoneJid, phoneOfJid, toJid } from '../../schemas/phones.js';
 import { buttonsAsText, listAsText, otpBubbles } from '../../connectors/network/outgoing-text.js';
 import { optionHash, resolveVote } from '../../connectors/network/polls.js';
 import { KeyedSerial } from '../../shared/serial.js';
-import { changeBehaviour, defaultBehaviour, sendFails } from '../../connectors/sandbox/behaviour.js';
+import { changeBehaviour, defaultBehaviour, recipientBlocked, sendFails } from '../../connectors/sandbox/behaviour.js';
+import { BanWatch, banRule } from '../../connectors/sandbox/bans.js';
 import { derivedPhone, pairingChallenge, simulatedWaId } from '../../connectors/sandbox/ids.js';
 import { People } from '../../connectors/sandbox/people.js';
 import { Recent } from '../../connectors/sandbox/recent.js';
@@ -87,9 +88,47 @@ describe('sandbox behaviour', () => {
     expect(sendFails(defaultBehaviour, phoneJid('+5511900000000'))).toBe(true);
     expect(sendFails(defaultBehaviour, phoneJid('+5511900000001'))).toBe(false);
     expect(sendFails(defaultBehaviour, '1203630000@g.us')).toBe(false);
-    const changed = changeBehaviour(defaultBehaviour, { kind: 'set_behaviour', delivered_after_ms: 5, read_after_ms: null, fail_to: ['+5511900000001'] });
-    expect(changed).toEqual({ deliveredAfterMs: 5, readAfterMs: 150, failTo: new Set(['+5511900000001']) });
+    const changed = changeBehaviour(defaultBehaviour, { kind: 'set_behaviour', delivered_after_ms: 5, read_after_ms: null, fail_to: ['+5511900000001'], block_from: ['+5511900000002'] });
+    expect(changed).toEqual({ deliveredAfterMs: 5, readAfterMs: 150, failTo: new Set(['+5511900000001']), blockFrom: new Set(['+5511900000002']) });
     expect(sendFails(changed, phoneJid('+5511900000001'))).toBe(true);
+  });
+
+  it('treats phones ending in 0404 and the block_from list as blockers', () => {
+    expect(recipientBlocked(defaultBehaviour, phoneJid('+5511900000404'))).toBe(true);
+    expect(recipientBlocked(defaultBehaviour, phoneJid('+5511900000002'))).toBe(false);
+    const changed = changeBehaviour(defaultBehaviour, { kind: 'set_behaviour', delivered_after_ms: null, read_after_ms: null, fail_to: null, block_from: ['+5511900000002'] });
+    expect(recipientBlocked(changed, phoneJid('+5511900000002'))).toBe(true);
+  });
+});
+
+describe('sandbox bans', () => {
+  const minute = 60_000;
+
+  it(`bans on the ${banRule.blocks}th send to a blocker among the last ${banRule.withinSends} sends`, () => {
+    const watch = new BanWatch();
+    const verdicts: (string | undefined)[] = [];
+    // Spread over days, so the hour rule never applies: one send to a blocker every 20 sends.
+    for (let i = 1; i <= 200; i++) verdicts.push(watch.sent(i % 20 === 0, i * 60 * minute));
+    expect(verdicts.slice(0, 199).every((v) => v === undefined)).toBe(true);
+    expect(verdicts[199]).toMatch(/10 of the last 200 sends/);
+  });
+
+  it('forgets blocks once they slide out of the last sends and out of the hour', () => {
+    const watch = new BanWatch();
+    // One block every 23 sends, a send an hour: never 10 in the last 200 sends, never 10 in an hour.
+    for (let i = 1; i <= 2_000; i++) expect(watch.sent(i % 23 === 0, i * 60 * minute)).toBeUndefined();
+  });
+
+  it(`bans on ${banRule.blocks} sends to blockers within ${banRule.withinMinutes} minutes, however many sends between`, () => {
+    const watch = new BanWatch();
+    let banned: string | undefined;
+    let at = 0;
+    for (let block = 1; block <= banRule.blocks && !banned; block++) {
+      for (let i = 0; i < 100; i++) expect(watch.sent(false, (at += 1_000))).toBeUndefined();
+      banned = watch.sent(true, (at += 1_000));
+      if (block < banRule.blocks) expect(banned).toBeUndefined();
+    }
+    expect(banned).toMatch(/within 60 minutes/);
   });
 
   it('derives simulated ids and phones from their source, and makes challenges of the right shape', () => {
