@@ -2,11 +2,11 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, type Account } from './api.js';
 import { ErrorLine, logoSrc, Section, ShownOnce, useAction, useConfirm, useListView, when } from './ui.js';
 
-const TABS = ['Connected apps', 'Numbers', 'API keys', 'Webhooks', 'Usage'] as const;
+const TABS = ['Connected apps', 'Numbers', 'API keys', 'Webhooks', 'Usage', 'Team'] as const;
 type Tab = (typeof TABS)[number];
 
 /** What an account's people see: an admin acts, a member reads. */
-export function AccountPanel({ account }: { account: Account }) {
+export function AccountPanel({ account, email }: { account: Account; email: string }) {
   const [tab, setTab] = useState<Tab>('Connected apps');
   const admin = account.role === 'admin';
   return (
@@ -22,6 +22,7 @@ export function AccountPanel({ account }: { account: Account }) {
       {tab === 'API keys' && <Keys admin={admin} />}
       {tab === 'Webhooks' && <Webhooks admin={admin} />}
       {tab === 'Usage' && <Usage />}
+      {tab === 'Team' && <Team admin={admin} me={email} />}
     </div>
   );
 }
@@ -300,6 +301,69 @@ function Webhooks({ admin }: { admin: boolean }) {
         </table>
       )}
       {open && list.pager}
+    </Section>
+  );
+}
+
+interface User {
+  readonly id: string;
+  readonly email: string;
+  readonly role: 'admin' | 'member';
+  readonly name: string | null;
+}
+
+/** The people of the account (`/users`): added as admin or member, removed after a question. */
+function Team({ admin, me }: { admin: boolean; me: string }) {
+  const [users, setUsers] = useState<User[]>([]);
+  const [form, setForm] = useState<{ email: string; name: string; role: User['role'] }>({ email: '', name: '', role: 'member' });
+  const { busy, error, run } = useAction();
+  const { confirm, dialog } = useConfirm();
+  const load = () => run(async () => setUsers((await api.call<{ data: User[] }>('GET', '/users')).data));
+  useEffect(() => void (admin && load()), []);
+  const list = useListView(users, { noun: 'people', textOf: (u) => `${u.email} ${u.name ?? ''}`, filter: { label: 'Role', values: ['admin', 'member'], of: (u) => u.role } });
+  if (!admin) return <Section title="Team"><p>Only an admin of the account manages its people.</p></Section>;
+  const add = () =>
+    run(async () => {
+      await api.call('POST', '/users', { email: form.email, role: form.role, ...(form.name ? { name: form.name } : {}) });
+      setForm({ email: '', name: '', role: 'member' });
+      await load();
+    });
+  const remove = (u: User) =>
+    confirm({
+      title: `Remove ${u.email}?`,
+      body: 'They can no longer sign in to this account; their sessions end at their next request.',
+      act: 'Remove',
+      // Accepted: the list drops them now rather than wait for the directory to.
+      action: () => run(async () => { await api.call('DELETE', `/users/${u.id}`); setUsers((rows) => rows.filter((row) => row.id !== u.id)); }),
+    });
+  return (
+    <Section title="Team">
+      {dialog}
+      <ErrorLine error={error} />
+      {list.controls}
+      <table>
+        <thead><tr><th>E-mail</th><th>Name</th><th>Role</th><th>Actions</th></tr></thead>
+        <tbody>
+          {list.shown.map((u) => (
+            <tr key={u.id} data-user={u.email}>
+              <td>{u.email}</td><td>{u.name ?? '—'}</td><td>{u.role}</td>
+              <td class="actions">{u.email === me ? <span class="muted">you</span> : <button type="button" disabled={busy} onClick={() => remove(u)}>Remove</button>}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {list.pager}
+      <form class="card grid" aria-label="Add a person" onSubmit={(event) => { event.preventDefault(); void add(); }}>
+        <label>E-mail <input name="email" type="email" required value={form.email} onInput={(e) => setForm({ ...form, email: e.currentTarget.value })} /></label>
+        <label>Name <input name="name" value={form.name} onInput={(e) => setForm({ ...form, name: e.currentTarget.value })} /></label>
+        <label>Role{' '}
+          <select name="role" value={form.role} onChange={(e) => setForm({ ...form, role: e.currentTarget.value as User['role'] })}>
+            <option value="member">member: reads everything, changes nothing</option>
+            <option value="admin">admin: manages numbers, keys, apps and people</option>
+          </select>
+        </label>
+        <button class="primary" type="submit" disabled={busy}>Add</button>
+      </form>
     </Section>
   );
 }

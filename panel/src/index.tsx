@@ -48,7 +48,7 @@ function Panel() {
       <main>
         <h1>{view?.kind === 'platform' ? 'Platform administration' : (account?.name ?? 'Gateway')}</h1>
         {view?.kind === 'platform' && <PlatformPanel />}
-        {account && <AccountPanel key={account.id} account={account} />}
+        {account && <AccountPanel key={account.id} account={account} email={me.email} />}
         {view === undefined && <p>This e-mail has no account and is no platform administrator.</p>}
       </main>
     </div>

@@ -335,6 +335,24 @@ describe('the panels in a browser', () => {
     await page.getByRole('tab', { name: 'Webhooks' }).click();
     await page.getByText(/No webhook yet/).waitFor();
     await expectAccessible(page, 'webhooks');
+
+    // The team: a person added, then removed after a question; the admin cannot remove themself.
+    await page.getByRole('tab', { name: 'Team' }).click();
+    await page.locator(`tr[data-user="${mail('owner')}"]`).getByText('you').waitFor();
+    const add = page.getByRole('form', { name: 'Add a person' });
+    await add.getByLabel('E-mail').fill(mail('newcomer'));
+    await add.getByLabel('Role').selectOption('admin');
+    await add.getByRole('button', { name: 'Add' }).click();
+    const newcomer = page.locator(`tr[data-user="${mail('newcomer')}"]`);
+    await newcomer.getByRole('cell', { name: 'admin', exact: true }).waitFor();
+    await expectAccessible(page, 'team');
+    await newcomer.getByRole('button', { name: 'Remove' }).click();
+    await answer(page, /^Remove /, 'Remove');
+    await newcomer.waitFor({ state: 'detached' });
+    await waitFor('the person removed', async () => {
+      const users = (await call('GET', '/users', { authorization: `Bearer ${owner.api_key}` })).body.data as { email: string }[];
+      return !users.some((u) => u.email === mail('newcomer')) || undefined;
+    }, { timeoutMs: 15_000 });
     await context.close();
   });
 
@@ -349,6 +367,8 @@ describe('the panels in a browser', () => {
     await page.getByText('Only an admin of the account manages its keys.').waitFor();
     await shot(page, 'member-keys');
     await expectAccessible(page, 'member keys');
+    await page.getByRole('tab', { name: 'Team' }).click();
+    await page.getByText('Only an admin of the account manages its people.').waitFor();
     const cookie = (await context.cookies()).find((c) => c.name === 'gw_panel')!;
     const csrf = (await call('GET', '/panel/me', { cookie: `gw_panel=${cookie.value}` })).body.csrf_token as string;
     expect(await call('POST', '/keys', { cookie: `gw_panel=${cookie.value}`, 'x-csrf-token': csrf }, { role: 'agent' })).toMatchObject({ status: 403, body: { code: 'forbidden' } });
