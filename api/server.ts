@@ -12,6 +12,8 @@ import { instanceRoutes } from './instances/routes.js';
 import { keyRoutes } from './keys/routes.js';
 import { messageRoutes, type MessageRouteOptions } from './messages/routes.js';
 import { authPlugin, refuseUnknownRoutesToPartnerKeys } from './plugins/auth.js';
+import { auditTrailPlugin } from './plugins/audit-trail.js';
+import { auditRoutes } from './audit/routes.js';
 import { answerClientError, answerFrameworkError, errorsPlugin, MAX_PARAM_LENGTH } from './plugins/errors.js';
 import { strictInputPlugin } from './plugins/strict-input.js';
 import { httpMetricsPlugin, type HttpMetrics } from './plugins/http-metrics.js';
@@ -132,6 +134,7 @@ export async function buildServer(deps: ApiDeps) {
 
   const { ctx } = deps;
   app.addHook('onRequest', refuseUnknownRoutesToPartnerKeys(ctx.directory));
+  await app.register(auditTrailPlugin, { producer: ctx.clients.producer, clock: ctx.clock });
   await app.register(async (api) => {
     const takeToken = createRateLimiter(ctx.clients.pool);
     const panelSessions = new PanelSessions(ctx.clients.pool, deps.panel.csrfKey);
@@ -184,6 +187,7 @@ export async function buildServer(deps: ApiDeps) {
     await api.register(panelRoutes, { ctx, gate: panel, sessions: panelSessions, mailer: deps.connect.mailer, codeKey: deps.connect.codeKey, dir: deps.panel.dir });
     await api.register(logoRoutes, { ctx, store: deps.media.store });
     await api.register(accountRoutes, { ctx });
+    await api.register(auditRoutes, { ctx });
     await api.register(widgetRoutes, { widgetDir: deps.widgetDir });
     await api.register(presenceRoutes, { ctx, numbers: deps.numbers });
     await api.register(callRoutes, { ctx, numbers: deps.numbers });

@@ -15,6 +15,7 @@ import { callsProjection } from './calls/projection.js';
 import { paymentsProjection } from './payments/projection.js';
 import { audienceProjection } from './audience/index.js';
 import { analyticsTables } from './analytics/index.js';
+import { auditProjection } from './audit/index.js';
 
 export { runProjection, type RunnerDeps, type RunningProjection } from './runtime/runner.js';
 export { projectionGaps, replayAll, replayProjection, waitUntilCaughtUp, type ReplayedTables } from './runtime/replay.js';
@@ -46,7 +47,7 @@ export function projectionsFor(
   { producer, mediaLinks }: { readonly producer: Producer; readonly mediaLinks: MediaLinks },
   mode: 'live' | 'replay',
 ): ReadonlyMap<string, Projection> {
-  const projections = [instancesProjection, connectionsProjection, conversationsProjection({ producer, mode }), contactsProjection({ producer, mode }), usageProjection(producer, mode), deliveriesProjection, callsProjection, paymentsProjection, audienceProjection];
+  const projections = [instancesProjection, connectionsProjection, conversationsProjection({ producer, mode }), contactsProjection({ producer, mode }), usageProjection(producer, mode), deliveriesProjection, callsProjection, paymentsProjection, audienceProjection, auditProjection];
   // The events projection only announces what happens now: replayed, it would announce the past again.
   if (mode === 'live') projections.push(eventsProjection({ producer, mediaLinks }));
   return new Map(projections.map((p) => [p.name, p]));
@@ -56,7 +57,7 @@ export function projectionsFor(
  * Projections `gateway replay` rebuilds, at any age: what a projection needs longer than its event
  * topics keep it is on a changelog (`changelogCovers`), or on a topic kept for ever (`gw.usage`).
  */
-export const replayable = ['instances', 'connections', 'conversations', 'contacts', 'deliveries', 'calls', 'payments', 'usage', 'audience'] as const;
+export const replayable = ['instances', 'connections', 'conversations', 'contacts', 'deliveries', 'calls', 'payments', 'usage', 'audience', 'audit'] as const;
 
 /**
  * The ClickHouse tables `gateway replay <name>` rebuilds: with the Postgres projection of that

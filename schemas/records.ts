@@ -56,6 +56,28 @@ export interface ListedPhone {
 export const PhoneListNameValues = ['suppressions', 'blocklist'] as const;
 export type PhoneListName = (typeof PhoneListNameValues)[number];
 
+/** Who did a sensitive action, when and from where: rotations, deactivations, revocations, disconnects, key and people changes, numbers unlinked or removed. Written by the API once the action itself is on the log, before it answers. */
+export interface AuditRecord {
+  /** aud_ id of the entry. */
+  readonly event_id: EventId;
+  /** When the action was accepted. */
+  readonly occurred_at: number;
+  /** Account acted on; null for the platform's own actions (partners). */
+  readonly account_id: null | AccountId;
+  /** What was done, as resource.verb: partner.secret_rotated, partner.webhook_secret_rotated, partner.deactivated, partner.activated, partner.changed, key.created, key.rotated, key.revoked, connection.disconnected, user.added, user.removed, number.unlinked, number.removed. */
+  readonly action: string;
+  /** Id of what was acted on (ptn_, key_, conn_, usr_, inst_). */
+  readonly target_id: string;
+  /** api_key, panel_user or platform_admin. */
+  readonly actor_kind: string;
+  /** Key id, or the e-mail of the panel user or platform administrator. */
+  readonly actor_id: string;
+  /** Address the request came from, as the API saw it (X-Forwarded-For only behind a trusted proxy). */
+  readonly ip: string;
+  /** User-Agent of the request, first 200 characters. */
+  readonly user_agent: null | string;
+}
+
 /** A call fact seen by a number (Baileys call event); source of the call log and of call.received (on offer). */
 export interface CallEvent {
   /** Unique id; the public evt_ id of call.received on an offer. */

@@ -121,6 +121,12 @@ export const topics = {
     name: 'gw.usage', key: 'account id', schema: 'gateway.usage.UsageRecord',
     partitions: 6, cleanup: 'delete',
   }),
+  // Who did what and from where (rotations, revocations, disconnects, people): kept 400 days, the
+  // span an auditor asks about (a year and its reporting month).
+  audit: topic<R.AuditRecord>({
+    name: 'gw.audit', key: 'account id', schema: 'gateway.audit.AuditRecord',
+    partitions: 3, cleanup: 'delete', retentionMs: 400 * DAY,
+  }),
   calls: topic<R.CallEvent>({
     name: 'gw.calls', key: 'instance id', schema: 'gateway.calls.CallEvent',
     partitions: 12, cleanup: 'delete', retentionMs: 30 * DAY,

@@ -59,7 +59,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
   app.post(
     '/users',
     {
-      config,
+      config: { ...config, audit: { action: 'user.added', target: 'answer' } },
       schema: {
         tags: ['account'],
         summary: 'Add a person: admin (may link the account to partners, disconnect apps) or member',
@@ -81,7 +81,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
     },
   );
 
-  app.delete('/users/:id', { config, schema: { tags: ['account'], summary: 'Remove a person', params: Params, response: { 204: Type.Null() } } }, async (request, reply) => {
+  app.delete('/users/:id', { config: { ...config, audit: { action: 'user.removed', target: 'param' } }, schema: { tags: ['account'], summary: 'Remove a person', params: Params, response: { 204: Type.Null() } } }, async (request, reply) => {
     requireAdmin(request);
     if (directory.users.get(request.params.id)?.account_id !== request.auth.accountId) throw gatewayError('not_found');
     await write([{ key: request.params.id, value: null }]);

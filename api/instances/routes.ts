@@ -135,7 +135,7 @@ export const instanceRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (ap
   app.post(
     '/instances/:id/disconnect',
     {
-      config: { scope: 'instances:write' },
+      config: { scope: 'instances:write', audit: { action: 'number.unlinked', target: 'param' } },
       schema: { tags: ['instances'], summary: 'Unlink a number from the network; it must be paired again', params: Params, response: { 202: Accepted } },
     },
     async (request, reply) => {
@@ -149,7 +149,7 @@ export const instanceRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (ap
   app.delete(
     '/instances/:id',
     {
-      config: { scope: 'instances:write' },
+      config: { scope: 'instances:write', audit: { action: 'number.removed', target: 'param' } },
       schema: { tags: ['instances'], summary: 'Remove a number: its session is closed', params: Params, response: { 202: Type.Object({ id: Type.String(), deleted: Type.Literal(true) }) } },
     },
     async (request, reply) => {

@@ -60,7 +60,7 @@ export const keyRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { 
   app.post(
     '/keys',
     {
-      config,
+      config: { ...config, audit: { action: 'key.created', target: 'answer' } },
       schema: {
         tags: ['keys'],
         summary: 'Create an API key (shown once)',
@@ -89,7 +89,7 @@ export const keyRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { 
 
   app.post(
     '/keys/:id/rotate',
-    { config, schema: { tags: ['keys'], summary: 'Rotate a key: a new key now, the old one keeps working for the grace period', params: Params, response: { 201: Type.Intersect([IssuedOut, Type.Object({ rotated_from: KeyOut })]) } } },
+    { config: { ...config, audit: { action: 'key.rotated', target: 'param' } }, schema: { tags: ['keys'], summary: 'Rotate a key: a new key now, the old one keeps working for the grace period', params: Params, response: { 201: Type.Intersect([IssuedOut, Type.Object({ rotated_from: KeyOut })]) } } },
     async (request, reply) => changeKey(request.params.id, async () => {
       const old = ownKey(request.auth.accountId, request.params.id);
       if (old.revoked_at !== null) throw gatewayError('not_found');
@@ -115,7 +115,7 @@ export const keyRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { 
 
   app.delete(
     '/keys/:id',
-    { config, schema: { tags: ['keys'], summary: 'Revoke a key at once', params: Params, response: { 200: KeyOut } } },
+    { config: { ...config, audit: { action: 'key.revoked', target: 'param' } }, schema: { tags: ['keys'], summary: 'Revoke a key at once', params: Params, response: { 200: KeyOut } } },
     async (request) => changeKey(request.params.id, async () => {
       const key = ownKey(request.auth.accountId, request.params.id);
       const { id, created_at: _, account_id, project_id, ...entity } = key;

@@ -36,7 +36,7 @@ export const myConnectionRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async
   app.delete(
     '/me/connections/:id',
     {
-      config,
+      config: { ...config, audit: { action: 'connection.disconnected', target: 'param' } },
       schema: {
         tags: ['connect'],
         summary: 'Disconnect an app (account admins): its key stops, connect.revoked (revoked_by customer)',

@@ -22,6 +22,7 @@ import { partnerKeyScopes as partnerScopes } from '../plugins/auth.js';
 import { authenticatePlatformAdmins } from './auth.js';
 import { deadDeliveryRoutes } from './dead-deliveries.js';
 import { partnerDeliveryRoutes } from './partner-deliveries.js';
+import { platformAuditRoutes } from './audit.js';
 import { privateHost } from '../../shared/http/addresses.js';
 import { sqlRoutes } from './sql.js';
 import { checkLogo, MAX_LOGO_BYTES } from './logo.js';
@@ -78,6 +79,7 @@ export const platformRoutes: FastifyPluginAsyncTypebox<
   await app.register(multipart, { limits: { fileSize: MAX_LOGO_BYTES, files: 1, fields: 5, parts: 6 } });
   await app.register(deadDeliveryRoutes, { ctx });
   await app.register(partnerDeliveryRoutes, { ctx });
+  await app.register(platformAuditRoutes, { ctx });
   await app.register(sqlRoutes, { ctx });
   const { directory } = ctx;
 
@@ -117,7 +119,7 @@ export const platformRoutes: FastifyPluginAsyncTypebox<
   app.patch(
     '/platform/partners/:id',
     {
-      config,
+      config: { ...config, audit: { action: 'partner.changed', target: 'param' } },
       schema: {
         tags,
         summary: 'Change a partner: name, origins, webhook URL, scopes',
@@ -131,13 +133,13 @@ export const platformRoutes: FastifyPluginAsyncTypebox<
 
   app.post(
     '/platform/partners/:id/rotate-secret',
-    { config, schema: { tags, summary: 'A new partner secret, shown once; the previous one stops at once', params: Params, response: { 200: Type.Object({ partner_secret: Type.String() }) } } },
+    { config: { ...config, audit: { action: 'partner.secret_rotated', target: 'param' } }, schema: { tags, summary: 'A new partner secret, shown once; the previous one stops at once', params: Params, response: { 200: Type.Object({ partner_secret: Type.String() }) } } },
     async (request) => ({ partner_secret: await rotatePartnerSecret(registry, request.params.id) }),
   );
 
   app.post(
     '/platform/partners/:id/rotate-webhook-secret',
-    { config, schema: { tags, summary: 'A new partner webhook secret, shown once; the previous one stops at once', params: Params, response: { 200: Type.Object({ webhook_secret: Type.String() }) } } },
+    { config: { ...config, audit: { action: 'partner.webhook_secret_rotated', target: 'param' } }, schema: { tags, summary: 'A new partner webhook secret, shown once; the previous one stops at once', params: Params, response: { 200: Type.Object({ webhook_secret: Type.String() }) } } },
     async (request) => ({ webhook_secret: await rotatePartnerWebhookSecret(registry, request.params.id) }),
   );
 
@@ -145,7 +147,7 @@ export const platformRoutes: FastifyPluginAsyncTypebox<
     app.post(
       `/platform/partners/:id/${action}`,
       {
-        config,
+        config: { ...config, audit: { action: `partner.${action}d`, target: 'param' } },
         schema: {
           tags,
           summary: active ? 'Reactivate a partner' : 'Deactivate a partner: sessions stop opening, its keys answer 401 connect_revoked',

@@ -1,8 +1,8 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, type Account } from './api.js';
-import { ErrorLine, logoSrc, Section, ShownOnce, useAction, useConfirm, useListView, when } from './ui.js';
+import { AuditLog, ErrorLine, logoSrc, Section, ShownOnce, useAction, useConfirm, useListView, when } from './ui.js';
 
-const TABS = ['Connected apps', 'Numbers', 'API keys', 'Webhooks', 'Usage', 'Team'] as const;
+const TABS = ['Connected apps', 'Numbers', 'API keys', 'Webhooks', 'Usage', 'Team', 'Audit log'] as const;
 type Tab = (typeof TABS)[number];
 
 /** What an account's people see: an admin acts, a member reads. */
@@ -23,6 +23,7 @@ export function AccountPanel({ account, email }: { account: Account; email: stri
       {tab === 'Webhooks' && <Webhooks admin={admin} />}
       {tab === 'Usage' && <Usage />}
       {tab === 'Team' && <Team admin={admin} me={email} />}
+      {tab === 'Audit log' && (admin ? <AuditLog path="/audit" /> : <Section title="Audit log"><p>Only an admin of the account reads its audit log.</p></Section>)}
     </div>
   );
 }

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api } from './api.js';
-import { ErrorLine, logoSrc, Section, ShownOnce, useAction, useConfirm, useListView, when } from './ui.js';
+import { AuditLog, ErrorLine, logoSrc, Section, ShownOnce, useAction, useConfirm, useListView, when } from './ui.js';
 
 interface Partner {
   readonly id: string;
@@ -65,6 +65,7 @@ export function PlatformPanel() {
         {list.pager}
       </Section>
       <DeadDeliveries partners={partners} />
+      <AuditLog path="/platform/audit" />
       <NewPartner onCreated={(created) => { setSecret({ label: `Partner secret and webhook secret of ${created.name}`, value: `${created.partner_secret}\n${created.webhook_secret}` }); void load(); }} />
     </div>
   );

@@ -1,6 +1,6 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useId, useRef, useState } from 'preact/hooks';
-import { PanelError } from './api.js';
+import { api, PanelError } from './api.js';
 
 /** Runs an action with a busy flag, keeping its error's message to show. */
 export function useAction() {
@@ -136,4 +136,48 @@ export function useListView<T>(items: readonly T[], options: { noun: string; tex
     </div>
   );
   return { shown, controls, pager };
+}
+
+export interface AuditEntry {
+  readonly id: string;
+  readonly action: string;
+  readonly target_id: string;
+  readonly actor: { readonly kind: string; readonly id: string };
+  readonly ip: string;
+  readonly user_agent: string | null;
+  readonly occurred_at: string;
+}
+
+/** An audit log (`GET /audit` or `GET /platform/audit`): who did what, when and from where, newest first. */
+export function AuditLog({ path }: { path: string }) {
+  const [entries, setEntries] = useState<AuditEntry[] | null>(null);
+  const { busy, error, run } = useAction();
+  const load = () => run(async () => setEntries((await api.call<{ data: AuditEntry[] }>('GET', `${path}?limit=200`)).data));
+  useEffect(() => void load(), []);
+  const list = useListView(entries ?? [], {
+    noun: 'the audit log',
+    textOf: (e) => `${e.action} ${e.target_id} ${e.actor.id} ${e.ip}`,
+    filter: { label: 'Action', values: [...new Set((entries ?? []).map((e) => e.action))].sort(), of: (e) => e.action },
+  });
+  return (
+    <Section title="Audit log">
+      <ErrorLine error={error} />
+      {list.controls}
+      <button type="button" disabled={busy} onClick={() => void load()}>Refresh</button>
+      <table data-audit>
+        <thead><tr><th>When</th><th>Action</th><th>On</th><th>Who</th><th>From</th></tr></thead>
+        <tbody>
+          {entries?.length === 0 && <tr><td colSpan={5}>Nothing yet.</td></tr>}
+          {list.shown.map((e) => (
+            <tr key={e.id} data-entry={e.action}>
+              <td>{when(e.occurred_at)}</td><td>{e.action}</td><td><code>{e.target_id}</code></td>
+              <td>{e.actor.id} <span class="muted">({e.actor.kind.replace('_', ' ')})</span></td>
+              <td title={e.user_agent ?? undefined}>{e.ip}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {list.pager}
+    </Section>
+  );
 }

@@ -220,6 +220,13 @@ describe('the panels in a browser', () => {
     await row.getByRole('button', { name: 'Activate' }).click();
     await row.getByRole('cell', { name: 'active', exact: true }).waitFor();
     await shot(page, 'partners');
+    // The audit log says who deactivated the partner, and from where.
+    const audit = page.locator('table[data-audit]');
+    await waitFor('the deactivation in the audit log', async () => {
+      await page.getByRole('button', { name: 'Refresh' }).click();
+      return (await audit.locator('tr[data-entry="partner.deactivated"]').count()) > 0 || undefined;
+    }, { timeoutMs: 15_000 });
+    expect(await audit.locator('tr[data-entry="partner.deactivated"]').first().innerText()).toContain(mail('ops'));
     await page.emulateMedia({ colorScheme: 'dark' });
     expect(await page.evaluate(() => (globalThis as unknown as { getComputedStyle(node: unknown): { backgroundColor: string }; document: { body: unknown } }).getComputedStyle((globalThis as unknown as { document: { body: unknown } }).document.body).backgroundColor)).toBe('rgb(18, 21, 24)');
     await shot(page, 'partners-dark');
@@ -307,6 +314,15 @@ describe('the panels in a browser', () => {
     await mine.getByRole('cell', { name: 'revoked' }).waitFor();
     expect(await call('GET', '/instances', { authorization: `Bearer ${key}` })).toMatchObject({ status: 401 });
     await expectAccessible(page, 'keys');
+    await page.getByRole('tab', { name: 'Audit log' }).click();
+    const revoked = page.locator('table[data-audit] tr[data-entry="key.revoked"]');
+    await waitFor('the revocation in the audit log', async () => {
+      await page.getByRole('button', { name: 'Refresh' }).click();
+      return (await revoked.count()) > 0 || undefined;
+    }, { timeoutMs: 15_000 });
+    expect(await revoked.first().innerText()).toContain(`${mail('owner')} (panel user)`);
+    await expectAccessible(page, 'audit log');
+    await page.getByRole('tab', { name: 'API keys' }).click();
     await shot(page, 'keys');
     await page.getByRole('button', { name: /Create a key/ }).click();
     const sender = await shownOnce(page);

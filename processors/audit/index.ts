@@ -1,0 +1,2 @@
+export { auditProjection } from './projection.js';
+export { auditEntries, type AuditRow } from './queries.js';
