@@ -28,7 +28,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
     if (request.auth.role === 'agent') throw gatewayError('forbidden');
   };
   /** The writer of `gw.config` with what a change made alone and a removal take. */
-  const deps = () => ({ ...configWriter(ctx), ...configLockDeps(ctx), pool: ctx.clients.pool });
+  const deps = () => ({ ...configWriter(ctx), ...configLockDeps(ctx) });
 
   app.get('/users', { config, schema: { tags: ['account'], summary: 'People of the account', response: { 200: Type.Object({ data: Type.Array(UserOut) }) } } }, async (request) => {
     requireAdmin(request);

@@ -1,4 +1,3 @@
-import type { Pool } from 'pg';
 import type { AccountId, ProjectId } from '../../schemas/ids.js';
 import { addonsId, billingId, brandId, officialId, widgetsId, type Directory, type KeyEntry, type ProjectEntry } from '../directory.js';
 import { removeNumbersOf } from '../instances/delete.js';
@@ -10,9 +9,9 @@ import { writeConfigChanges, type ConfigChange, type ConfigWriter } from './writ
 
 /**
  * What removing a project or an account takes: its changes are made alone under the account's
- * projects lock, and its numbers are read from the instances projection.
+ * projects lock, and its numbers are read from the instances projection (on the lock's pool).
  */
-export type RemovalDeps = ConfigLockDeps & ConfigWriter & { readonly pool: Pool };
+export type RemovalDeps = ConfigLockDeps & ConfigWriter;
 
 /**
  * Deletes a project of the account with what is under it (`projectRemoval`), then its numbers.
