@@ -1,15 +1,8 @@
-import type { ConfigRecord } from '../schemas/records.js';
-import { writeConfig as writeConfigRecord } from '../processors/config/write.js';
 import type { ApiContext } from './context.js';
 
 export { WRITE_DEADLINE_MS } from '../processors/config/write.js';
 
-/** The routes' `writeConfig` (processors/config/write.ts) with the process's producer and directory. */
-export function writeConfig(ctx: Pick<ApiContext, 'clients' | 'directory'>, entityId: string, record: ConfigRecord | null): Promise<void> {
-  return writeConfigRecord(configWriter(ctx), entityId, record);
-}
-
-/** The clients a writer of `gw.config` takes, out of the routes' context. */
+/** The clients a writer of `gw.config` (processors/config) takes, out of the routes' context. */
 export function configWriter(ctx: Pick<ApiContext, 'clients' | 'directory'>) {
   return { producer: ctx.clients.producer, directory: ctx.directory };
 }

@@ -1318,6 +1318,8 @@ export interface MessageState {
   readonly message: null | MessageRowState;
   /** The edit or deletion the message is; null for any other message. */
   readonly change: null | MessageChangeState;
+  /** Why the message failed, as its failed status fact said (the error_code is on its row); null when it has not failed or no reason was given. */
+  readonly error_reason: null | string;
 }
 
 /** A status fact about one of our sends, written by the connector; source of message.sent/delivered/read/failed. Decided here (spec 3.3 is silent): a message is `queued` until its first fact, then moves only forward sent < delivered < read; a late lower status is kept on the log but does not move the projection back; failed is final. */

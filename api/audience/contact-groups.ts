@@ -7,7 +7,7 @@ import { newId } from '../../schemas/ids.js';
 import type { RouteOptions } from '../context.js';
 import { Cursor, decodeCursor, Limit, NextCursor, paginate } from '../conversations/cursor.js';
 import { gatewayError } from '../errors.js';
-import { audienceRecord, writeAudience } from './write.js';
+import { audienceRecord, writeAudience } from '../../processors/audience/write.js';
 
 const Timestamp = Type.String({ format: 'date-time' });
 const GroupOut = Type.Object({

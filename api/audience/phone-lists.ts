@@ -7,7 +7,7 @@ import type { RouteOptions } from '../context.js';
 import { Country, requestCountry, requestPhone } from '../phone-input.js';
 import { Cursor, decodeCursor, Limit, NextCursor, paginate, type PageKey } from '../conversations/cursor.js';
 import { gatewayError } from '../errors.js';
-import { audienceRecord, writeAudience } from './write.js';
+import { audienceRecord, writeAudience } from '../../processors/audience/write.js';
 
 const ListedOut = Type.Object({
   phone: Type.String({ description: 'E.164' }),

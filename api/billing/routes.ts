@@ -1,9 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { billingId } from '../../processors/directory.js';
 import { invoicesOf, type InvoiceRow } from '../../processors/index.js';
-import { asEventId, newId } from '../../schemas/ids.js';
-import { writeConfig } from '../config-writes.js';
+import { writeAccountSetting } from '../../processors/config/account-settings.js';
+import { configWriter } from '../config-writes.js';
 import type { RouteOptions } from '../context.js';
 import { gatewayError } from '../errors.js';
 import type { FastifyRequest } from 'fastify';
@@ -69,16 +68,7 @@ export const billingRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
     },
     async (request) => {
       adminAccount(request);
-      const id = billingId(request.auth.accountId);
-      await writeConfig(ctx, id, {
-        event_id: asEventId(newId('cfg')),
-        occurred_at: ctx.clock(),
-        account_id: request.auth.accountId,
-        project_id: null,
-        instance_id: null,
-        entity_id: id,
-        entity: { kind: 'billing_details', ...billingEntry(request.body) },
-      });
+      await writeAccountSetting(configWriter(ctx), request.auth.accountId, { kind: 'billing_details', ...billingEntry(request.body) }, ctx.clock());
       return billingOut(directory.billingOf(request.auth.accountId));
     },
   );

@@ -1,12 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
-import { brandId, officialId, type BrandEntry, type OfficialEntry } from '../../processors/directory.js';
+import { type BrandEntry, type OfficialEntry } from '../../processors/directory.js';
 import { includesConnect } from '../../processors/usage/plans.js';
-import { asEventId, newId } from '../../schemas/ids.js';
-import type { ConfigRecord } from '../../schemas/records.js';
+import { writeAccountSetting, type AccountSetting } from '../../processors/config/account-settings.js';
 import { isoTime } from '../../shared/iso-time.js';
-import { writeConfig } from '../config-writes.js';
+import { configWriter } from '../config-writes.js';
 import type { RouteOptions } from '../context.js';
 import { gatewayError } from '../errors.js';
 
@@ -52,8 +51,7 @@ const officialOut = (entry: OfficialEntry | undefined) =>
 export const brandRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { ctx }) => {
   const { directory } = ctx;
   const config = { partnerKeys: false };
-  const write = (request: FastifyRequest, id: string, entity: ConfigRecord['entity']) =>
-    writeConfig(ctx, id, { event_id: asEventId(newId('cfg')), occurred_at: ctx.clock(), account_id: request.auth.accountId, project_id: null, instance_id: null, entity_id: id, entity });
+  const write = (request: FastifyRequest, entity: AccountSetting) => writeAccountSetting(configWriter(ctx), request.auth.accountId, entity, ctx.clock());
   const requireAdmin = (request: FastifyRequest) => {
     if (request.auth.role === 'agent') throw gatewayError('forbidden');
   };
@@ -68,7 +66,7 @@ export const brandRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
     async (request) => {
       requireAdmin(request);
       const { name = null, logo_url = null, primary_color = null, accent_color = null } = request.body;
-      await write(request, brandId(request.auth.accountId), { kind: 'brand', name, logo_url, primary_color, accent_color });
+      await write(request, { kind: 'brand', name, logo_url, primary_color, accent_color });
       return brandOut(directory.brandOf(request.auth.accountId));
     },
   );
@@ -92,7 +90,7 @@ export const brandRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
       requireAdmin(request);
       if (!includesConnect(request.auth.plan)) throw gatewayError('payment_required');
       const { business_name, website, description = null } = request.body;
-      await write(request, officialId(request.auth.accountId), { kind: 'official_request', business_name, website, description, status: 'pending', requested_at: ctx.clock() });
+      await write(request, { kind: 'official_request', business_name, website, description, status: 'pending', requested_at: ctx.clock() });
       return reply.code(202).send(officialOut(directory.officialOf(request.auth.accountId)));
     },
   );

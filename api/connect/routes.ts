@@ -14,7 +14,7 @@ import type { RouteOptions } from '../context.js';
 import { gatewayError } from '../errors.js';
 import { createInstance } from '../../processors/instances/create.js';
 import { requestOfNumber, type NumberRequest } from '../instances/pairing.js';
-import { projectInstance, projectInstances, untilProjected, untilRead } from '../instances/queries.js';
+import { projectInstance, projectInstances, untilProjected, untilRead } from '../../processors/instances/queries.js';
 import { issueConnectCode } from '../partner/connect-codes.js';
 import { NumberOut } from '../partner/connection-out.js';
 import type { RateLimiter } from '../plugins/rate-limit.js';

@@ -1,14 +1,8 @@
 import { contactId } from '../../processors/contacts/index.js';
+import type { ContactValues } from '../../processors/contacts/write.js';
 import { parsePhone, type ParsedPhone, type PhoneProblem } from '../../schemas/phones.js';
 import { textProblem } from '../storable-text.js';
 
-/** A contact's own values, as `ContactEvent` records carry them. */
-export interface ContactValues {
-  readonly id: string;
-  readonly phone: string;
-  readonly name: string | null;
-  readonly tags: readonly string[];
-}
 
 export interface ImportRow {
   readonly phone: string;

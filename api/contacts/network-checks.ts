@@ -4,7 +4,7 @@ import { QueryRefused, type NumberAsker } from '../../connectors/network/index.j
 import { asAccountId, asInstanceId, asProjectId } from '../../schemas/ids.js';
 import type { PhoneCheck } from '../../schemas/records.js';
 import { gatewayError } from '../errors.js';
-import { projectInstances, type InstanceRow } from '../instances/queries.js';
+import { projectInstances, type InstanceRow } from '../../processors/instances/queries.js';
 
 /** Answers `POST /contacts/check` for a project. */
 export interface PhoneChecker {

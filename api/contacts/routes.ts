@@ -4,18 +4,15 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { Pool } from 'pg';
 import { contactById, contactsByPhone, listContacts, type ContactFilter, type ContactRow } from '../../processors/contacts/index.js';
 import type { PhoneCheck } from '../../schemas/records.js';
-import { topics } from '../../topics/index.js';
 import type { RouteOptions } from '../context.js';
 import { gatewayError } from '../errors.js';
 import { Cursor, decodeCursor, Limit, NextCursor, paginate, type PageKey } from '../conversations/cursor.js';
 import { CSV_HEADER, csvLine } from './csv.js';
-import { planImport, rowPhone, type ContactValues } from './import.js';
+import { planImport, rowPhone } from './import.js';
 import { requestCountry, requestPhone } from '../phone-input.js';
 import type { PhoneChecker } from './network-checks.js';
-import { contactRecord } from './records.js';
+import { writeContacts, type ContactValues } from '../../processors/contacts/write.js';
 import { CheckBody, CheckOut, ContactFilters, ContactOut, ImportBody, ImportResult } from './schemas.js';
-import { WRITE_DEADLINE_MS } from '../config-writes.js';
-import { withDeadline } from '../../shared/deadline.js';
 import { IMPORT_BODY_LIMIT } from '../body-limits.js';
 
 export interface ContactRouteOptions extends RouteOptions {
@@ -92,8 +89,7 @@ export const contactRoutes: FastifyPluginAsyncTypebox<ContactRouteOptions> = asy
       const existing = await contactsByPhone(pool, accountId, phones.flatMap((phone) => (phone.ok ? [phone.e164] : [])));
       const plan = planImport(accountId, rows, phones, new Map(existing.map((row) => [row.phone, valuesOf(row)])));
       if (!dryRun && plan.upserts.length > 0) {
-        const at = Date.now();
-        await withDeadline(producer.send(topics.contacts, plan.upserts.map((contact) => contactRecord(accountId, 'upserted', contact, 'import', at))), WRITE_DEADLINE_MS);
+        await writeContacts(producer, accountId, plan.upserts.map((contact) => ({ kind: 'upserted', contact })), 'import', Date.now());
       }
       return {
         dry_run: dryRun,
@@ -169,7 +165,7 @@ export const contactRoutes: FastifyPluginAsyncTypebox<ContactRouteOptions> = asy
       if (!row) throw gatewayError('not_found');
       if (row.opted_out) return contactOut(row);
       const at = Date.now();
-      await withDeadline(producer.send(topics.contacts, [contactRecord(accountId, 'opted_out', valuesOf(row), 'api', at)]), WRITE_DEADLINE_MS);
+      await writeContacts(producer, accountId, [{ kind: 'opted_out', contact: valuesOf(row) }], 'api', at);
       return contactOut({ ...row, opted_out: true, opted_out_at: new Date(at), opt_out_source: 'api', updated_at: new Date(at) });
     },
   );

@@ -1,13 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { Pool } from 'pg';
-import { listContacts, tagCounts, type ContactRow } from '../../processors/contacts/index.js';
-import { withDeadline } from '../../shared/deadline.js';
-import { topics, type Producer } from '../../topics/index.js';
-import { WRITE_DEADLINE_MS } from '../config-writes.js';
+import { tagCounts } from '../../processors/contacts/index.js';
+import { retag } from '../../processors/contacts/write.js';
 import type { RouteOptions } from '../context.js';
 import { gatewayError } from '../errors.js';
-import { contactRecord } from './records.js';
 import { Tag } from './schemas.js';
 
 const TagOut = Type.Object({
@@ -15,28 +11,6 @@ const TagOut = Type.Object({
   contacts: Type.Integer({ description: 'Contacts carrying the tag' }),
 });
 const TagParams = Type.Object({ name: Tag });
-
-/** Contacts read and rewritten per step of a rename or deletion. */
-const STEP = 1000;
-
-/**
- * Rewrites the tags of every contact carrying `tag` with `change`, as `upserted` records of
- * `gw.contacts` (the contacts processor applies them like any other change). Returns how many.
- */
-async function retag(deps: { pool: Pool; producer: Producer }, accountId: string, tag: string, change: (tags: readonly string[]) => string[]): Promise<number> {
-  let changed = 0;
-  let after: { at: Date; id: string } | undefined;
-  for (;;) {
-    const rows: ContactRow[] = await listContacts(deps.pool, accountId, { tag }, { limit: STEP, after });
-    if (rows.length === 0) return changed;
-    const at = Date.now();
-    const records = rows.map((row) => contactRecord(accountId, 'upserted', { id: row.contact_id, phone: row.phone, name: row.name, tags: change(row.tags) }, 'api', at));
-    await withDeadline(deps.producer.send(topics.contacts, records), WRITE_DEADLINE_MS);
-    changed += rows.length;
-    const last = rows[rows.length - 1]!;
-    after = { at: last.created_at, id: last.contact_id };
-  }
-}
 
 /**
  * `/tags`: the tags the account's contacts carry (a tag exists while a contact carries it), and

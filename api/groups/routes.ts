@@ -7,7 +7,7 @@ import type { GroupInfo } from '../../schemas/records.js';
 import { refusal } from '../contacts/network-checks.js';
 import type { RouteOptions } from '../context.js';
 import { gatewayError } from '../errors.js';
-import { projectInstance, projectInstances } from '../instances/queries.js';
+import { projectInstance, projectInstances } from '../../processors/instances/queries.js';
 
 export interface GroupRouteOptions extends RouteOptions {
   /** Asks a number's live session (the query channel). */

@@ -3,7 +3,7 @@ import type { NumberCommand, PairingMethod, SandboxCommand } from '../../schemas
 import { withDeadline } from '../../shared/deadline.js';
 import { topics, type Producer } from '../../topics/index.js';
 import { WRITE_DEADLINE_MS } from '../config-writes.js';
-import type { InstanceRow } from './queries.js';
+import type { InstanceRow } from '../../processors/instances/queries.js';
 
 /** What a number's owner asks of its session: pair it, or unlink it from the network. */
 export type NumberRequest = { readonly kind: 'pair'; readonly method: PairingMethod; readonly phone: string | null } | { readonly kind: 'unlink'; readonly reason: string };

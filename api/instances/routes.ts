@@ -7,8 +7,8 @@ import { planNamed } from '../../processors/usage/plans.js';
 import { WRITE_DEADLINE_MS } from '../config-writes.js';
 import { withDeadline } from '../../shared/deadline.js';
 import { createInstance } from '../../processors/instances/create.js';
-import { projectInstance, projectInstances, untilProjected, type InstanceRow } from './queries.js';
-import { deleteInstances } from './delete.js';
+import { projectInstance, projectInstances, untilProjected, type InstanceRow } from '../../processors/instances/queries.js';
+import { deleteInstances } from '../../processors/instances/delete.js';
 import { requestOfNumber } from './pairing.js';
 import { Country, requestCountry, requestPhone } from '../phone-input.js';
 

@@ -1,14 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { KeyedSerial } from '../../shared/serial.js';
-import { asEventId, newId } from '../../schemas/ids.js';
-import type { ConfigRecord } from '../../schemas/records.js';
-import { writeConfig } from '../config-writes.js';
+import { configWriter } from '../config-writes.js';
 import type { RouteOptions } from '../context.js';
 import type { KeyEntry } from '../../processors/directory.js';
 import { gatewayError } from '../errors.js';
 import { roles, scopes, type Role, type Scope } from '../plugins/auth.js';
-import { issueKey } from '../../processors/config/keys.js';
+import { createKey, revokeKey, rotateKey } from '../../processors/config/keys.js';
 import { isoTime } from '../../shared/iso-time.js';
 
 const KeyOut = Type.Object({
@@ -48,7 +46,7 @@ export const keyRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { 
     if (!key || key.account_id !== accountId) throw gatewayError('not_found');
     return key;
   };
-  const write = (record: ConfigRecord) => writeConfig(ctx, record.entity_id, record);
+  const writer = configWriter(ctx);
   // Changes of one key run one at a time in this process, each on the key as the last one left it:
   // a rotation cannot write back a key that a revocation has just ended.
   const changes = new KeyedSerial();
@@ -81,8 +79,7 @@ export const keyRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { 
       const mine = request.auth.scopes;
       const withinScopes = mine.includes('*') || wanted.every((s) => s !== '*' && mine.includes(s));
       if (roleRank[role] > roleRank[request.auth.role] || !withinScopes) throw gatewayError('forbidden');
-      const issued = issueKey({ accountId: request.auth.accountId, projectId: request.auth.projectId, role, scopes: wanted });
-      await write(issued.record);
+      const issued = await createKey(writer, { accountId: request.auth.accountId, projectId: request.auth.projectId, role, scopes: wanted });
       return reply.code(201).send({ ...keyOut(directory.key(issued.id)!), api_key: issued.apiKey });
     },
   );
@@ -93,23 +90,9 @@ export const keyRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { 
     async (request, reply) => changeKey(request.params.id, async () => {
       const old = ownKey(request.auth.accountId, request.params.id);
       if (old.revoked_at !== null) throw gatewayError('not_found');
-      // A partner-issued key stays the connection's: its suspension and revocation reach the new one.
-      const issued = issueKey({
-        accountId: old.account_id,
-        projectId: old.project_id,
-        role: old.role,
-        scopes: old.scopes,
-        connectionId: old.connection_id ?? undefined,
-      });
       const graceEnds = Math.min(old.expires_at ?? Infinity, Date.now() + clients.config.keyRotationGraceMs);
-      const { id, created_at: _, account_id, project_id, ...entity } = old;
-      const expiring: ConfigRecord = {
-        event_id: asEventId(newId('cfg')), occurred_at: Date.now(), account_id, project_id, instance_id: null, entity_id: id,
-        entity: { kind: 'api_key', ...entity, expires_at: graceEnds },
-      };
-      await write(expiring);
-      await write(issued.record);
-      return reply.code(201).send({ ...keyOut(directory.key(issued.id)!), api_key: issued.apiKey, rotated_from: keyOut(directory.key(id)!) });
+      const issued = await rotateKey(writer, old, graceEnds, Date.now());
+      return reply.code(201).send({ ...keyOut(directory.key(issued.id)!), api_key: issued.apiKey, rotated_from: keyOut(directory.key(old.id)!) });
     }),
   );
 
@@ -118,13 +101,8 @@ export const keyRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { 
     { config: { ...config, audit: { action: 'key.revoked', target: 'param' } }, schema: { tags: ['keys'], summary: 'Revoke a key at once', params: Params, response: { 200: KeyOut } } },
     async (request) => changeKey(request.params.id, async () => {
       const key = ownKey(request.auth.accountId, request.params.id);
-      const { id, created_at: _, account_id, project_id, ...entity } = key;
-      const revoked: ConfigRecord = {
-        event_id: asEventId(newId('cfg')), occurred_at: Date.now(), account_id, project_id, instance_id: null, entity_id: id,
-        entity: { kind: 'api_key', ...entity, revoked_at: Date.now() },
-      };
-      await write(revoked);
-      return keyOut(directory.key(id)!);
+      await revokeKey(writer, key, Date.now());
+      return keyOut(directory.key(key.id)!);
     }),
   );
 };

@@ -3,7 +3,7 @@ import { QueryRefused, type AnswerOf, type NumberAsker, type SessionQuery } from
 import { asAccountId, asInstanceId, asProjectId } from '../../schemas/ids.js';
 import { refusal } from '../contacts/network-checks.js';
 import { gatewayError } from '../errors.js';
-import { projectInstance, type InstanceRow } from '../instances/queries.js';
+import { projectInstance, type InstanceRow } from '../../processors/instances/queries.js';
 
 /** How long a number is given to answer. */
 const ASK_TIMEOUT_MS = 10_000;

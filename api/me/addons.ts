@@ -1,12 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { addonsId, type AddonsEntry } from '../../processors/directory.js';
-import { changeConfigAlone } from '../../processors/config/lock.js';
+import type { AddonsEntry } from '../../processors/directory.js';
+import { changeAddons } from '../../processors/config/account-settings.js';
 import { addonNames, addons, mediaAllowance, planTakes, type AddonName } from '../../processors/usage/addons.js';
 import { planNamed } from '../../processors/usage/plans.js';
-import { asEventId, newId, type AccountId } from '../../schemas/ids.js';
+import type { AccountId } from '../../schemas/ids.js';
 import { currencyFor } from '../../shared/currency.js';
-import { configLockDeps, writeConfig } from '../config-writes.js';
+import { configLockDeps, configWriter } from '../config-writes.js';
 import type { RouteOptions } from '../context.js';
 import { gatewayError } from '../errors.js';
 
@@ -64,21 +64,7 @@ export const addonRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
 
   /** Writes the account's add-ons as `change` makes them, alone among its add-on changes. */
   const change = (accountId: AccountId, next: (held: AddonsEntry, plan: string) => AddonsEntry) =>
-    changeConfigAlone(configLockDeps(ctx), { kind: 'addons', id: accountId }, async () => {
-      const account = directory.accounts.get(accountId);
-      if (account === undefined) throw gatewayError('unauthorized');
-      const held = next(directory.addonsOf(accountId), account.plan);
-      const id = addonsId(accountId);
-      await writeConfig(ctx, id, {
-        event_id: asEventId(newId('cfg')),
-        occurred_at: ctx.clock(),
-        account_id: accountId,
-        project_id: null,
-        instance_id: null,
-        entity_id: id,
-        entity: { kind: 'account_addons', ...held },
-      });
-    });
+    changeAddons({ ...configWriter(ctx), ...configLockDeps(ctx) }, accountId, next, ctx.clock());
 
   app.get(
     '/me/addons',

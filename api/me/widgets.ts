@@ -1,11 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { widgetsId, type WidgetsEntry } from '../../processors/directory.js';
-import { asEventId, newId } from '../../schemas/ids.js';
-import { writeConfig } from '../config-writes.js';
+import type { WidgetsEntry } from '../../processors/directory.js';
+import { writeAccountSetting } from '../../processors/config/account-settings.js';
+import { configWriter } from '../config-writes.js';
 import type { RouteOptions } from '../context.js';
 import { gatewayError } from '../errors.js';
-import { projectInstance } from '../instances/queries.js';
+import { projectInstance } from '../../processors/instances/queries.js';
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T, description: string) => Type.Union([schema, Type.Null()], { description });
 
@@ -60,15 +60,10 @@ export const accountWidgetRoutes: FastifyPluginAsyncTypebox<RouteOptions> = asyn
       const { enabled = false, instance_id = null, greeting = null, position = 'right', color = null } = request.body.chat_button;
       if (enabled && instance_id === null) throw gatewayError('invalid_request', { detail: 'chat_button.instance_id is required to enable it' });
       if (instance_id !== null && (await projectInstance(ctx.clients.pool, request.auth.projectId, instance_id)) === undefined) throw gatewayError('not_found');
-      const id = widgetsId(request.auth.accountId);
-      await writeConfig(ctx, id, {
-        event_id: asEventId(newId('cfg')),
-        occurred_at: ctx.clock(),
-        account_id: request.auth.accountId,
-        project_id: null,
-        instance_id: null,
-        entity_id: id,
-        entity: {
+      await writeAccountSetting(
+        configWriter(ctx),
+        request.auth.accountId,
+        {
           kind: 'widgets',
           chat_button_enabled: enabled,
           chat_button_instance_id: instance_id,
@@ -76,7 +71,8 @@ export const accountWidgetRoutes: FastifyPluginAsyncTypebox<RouteOptions> = asyn
           chat_button_position: position,
           chat_button_color: color,
         },
-      });
+        ctx.clock(),
+      );
       return widgetsOut(directory.widgetsOf(request.auth.accountId));
     },
   );

@@ -1,7 +1,7 @@
 import type { Pool } from 'pg';
 import type { Directory } from '../../processors/directory.js';
 import { GatewayError, gatewayError } from '../errors.js';
-import { projectInstances, type InstanceRow } from '../instances/queries.js';
+import { projectInstances, type InstanceRow } from '../../processors/instances/queries.js';
 
 /** Statuses in which a number sends. A warming number sends too, at the pace its connector sets. */
 const SENDING = new Set(['connected', 'warming']);

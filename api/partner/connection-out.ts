@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { Pool } from 'pg';
 import type { ConnectionEntry } from '../../processors/connections/view.js';
-import { projectInstances } from '../instances/queries.js';
+import { projectInstances } from '../../processors/instances/queries.js';
 import { isoTime } from '../../shared/iso-time.js';
 
 export const NumberOut = Type.Object({ id: Type.String(), phone: Type.Union([Type.String(), Type.Null()]), status: Type.String() });

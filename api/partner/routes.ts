@@ -10,7 +10,8 @@ import { issueSession } from '../connect/sessions.js';
 import { redeemConnectCode } from './connect-codes.js';
 import { authenticatePartners } from './auth.js';
 import { ConnectionOut, NumberOut, connectionNumbers, connectionOut } from './connection-out.js';
-import { replaceConnectionKey } from './issued-key.js';
+import { replaceConnectionKey } from '../../processors/connections/issued-key.js';
+import { configWriter } from '../config-writes.js';
 import type { RateLimiter } from '../plugins/rate-limit.js';
 import { isEmailAddress } from '../../shared/email-address.js';
 
@@ -199,7 +200,7 @@ export const partnerRoutes: FastifyPluginAsyncTypebox<RouteOptions & { takeToken
   async function issueFor(connection: ConnectionEntry, partner: PartnerEntry): Promise<string> {
     if (connection.to_status === 'revoked') throw gatewayError('connection_revoked');
     if (connection.account_id === null || connection.project_id === null) throw gatewayError('invalid_code');
-    return replaceConnectionKey(ctx, connection, partner);
+    return replaceConnectionKey(configWriter(ctx), connection, partner, ctx.clock());
   }
 
   async function keyed(connection: ConnectionEntry, apiKey: string) {

@@ -1,12 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { asAccountId, asEventId, asProjectId, newId } from '../../schemas/ids.js';
-import type { ConfigRecord } from '../../schemas/records.js';
-import { writeConfig } from '../config-writes.js';
+import { newId } from '../../schemas/ids.js';
+import { poolOf, removePool, writePool } from '../../processors/config/pools.js';
+import { configWriter } from '../config-writes.js';
 import type { RouteOptions } from '../context.js';
 import type { PoolEntry } from '../../processors/directory.js';
 import { gatewayError } from '../errors.js';
-import { projectInstances } from '../instances/queries.js';
+import { projectInstances } from '../../processors/instances/queries.js';
 
 const PoolOut = Type.Object({ id: Type.String(), name: Type.String(), instance_ids: Type.Array(Type.String()) });
 const PoolIn = Type.Object(
@@ -24,26 +24,11 @@ export const poolRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, {
   const { directory, clients } = ctx;
   const write = { scope: 'pools:write' as const };
 
-  const ownPool = (projectId: string, id: string) => {
-    const pool = directory.pools.get(id);
-    if (!pool || pool.project_id !== projectId) throw gatewayError('not_found');
-    return pool;
-  };
+  const writer = configWriter(ctx);
   const checkNumbers = async (projectId: string, ids: readonly string[]) => {
     const known = new Set((await projectInstances(clients.pool, projectId)).map((i) => i.instance_id));
     const unknown = ids.filter((id) => !known.has(id));
     if (unknown.length > 0) throw gatewayError('invalid_request', { detail: `unknown instance_ids: ${unknown.join(', ')}` });
-  };
-  const save = async (request: { auth: { accountId: string; projectId: string } }, id: string, body: { name: string; instance_ids: string[] } | null) => {
-    const record: ConfigRecord | null =
-      body === null
-        ? null
-        : {
-            event_id: asEventId(newId('cfg')), occurred_at: Date.now(), account_id: asAccountId(request.auth.accountId),
-            project_id: asProjectId(request.auth.projectId), instance_id: null, entity_id: id,
-            entity: { kind: 'pool', name: body.name, instance_ids: body.instance_ids },
-          };
-    await writeConfig(ctx, id, record);
   };
 
   app.get('/pools', { config: { scope: 'instances:read' }, schema: { tags: ['pools'], summary: "List the project's pools", response: { 200: Type.Object({ data: Type.Array(PoolOut) }) } } },
@@ -51,21 +36,17 @@ export const poolRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, {
 
   app.post('/pools', { config: write, schema: { tags: ['pools'], summary: 'Create a pool', body: PoolIn, response: { 201: PoolOut } } }, async (request, reply) => {
     await checkNumbers(request.auth.projectId, request.body.instance_ids);
-    const id = newId('pool');
-    await save(request, id, request.body);
-    return reply.code(201).send(poolOut(directory.pools.get(id)!));
+    return reply.code(201).send(poolOut(await writePool(writer, request.auth, newId('pool'), request.body)));
   });
 
   app.put('/pools/:id', { config: write, schema: { tags: ['pools'], summary: 'Replace a pool', params: Params, body: PoolIn, response: { 200: PoolOut } } }, async (request) => {
-    ownPool(request.auth.projectId, request.params.id);
+    poolOf(writer, request.auth.projectId, request.params.id);
     await checkNumbers(request.auth.projectId, request.body.instance_ids);
-    await save(request, request.params.id, request.body);
-    return poolOut(directory.pools.get(request.params.id)!);
+    return poolOut(await writePool(writer, request.auth, request.params.id, request.body));
   });
 
   app.delete('/pools/:id', { config: write, schema: { tags: ['pools'], summary: 'Delete a pool', params: Params, response: { 204: Type.Null() } } }, async (request, reply) => {
-    ownPool(request.auth.projectId, request.params.id);
-    await save(request, request.params.id, null);
+    await removePool(writer, request.auth, request.params.id);
     return reply.code(204).send(null);
   });
 };

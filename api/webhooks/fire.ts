@@ -8,7 +8,7 @@ import { WRITE_DEADLINE_MS } from '../config-writes.js';
 import type { RouteOptions } from '../context.js';
 import { withDeadline } from '../../shared/deadline.js';
 import { gatewayError } from '../errors.js';
-import { projectInstances } from '../instances/queries.js';
+import { projectInstances } from '../../processors/instances/queries.js';
 import { ownWebhook, writeAccess as write } from './reach.js';
 import { EventChoice, FiredEvent, WebhookParams } from './schemas.js';
 

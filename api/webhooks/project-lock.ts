@@ -1,3 +1,4 @@
+import { webhooksLock } from '../../processors/config/webhooks.js';
 import type { ApiContext } from '../context.js';
 import { changeConfigAlone } from '../config-lock.js';
 
@@ -7,5 +8,5 @@ import { changeConfigAlone } from '../config-lock.js';
  * wherever it was written; `change` must write and wait for its own write before returning.
  */
 export function changeProjectWebhooks<T>(ctx: Pick<ApiContext, 'clients' | 'directory'>, projectId: string, change: () => Promise<T>): Promise<T> {
-  return changeConfigAlone(ctx, { kind: 'webhooks', id: projectId }, change);
+  return changeConfigAlone(ctx, webhooksLock(projectId), change);
 }

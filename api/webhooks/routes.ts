@@ -3,13 +3,14 @@ import { Type } from '@sinclair/typebox';
 import { newSigningSecret } from '../../events/signature.js';
 import { newId } from '../../schemas/ids.js';
 import type { Cipher } from '../../shared/cipher.js';
-import { writeConfig } from '../config-writes.js';
+import { fieldsOf, removeWebhook, writeWebhook, type WebhookFields } from '../../processors/config/webhooks.js';
+import { configLockDeps, configWriter } from '../config-writes.js';
 import type { RouteOptions } from '../context.js';
 import { gatewayError } from '../errors.js';
 import { eventTypesOf, sharedEvent } from './event-types.js';
 import { changeProjectWebhooks } from './project-lock.js';
 import { ownWebhook, readAccess as read, writeAccess as write } from './reach.js';
-import { fieldsOf, webhookOut, webhookRecord, type WebhookFields } from './records.js';
+import { webhookOut } from './records.js';
 import { WebhookIn, WebhookOut, WebhookParams, WebhookPatch, WebhookWithSecret } from './schemas.js';
 import { urlProblem } from './url.js';
 
@@ -39,8 +40,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRouteOptions> = asy
       if (event !== undefined) throw gatewayError('event_taken', { event });
     }
   };
-  const save = (auth: { accountId: string; projectId: string }, id: string, fields: WebhookFields | null, at?: number) =>
-    writeConfig(ctx, id, fields === null ? null : webhookRecord(auth, id, fields, at));
+  const save = (auth: { accountId: string; projectId: string }, id: string, fields: WebhookFields, at?: number) => writeWebhook(configWriter(ctx), auth, id, fields, at);
 
   app.get(
     '/webhooks',
@@ -124,10 +124,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRouteOptions> = asy
     { config: write, schema: { tags: ['webhooks'], summary: 'Delete a webhook', params: WebhookParams, response: { 204: Type.Null() } } },
     async (request, reply) => {
       const { auth, params } = request;
-      await changeProjectWebhooks(ctx, auth.projectId, async () => {
-        own(auth.projectId, params.id);
-        await save(auth, params.id, null);
-      });
+      await removeWebhook({ ...configWriter(ctx), ...configLockDeps(ctx) }, { projectId: auth.projectId, id: params.id });
       return reply.code(204).send(null);
     },
   );

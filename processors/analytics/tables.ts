@@ -8,7 +8,7 @@ import { sentUsage } from '../usage/rows.js';
 /**
  * Which record a row was read from, the ReplacingMergeTree's version: a row from the log record
  * itself (a command, a status fact) wins over the same row read from the history's changelog
- * `gw.messages.state`, which lacks a send's campaign and a failure's reason. The changelog is
+ * `gw.messages.state`, which lacks a send's campaign. The changelog is
  * read live as well as on replay, so a replay rebuilds what the live writer wrote.
  */
 const FROM_CHANGELOG = 1;
@@ -105,7 +105,7 @@ function statusOf(fact: MessageStatus): TableRow {
   };
 }
 
-/** The statuses a message's state records the first time of; a failure's reason is not on it. */
+/** The statuses a message's state records the first time of, a failure with its reason. */
 function statusesOfState(state: MessageState): TableRow[] {
   const row = state.message;
   if (state.account_id === null || row === null || row.direction !== 'out') return [];
@@ -121,7 +121,7 @@ function statusesOfState(state: MessageState): TableRow[] {
             message_id: state.message_id,
             status,
             error_code: status === 'failed' ? row.error_code : null,
-            error_reason: null,
+            error_reason: status === 'failed' ? state.error_reason : null,
             occurred_at: dateTimeText(at),
             source: FROM_CHANGELOG,
           },

@@ -107,3 +107,28 @@ export async function addProject(
   });
   return { id, name: input.name, is_default: false };
 }
+
+/**
+ * Renames a project of the account, or makes it the account's default project (`not_found` when
+ * the account has no such project). The new default is written first: a failure between the two
+ * writes leaves two defaults (the next change mends it), never none.
+ */
+export async function changeProject(
+  deps: ConfigLockDeps & ConfigWriter,
+  input: { readonly accountId: AccountId; readonly projectId: string; readonly name?: string; readonly isDefault?: true; readonly at: number },
+): Promise<{ readonly id: ProjectId; readonly name: string; readonly is_default: boolean }> {
+  const { directory } = deps;
+  return changeConfigAlone(deps, projectsLock(input.accountId), async () => {
+    const project = directory.projects.get(input.projectId);
+    if (project === undefined || project.account_id !== input.accountId) throw new ConfigRefused('not_found');
+    const changed = { name: input.name ?? project.name, is_default: input.isDefault ?? project.is_default };
+    const formerDefaults = changed.is_default ? [...directory.projects.values()].filter((p) => p.account_id === project.account_id && p.is_default && p.id !== project.id) : [];
+    const write = (id: ProjectId, entity: { name: string; is_default: boolean }) => ({
+      key: id,
+      value: { event_id: asEventId(newId('cfg')), occurred_at: input.at, account_id: input.accountId, project_id: id, instance_id: null, entity_id: id, entity: { kind: 'project' as const, ...entity } },
+    });
+    await writeConfigChanges(deps, [write(project.id, changed)]);
+    if (formerDefaults.length > 0) await writeConfigChanges(deps, formerDefaults.map((p) => write(p.id, { name: p.name, is_default: false })));
+    return { id: project.id, ...changed };
+  });
+}

@@ -5,6 +5,7 @@ import type { ConfigRecord } from '../../schemas/records.js';
 import type { Kafka, Producer, TopicSerdes } from '../../topics/index.js';
 import { systemClock, type Clock } from '../../shared/clock.js';
 import type { Directory } from '../directory.js';
+import { removeOrphanNumbers } from '../instances/orphans.js';
 import type { CheckTrigger } from './machine.js';
 import type { ConnectionsView } from './view.js';
 import { startConnectionWriting } from './writing.js';
@@ -30,6 +31,7 @@ export interface RunningSweeper {
  * revoking through the writer. Between sweeps it follows `gw.config` and checks at once the
  * connections of an account whose plan changed or that was deleted, and of a deleted project.
  * Several sweepers may run: the writer serialises them, and a check that finds nothing to do writes nothing.
+ * Each period also removes the numbers a deleted project left behind (processors/instances/orphans.ts).
  */
 export async function startSweeper(deps: SweeperDeps, options: { intervalMs: number }): Promise<RunningSweeper> {
   const logger = deps.logger.child({ role: 'sweeper' });
@@ -60,9 +62,14 @@ export async function startSweeper(deps: SweeperDeps, options: { intervalMs: num
     if (affected === undefined) return;
     void check(affected.ids, affected.trigger);
   });
+  const removeOrphans = () =>
+    removeOrphanNumbers({ ...deps, prefix: deps.serdes.prefix, directory }).then(
+      (projects) => projects > 0 && logger.info({ projects }, 'removed the numbers of deleted projects'),
+      (err: unknown) => logger.warn({ err }, 'could not remove the numbers of deleted projects; the next sweep tries again'),
+    );
   let running: Promise<unknown> = Promise.resolve();
   const timer = setInterval(() => {
-    running = running.then(sweep, () => undefined);
+    running = running.then(sweep, () => undefined).then(removeOrphans, removeOrphans);
   }, options.intervalMs);
   logger.info({ intervalMs: options.intervalMs }, 'sweeper running');
   return {

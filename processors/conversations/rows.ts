@@ -107,4 +107,5 @@ export interface StoredRow extends Omit<MessageRow, 'origin' | 'type' | 'media_s
   readonly read_at: Date | null;
   readonly failed_at: Date | null;
   readonly error_code: string | null;
+  readonly error_reason: string | null;
 }

@@ -51,7 +51,7 @@ export async function recordConversations(tx: PoolClient, recorded: readonly { p
 }
 
 /** The columns of a message's status facts. */
-export const STATUS_COLUMNS = ['status', 'sent_at', 'delivered_at', 'read_at', 'failed_at', 'wa_message_id', 'error_code'] as const;
+export const STATUS_COLUMNS = ['status', 'sent_at', 'delivered_at', 'read_at', 'failed_at', 'wa_message_id', 'error_code', 'error_reason'] as const;
 
 /** How a message's row takes the status columns of another write (EXCLUDED) in `ON CONFLICT ... DO UPDATE SET`. */
 export const STATUS_MERGE = `
@@ -66,7 +66,8 @@ export const STATUS_MERGE = `
   read_at = LEAST(messages.read_at, EXCLUDED.read_at),
   failed_at = LEAST(messages.failed_at, EXCLUDED.failed_at),
   wa_message_id = COALESCE(messages.wa_message_id, EXCLUDED.wa_message_id),
-  error_code = COALESCE(messages.error_code, EXCLUDED.error_code)`;
+  error_code = COALESCE(messages.error_code, EXCLUDED.error_code),
+  error_reason = COALESCE(messages.error_reason, EXCLUDED.error_reason)`;
 
 const STATUS_TIME = { sent: 'sent_at', delivered: 'delivered_at', read: 'read_at', failed: 'failed_at' } as const;
 const FORWARD: readonly string[] = ['queued', 'sent', 'delivered', 'read'];
@@ -78,6 +79,7 @@ interface MergedStatus {
   readonly at: Record<(typeof STATUS_TIME)[SendStatus], Date | null>;
   wa_message_id: string | null;
   error_code: string | null;
+  error_reason: string | null;
 }
 
 /**
@@ -92,13 +94,13 @@ export async function applyStatuses(tx: PoolClient, facts: readonly MessageStatu
   const column = <T>(pick: (m: MergedStatus) => T) => merged.map(pick);
   const { rows } = await tx.query<StoredRow>(
     `INSERT INTO messages (message_id, account_id, project_id, instance_id, jid, direction, occurred_at, to_jid,
-                           status, sent_at, delivered_at, read_at, failed_at, wa_message_id, error_code, client_reference)
+                           status, sent_at, delivered_at, read_at, failed_at, wa_message_id, error_code, error_reason, client_reference)
      SELECT message_id, account_id, project_id, instance_id, jid, 'out', occurred_at, jid,
-            status, sent_at, delivered_at, read_at, failed_at, wa_message_id, error_code, client_reference
+            status, sent_at, delivered_at, read_at, failed_at, wa_message_id, error_code, error_reason, client_reference
      FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[], $7::text[],
-                 $8::timestamptz[], $9::timestamptz[], $10::timestamptz[], $11::timestamptz[], $12::text[], $13::text[], $14::text[])
+                 $8::timestamptz[], $9::timestamptz[], $10::timestamptz[], $11::timestamptz[], $12::text[], $13::text[], $14::text[], $15::text[])
        AS f(message_id, account_id, project_id, instance_id, jid, occurred_at, status,
-            sent_at, delivered_at, read_at, failed_at, wa_message_id, error_code, client_reference)
+            sent_at, delivered_at, read_at, failed_at, wa_message_id, error_code, error_reason, client_reference)
      ON CONFLICT (message_id) DO UPDATE SET ${STATUS_MERGE}
      ${keep ? 'RETURNING *' : ''}`,
     [
@@ -115,6 +117,7 @@ export async function applyStatuses(tx: PoolClient, facts: readonly MessageStatu
       column((m) => m.at.failed_at),
       column((m) => m.wa_message_id),
       column((m) => m.error_code),
+      column((m) => m.error_reason),
       column((m) => m.first.client_reference),
     ],
   );
@@ -134,6 +137,7 @@ function mergeStatuses(facts: readonly MessageStatus[]): MergedStatus[] {
         at: { ...times, [STATUS_TIME[fact.status]]: at },
         wa_message_id: fact.wa_message_id,
         error_code: fact.error_code,
+        error_reason: fact.error_reason,
       });
       continue;
     }
@@ -143,6 +147,7 @@ function mergeStatuses(facts: readonly MessageStatus[]): MergedStatus[] {
     if (known === null || at < known) merged.at[time] = at;
     merged.wa_message_id ??= fact.wa_message_id;
     merged.error_code ??= fact.error_code;
+    merged.error_reason ??= fact.error_reason;
   }
   return [...byMessage.values()];
 }

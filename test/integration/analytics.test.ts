@@ -178,7 +178,7 @@ describe('analytics tables and the read-only SQL path', () => {
     expect(await sql('SELECT 1', undefined, account.api_key)).toMatchObject({ status: 403, body: { code: 'forbidden' } });
   });
 
-  it('rebuilds sends, statuses and received messages after retention deleted their topics, from the history changelog, without campaign and failure reason', async () => {
+  it("rebuilds sends, statuses (with failures' reasons) and received messages after retention deleted their topics, from the history changelog, without campaign", async () => {
     const live = await snapshot();
     const messageTables = analyticsTables.filter((table) => table.name !== 'webhook_deliveries');
     for (const spec of [topics.sendCommands, topics.messageStatus, topics.inboundMessages]) await deleteRecords(spec);
@@ -188,7 +188,11 @@ describe('analytics tables and the read-only SQL path', () => {
     // What the changelog does not carry comes back null, the rows read from it (source 1).
     const fromChangelog = (row: unknown) => ({ ...(row as Row), source: 1 });
     expect(rebuilt.message_sends).toEqual(live.message_sends!.map((row) => ({ ...fromChangelog(row), campaign_id: null })));
-    expect(rebuilt.message_statuses).toEqual(live.message_statuses!.map((row) => ({ ...fromChangelog(row), error_reason: null })));
+    expect(rebuilt.message_statuses).toEqual(live.message_statuses!.map(fromChangelog));
+    expect(rebuilt.message_statuses!.filter((row) => (row as Row).status === 'failed').map((row) => (row as Row).error_reason)).toEqual([
+      'sandbox: the recipient is marked failing',
+      'sandbox: the recipient is marked failing',
+    ]);
     expect(rebuilt.inbound_messages).toEqual(live.inbound_messages);
   });
 

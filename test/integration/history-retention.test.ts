@@ -172,6 +172,7 @@ describe('conversation history older than the retention of its topics', () => {
     expect(before.conversations).toHaveLength(2);
     expect(JSON.stringify(history)).toContain('Your order ships tomorrow');
     expect(before.messages!.find((m) => (m as { message_id: string }).message_id === toBia.message_id)).toMatchObject({ status: 'read' });
+    expect(before.messages!.find((m) => (m as { message_id: string }).message_id === failed.message_id)).toMatchObject({ status: 'failed', error_code: 'not_connected', error_reason: 'socket closed' });
 
     // Retention deletes every send and received message and the first status facts; the projection is lost with its database.
     for (const topic of eventTopics()) await deleteRecords(topic, topic === statusTopic ? statusesKept : await highs(topic));

@@ -4,7 +4,7 @@ import { Directory } from '../../processors/directory.js';
 import { DeadlineExceeded } from '../../shared/deadline.js';
 import { issueKey } from '../../processors/config/keys.js';
 import { changeProjectWebhooks } from '../../api/webhooks/project-lock.js';
-import { webhookRecord } from '../../api/webhooks/records.js';
+import { webhookRecord } from '../../processors/config/webhooks.js';
 import { deliveriesProjection, replayProjection, runProjection, waitUntilCaughtUp, type RunningProjection } from '../../processors/index.js';
 import { asAccountId, asEventId, asProjectId, newId } from '../../schemas/ids.js';
 import type { DeliveryAttempt, DeliveryOutcome, DeliveryTask, PublicEvent } from '../../schemas/records.js';

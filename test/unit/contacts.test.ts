@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { planImport, rowPhone, type ContactValues, type ImportRow } from '../../api/contacts/import.js';
+import { planImport, rowPhone, type ImportRow } from '../../api/contacts/import.js';
+import type { ContactValues } from '../../processors/contacts/write.js';
 import { CSV_HEADER, csvLine } from '../../api/contacts/csv.js';
 import { sandboxChecks } from '../../connectors/sandbox/index.js';
 import { contactId, isOptOutKeyword } from '../../processors/contacts/index.js';

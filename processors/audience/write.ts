@@ -3,7 +3,7 @@ import { asAccountId, asEventId } from '../../schemas/ids.js';
 import { DeadlineExceeded, withDeadline } from '../../shared/deadline.js';
 import { topics, type OutgoingRecord, type Producer } from '../../topics/index.js';
 import type { AudienceRecord } from '../../schemas/records.js';
-import { WRITE_DEADLINE_MS } from '../config-writes.js';
+import { WRITE_DEADLINE_MS } from '../config/write.js';
 
 type Entity = AudienceRecord['entity'];
 
