@@ -1,8 +1,7 @@
 import type { PoolClient } from 'pg';
-import type { InboundMessage, SendCommand } from '../../schemas/records.js';
 import { topics, type Producer } from '../../topics/index.js';
 import { onBatch, sendsTakenInTime, valuesOf, type Applied, type Projection } from '../runtime/projection.js';
-import { inboundRow, sendRow, type MessageRow } from './rows.js';
+import { inboundRow, sendRow } from './rows.js';
 import { applyStatuses, deriveConversations, recordMessages } from './store.js';
 import { changeRow, changesDdl, isChange, recordChanges } from './changes.js';
 import { changelogDdl, publishMessageStates } from './changelog.js';
@@ -148,7 +147,7 @@ function replayed(producer: Producer): Projection {
       onBatch(topics.messageStates, (tx, states) => staged.stageStates(tx, states)),
       onBatch(topics.sendCommands, async (tx, commands) => {
         const taken = sendsTakenInTime(commands);
-        await staged.stageRows(tx, contentRows(taken, sendRow));
+        await staged.stageMessages(tx, taken, sendRow);
         await recordChanges(tx, valuesOf(taken).flatMap((s) => changeRow(s) ?? []));
         await staged.stageNews(tx, await news(tx, commands));
       }),
@@ -157,18 +156,13 @@ function replayed(producer: Producer): Projection {
         await staged.stageNews(tx, await news(tx, facts));
       }),
       onBatch(topics.inboundMessages, async (tx, received) => {
-        await staged.stageRows(tx, contentRows(received, inboundRow));
+        await staged.stageMessages(tx, received, inboundRow);
         await recordChanges(tx, valuesOf(received).flatMap((m) => changeRow(m) ?? []));
         await staged.stageNews(tx, await news(tx, received));
       }),
     ],
     changelogCovers: [topics.sendCommands, topics.messageStatus, topics.inboundMessages],
   };
-}
-
-/** The rows of the records that are messages of their own (not edits or deletions), with their offsets. */
-function contentRows<V extends SendCommand | InboundMessage>(records: readonly Applied<V>[], rowOf: (value: V) => MessageRow) {
-  return records.flatMap(({ value, meta }) => (value === null || isChange(value) ? [] : [{ row: rowOf(value), offset: meta.offset }]));
 }
 
 /** The message ids of the records of a batch the live projection (the schema a replay will replace) has not applied. */

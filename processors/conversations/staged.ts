@@ -1,10 +1,10 @@
 import type { PoolClient } from 'pg';
-import type { MessageState, MessageStatus } from '../../schemas/records.js';
+import type { InboundMessage, MessageState, MessageStatus, SendCommand } from '../../schemas/records.js';
 import type { Applied } from '../runtime/projection.js';
 import { checkStagingKept, copyStaged, STAGING_DDL, STAGING_TABLES } from '../runtime/staging.js';
 import type { Producer } from '../../topics/index.js';
 import { latestStates, publishMessageStates, rowOf, stateChanges, stateMerge } from './changelog.js';
-import { recordChanges, type ChangeRow } from './changes.js';
+import { isChange, recordChanges, type ChangeRow } from './changes.js';
 import type { MessageRow, StoredRow } from './rows.js';
 
 /**
@@ -32,8 +32,8 @@ const STATUS_TIME = { sent: 'sent_at', delivered: 'delivered_at', read: 'read_at
 const FORWARD = `ARRAY['queued', 'sent', 'delivered', 'read']`;
 
 export interface StagedMessages {
-  /** Sends and received messages that are not changes, as `recordMessages` takes them. */
-  stageRows(tx: PoolClient, rows: readonly { row: MessageRow; offset: number }[]): Promise<void>;
+  /** Sends and received messages that are not changes (edits and deletions), as `recordMessages` takes them. */
+  stageMessages<V extends SendCommand | InboundMessage>(tx: PoolClient, records: readonly Applied<V>[], rowOf: (value: V) => MessageRow): Promise<void>;
   stageStatuses(tx: PoolClient, facts: readonly Applied<MessageStatus>[]): Promise<void>;
   /**
    * States of the changelog, with the merges of the event topics: a state and the records it came
@@ -57,11 +57,13 @@ export function stagedMessages(): StagedMessages {
         `SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = 'staged_messages' ORDER BY ordinal_position`,
       )
       .then(({ rows }) => rows.map((row) => row.column_name)));
-  const stage = async (tx: PoolClient, rows: readonly Record<string, unknown>[]) => {
+  const stage = async (tx: PoolClient, rows: readonly object[]) => {
     if (rows.length > 0) await copyStaged(tx, 'staged_messages', await columnsOf(tx), rows);
   };
   return {
-    stageRows: (tx, rows) => stage(tx, rows.map(({ row, offset }) => ({ ...row, source: FROM_RECORD, seq: offset }))),
+    // The rows are fresh objects: they take their source and offset in place rather than in a copy (a replay stages every record).
+    stageMessages: (tx, records, rowOf) =>
+      stage(tx, records.flatMap(({ value, meta }) => (value === null || isChange(value) ? [] : [Object.assign(rowOf(value), { source: FROM_RECORD, seq: meta.offset })]))),
     stageStatuses: (tx, facts) =>
       stage(
         tx,
@@ -79,7 +81,7 @@ export function stagedMessages(): StagedMessages {
     stageStates: async (tx, records) => {
       const offsets = new Map(records.flatMap((r) => (r.value === null ? [] : [[r.value.message_id, r.meta.offset] as const])));
       const states = latestStates(records);
-      await stage(tx, states.flatMap((state) => (state.message ? [{ ...rowOf(state, state.message), source: FROM_STATE, seq: offsets.get(state.message_id)! }] : [])));
+      await stage(tx, states.flatMap((state) => (state.message ? [Object.assign(rowOf(state, state.message), { source: FROM_STATE, seq: offsets.get(state.message_id)! })] : [])));
       await recordChanges(tx, stateChanges(states));
     },
     stageNews: (tx, messageIds) => copyStaged(tx, 'staged_news', ['message_id'], messageIds.map((id) => ({ message_id: id }))),

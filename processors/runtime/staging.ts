@@ -22,7 +22,7 @@ export const STAGING_DDL = [
 export const STAGING_TABLES = ['_staging_started'];
 
 /** COPYs rows into a staging table of the transaction's schema (its search path). */
-export async function copyStaged(tx: PoolClient, table: string, columns: readonly string[], rows: readonly Record<string, unknown>[]): Promise<void> {
+export async function copyStaged(tx: PoolClient, table: string, columns: readonly string[], rows: readonly object[]): Promise<void> {
   if (rows.length === 0) return;
   const copy = tx.query(copyFrom(`COPY ${quoteIdent(table)} (${columns.map(quoteIdent).join(', ')}) FROM STDIN`));
   await pipeline(Readable.from([copyText(rows, columns)]), copy);
@@ -35,13 +35,13 @@ export async function checkStagingKept(tx: PoolClient): Promise<void> {
 }
 
 /** Rows in COPY's text format; a key a row lacks is NULL. */
-export function copyText(rows: readonly Record<string, unknown>[], columns: readonly string[]): string {
+export function copyText(rows: readonly object[], columns: readonly string[]): string {
   // One string built by appending: a replay stages every record, and arrays per row cost twice as much.
   let text = '';
   for (const row of rows) {
     for (let i = 0; i < columns.length; i++) {
       if (i > 0) text += '\t';
-      text += copyField(row[columns[i]!]);
+      text += copyField((row as Record<string, unknown>)[columns[i]!]);
     }
     text += '\n';
   }
