@@ -4,10 +4,9 @@ import type { MessageRowState, MessageState } from '../../schemas/records.js';
 import { topics, type Producer } from '../../topics/index.js';
 import { valuesOf, type Applied } from '../runtime/projection.js';
 import { projectionLockKey } from '../runtime/store.js';
-import { changesDdl, recordChanges, type ChangeRow } from './changes.js';
+import { changesDdl, type ChangeRow } from './changes.js';
 import type { StoredRow } from './rows.js';
-import { recordConversations, STATUS_COLUMNS, STATUS_MERGE } from './store.js';
-import type { ApplyScope } from '../runtime/projection.js';
+import { STATUS_COLUMNS, STATUS_MERGE } from './store.js';
 
 /**
  * The history's changelog, `gw.messages.state`: the latest state of each message, its row of
@@ -82,8 +81,8 @@ function rowState(row: StoredRow): MessageRowState {
   };
 }
 
-/** A state's row as `jsonb_populate_recordset(NULL::messages, ...)` reads it. */
-function rowOf(state: MessageState, row: MessageRowState): Record<string, unknown> {
+/** A state's row as `json_populate_recordset(NULL::messages, ...)` reads it. */
+export function rowOf(state: MessageState, row: MessageRowState): Record<string, unknown> {
   const time = (ms: number | null) => (ms === null ? null : new Date(ms));
   return {
     ...row,
@@ -101,40 +100,28 @@ function rowOf(state: MessageState, row: MessageRowState): Record<string, unknow
   };
 }
 
-/**
- * Applies states in a replay with the merges of the event topics: the content of a message is
- * taken by the first write that has it, its status moves only forward and each status keeps its
- * first time. A state and the records it came from therefore give the same row in any order, and
- * a state newer than what the event topics still hold is not moved back by them. Messages are
- * never deleted from the history: the topic has no tombstones.
- */
-export async function applyMessageStates(tx: PoolClient, records: readonly Applied<MessageState>[], scope?: ApplyScope): Promise<void> {
-  // The last state of a message in the batch holds what the earlier ones held.
-  const latest = [...new Map(valuesOf(records).map((state) => [state.message_id, state])).values()];
-  const rows = latest.flatMap((state) => (state.message ? [rowOf(state, state.message)] : []));
-  if (rows.length > 0) {
-    const columns = Object.keys(rows[0]!);
-    const content = columns.filter((c) => c !== 'message_id' && !(STATUS_COLUMNS as readonly string[]).includes(c));
-    const derive = scope?.deferDerived !== true;
-    const { rows: applied } = await tx.query<{ project_id: string; jid: string; instance_id: string; type: string | null }>(
-      `INSERT INTO messages (${columns.join(', ')})
-       SELECT ${columns.join(', ')} FROM json_populate_recordset(NULL::messages, $1::json)
-       ON CONFLICT (message_id) DO UPDATE SET
-         ${content.map((c) => `${c} = CASE WHEN messages.type IS NULL AND EXCLUDED.type IS NOT NULL THEN EXCLUDED.${c} ELSE messages.${c} END`).join(', ')},
-         ${STATUS_MERGE}
-       ${derive ? 'RETURNING project_id, jid, instance_id, type' : ''}`,
-      [JSON.stringify(rows)],
-    );
-    if (derive) await recordConversations(tx, applied.filter((row) => row.type !== null));
-  }
-  await recordChanges(
-    tx,
-    latest.flatMap(({ message_id, project_id, instance_id, change }) =>
-      change
-        ? [{ change_id: message_id, project_id, instance_id, target_wa_id: change.target_wa_id, kind: change.change_kind as ChangeRow['kind'], body: change.body, occurred_at: new Date(change.occurred_at) }]
-        : [],
-    ),
+/** The last state of each message in the records: it holds what the earlier ones held. */
+export function latestStates(records: readonly Applied<MessageState>[]): MessageState[] {
+  return [...new Map(valuesOf(records).map((state) => [state.message_id, state])).values()];
+}
+
+/** The changes (edits, deletions) the states carry, as `message_changes` rows. */
+export function stateChanges(states: readonly MessageState[]): ChangeRow[] {
+  return states.flatMap(({ message_id, project_id, instance_id, change }) =>
+    change
+      ? [{ change_id: message_id, project_id, instance_id, target_wa_id: change.target_wa_id, kind: change.change_kind as ChangeRow['kind'], body: change.body, occurred_at: new Date(change.occurred_at) }]
+      : [],
   );
+}
+
+/**
+ * How a message's row takes a state's (EXCLUDED) in `ON CONFLICT ... DO UPDATE SET`: the content
+ * columns only while the row has no type and the state has one, the status columns merged.
+ */
+export function stateMerge(columns: readonly string[]): string {
+  const content = columns.filter((c) => c !== 'message_id' && !(STATUS_COLUMNS as readonly string[]).includes(c));
+  return `${content.map((c) => `${c} = CASE WHEN messages.type IS NULL AND EXCLUDED.type IS NOT NULL THEN EXCLUDED.${c} ELSE messages.${c} END`).join(', ')},
+    ${STATUS_MERGE}`;
 }
 
 /** Rows written to the changelog per statement and request when seeding it. */

@@ -1,10 +1,11 @@
 import type { PoolClient } from 'pg';
 import { topics, type Producer } from '../../topics/index.js';
 import { onBatch, sendsTakenInTime, valuesOf, type Applied, type Projection } from '../runtime/projection.js';
-import { inboundRow, sendRow, type StoredRow } from './rows.js';
+import { inboundRow, sendRow } from './rows.js';
 import { applyStatuses, deriveConversations, recordMessages } from './store.js';
-import { changeRow, changesDdl, isChange, recordChanges, type ChangeRow } from './changes.js';
-import { applyMessageStates, changelogDdl, publishMessageStates } from './changelog.js';
+import { changeRow, changesDdl, isChange, recordChanges } from './changes.js';
+import { changelogDdl, publishMessageStates } from './changelog.js';
+import { stagedDdl, stagedMessages } from './staged.js';
 
 export interface ConversationsProjectionOptions {
   /** Where the states of the messages go (`gw.messages.state`). */
@@ -101,64 +102,83 @@ const tables: Pick<Projection, 'name' | 'ddl'> = {
  * received messages (with the owner's own sends from the phone).
  */
 export function conversationsProjection(options: ConversationsProjectionOptions): Projection {
-  const changelog = changelogWriter(options);
+  const { producer } = options;
+  if (options.mode === 'replay') return replayed(producer);
   return {
     ...tables,
     ddl: [...changelogDdl, ...tables.ddl],
     deriveAfterReplay: deriveConversations,
-    // Live, every message changed goes to the changelog; a replay reads it back, so the history
-    // older than the retention of the event topics is rebuilt too.
+    // Every message changed goes to the changelog.
     handlers: [
-      ...(options.mode === 'replay' ? [onBatch(topics.messageStates, applyMessageStates)] : []),
       onBatch(topics.sendCommands, async (tx, commands, scope) => {
         const sends = valuesOf(sendsTakenInTime(commands));
-        const news = await changelog.news(tx, commands);
-        const messages = await recordMessages(tx, sends.filter((s) => !isChange(s)).map(sendRow), scope, news.size > 0);
-        await changelog.publish(tx, news, messages, await recordChanges(tx, sends.flatMap((s) => changeRow(s) ?? [])));
+        const messages = await recordMessages(tx, sends.filter((s) => !isChange(s)).map(sendRow), scope);
+        await publishMessageStates(tx, producer, messages, await recordChanges(tx, sends.flatMap((s) => changeRow(s) ?? [])));
       }),
       onBatch(topics.messageStatus, async (tx, facts) => {
-        const news = await changelog.news(tx, facts);
-        await changelog.publish(tx, news, await applyStatuses(tx, valuesOf(facts), news.size > 0), []);
+        await publishMessageStates(tx, producer, await applyStatuses(tx, valuesOf(facts)), []);
       }),
       onBatch(topics.inboundMessages, async (tx, received, scope) => {
         const messages = valuesOf(received);
-        const news = await changelog.news(tx, received);
-        const rows = await recordMessages(tx, messages.filter((m) => !isChange(m)).map(inboundRow), scope, news.size > 0);
-        await changelog.publish(tx, news, rows, await recordChanges(tx, messages.flatMap((m) => changeRow(m) ?? [])));
+        const rows = await recordMessages(tx, messages.filter((m) => !isChange(m)).map(inboundRow), scope);
+        await publishMessageStates(tx, producer, rows, await recordChanges(tx, messages.flatMap((m) => changeRow(m) ?? [])));
       }),
     ],
-    changelogCovers: options.mode === 'replay' ? [topics.sendCommands, topics.messageStatus, topics.inboundMessages] : [],
+    changelogCovers: [],
   };
 }
 
-type Records = readonly Applied<{ message_id: string }>[];
-
-/** The message ids whose states a batch writes to the changelog, and the writing. */
-interface ChangelogWriter {
-  /** Live, every message of the batch; in a replay, those of the records the live projection has not applied. */
-  news(tx: PoolClient, records: Records): Promise<ReadonlySet<string>>;
-  publish(tx: PoolClient, news: ReadonlySet<string>, messages: readonly StoredRow[], changes: readonly ChangeRow[]): Promise<void>;
+/**
+ * The replay: it reads the changelog back too, so the history older than the retention of the
+ * event topics is rebuilt. Every write of a message is staged (`staged.ts`) and merged at the
+ * swap; then the states of the messages of records the live projection has not applied go to the
+ * changelog, as they are once everything is merged: a record that arrives while the replay swaps
+ * in (which the live runner then skips) is not lost.
+ */
+function replayed(producer: Producer): Projection {
+  const staged = stagedMessages();
+  const news = newsReader();
+  return {
+    ...tables,
+    ddl: [...changelogDdl, ...tables.ddl, ...stagedDdl],
+    deriveAfterReplay: async (tx) => {
+      await staged.mergeAtSwap(tx, producer);
+      await deriveConversations(tx);
+    },
+    handlers: [
+      onBatch(topics.messageStates, (tx, states) => staged.stageStates(tx, states)),
+      onBatch(topics.sendCommands, async (tx, commands) => {
+        const taken = sendsTakenInTime(commands);
+        await staged.stageMessages(tx, taken, sendRow);
+        await recordChanges(tx, valuesOf(taken).flatMap((s) => changeRow(s) ?? []));
+        await staged.stageNews(tx, await news(tx, commands));
+      }),
+      onBatch(topics.messageStatus, async (tx, facts) => {
+        await staged.stageStatuses(tx, facts);
+        await staged.stageNews(tx, await news(tx, facts));
+      }),
+      onBatch(topics.inboundMessages, async (tx, received) => {
+        await staged.stageMessages(tx, received, inboundRow);
+        await recordChanges(tx, valuesOf(received).flatMap((m) => changeRow(m) ?? []));
+        await staged.stageNews(tx, await news(tx, received));
+      }),
+    ],
+    changelogCovers: [topics.sendCommands, topics.messageStatus, topics.inboundMessages],
+  };
 }
 
-function changelogWriter(options: ConversationsProjectionOptions): ChangelogWriter {
-  const idsOf = (records: Records, from = 0) => new Set(records.flatMap((r) => (r.value !== null && r.meta.offset >= from ? [r.value.message_id] : [])));
+/** The message ids of the records of a batch the live projection (the schema a replay will replace) has not applied. */
+function newsReader(): (tx: PoolClient, records: readonly Applied<{ message_id: string }>[]) => Promise<string[]> {
   // The live projection's next offset per partition, as last read: it only grows, so a record
   // below it was applied live, and it is read again only for records at or past it.
   const liveNext = new Map<string, number>();
-  return {
-    async news(tx, records) {
-      if (options.mode === 'live') return idsOf(records);
-      const last = records[records.length - 1]?.meta;
-      if (last === undefined) return new Set();
-      const partition = `${last.topic}:${last.partition}`;
-      if (last.offset >= (liveNext.get(partition) ?? 0)) liveNext.set(partition, await liveNextOffset(tx, last));
-      return idsOf(records, liveNext.get(partition));
-    },
-    async publish(tx, news, messages, changes) {
-      if (news.size === 0) return;
-      const all = options.mode === 'live';
-      await publishMessageStates(tx, options.producer, all ? messages : messages.filter((m) => news.has(m.message_id)), all ? changes : changes.filter((c) => news.has(c.change_id)));
-    },
+  return async (tx, records) => {
+    const last = records[records.length - 1]?.meta;
+    if (last === undefined) return [];
+    const partition = `${last.topic}:${last.partition}`;
+    if (last.offset >= (liveNext.get(partition) ?? 0)) liveNext.set(partition, await liveNextOffset(tx, last));
+    const from = liveNext.get(partition)!;
+    return [...new Set(records.flatMap((r) => (r.value !== null && r.meta.offset >= from ? [r.value.message_id] : [])))];
   };
 }
 

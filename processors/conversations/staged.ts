@@ -1,0 +1,124 @@
+import type { PoolClient } from 'pg';
+import type { InboundMessage, MessageState, MessageStatus, SendCommand } from '../../schemas/records.js';
+import type { Applied } from '../runtime/projection.js';
+import { checkStagingKept, copyStaged, STAGING_DDL, STAGING_TABLES } from '../runtime/staging.js';
+import type { Producer } from '../../topics/index.js';
+import { latestStates, publishMessageStates, rowOf, stateChanges, stateMerge } from './changelog.js';
+import { isChange, recordChanges, type ChangeRow } from './changes.js';
+import type { MessageRow, StoredRow } from './rows.js';
+
+/**
+ * A replay's writes of `messages`, staged: every write of a message (a send, a received message,
+ * a status fact, a state from the changelog) becomes a row of `staged_messages`, and a merge folds
+ * them into `messages` per message with the rules of the writes applied one by one, which give the
+ * same row in any order: the content of the first write that has one (a state first, as the live
+ * projection kept it, then the records in log order), the base of a row without content from its
+ * first write, the status and its times merged as `STATUS_MERGE` does.
+ */
+
+/**
+ * The staging tables: `messages`'s columns, where the row came from (0 a state, 1 a record) and
+ * its offset; the messages whose states the replay writes to the changelog.
+ */
+export const stagedDdl = [
+  ...STAGING_DDL,
+  `CREATE UNLOGGED TABLE IF NOT EXISTS staged_messages (LIKE messages, source smallint NOT NULL, seq bigint NOT NULL)`,
+  `CREATE UNLOGGED TABLE IF NOT EXISTS staged_news (message_id text NOT NULL)`,
+];
+
+const FROM_STATE = 0;
+const FROM_RECORD = 1;
+const STATUS_TIME = { sent: 'sent_at', delivered: 'delivered_at', read: 'read_at', failed: 'failed_at' } as const;
+const FORWARD = `ARRAY['queued', 'sent', 'delivered', 'read']`;
+
+export interface StagedMessages {
+  /** Sends and received messages that are not changes (edits and deletions), as `recordMessages` takes them. */
+  stageMessages<V extends SendCommand | InboundMessage>(tx: PoolClient, records: readonly Applied<V>[], rowOf: (value: V) => MessageRow): Promise<void>;
+  stageStatuses(tx: PoolClient, facts: readonly Applied<MessageStatus>[]): Promise<void>;
+  /**
+   * States of the changelog, with the merges of the event topics: a state and the records it came
+   * from give the same row in any order, and a state newer than what the event topics still hold
+   * is not moved back by them. Their changes are recorded at once (the first of each is kept).
+   * Messages are never deleted from the history: the topic has no tombstones.
+   */
+  stageStates(tx: PoolClient, records: readonly Applied<MessageState>[]): Promise<void>;
+  /** Messages whose states go to the changelog at the swap. */
+  stageNews(tx: PoolClient, messageIds: readonly string[]): Promise<void>;
+  /** At the swap: folds the staged rows into `messages`, writes the states of the news, drops the staging tables. */
+  mergeAtSwap(tx: PoolClient, producer: Producer): Promise<void>;
+}
+
+export function stagedMessages(): StagedMessages {
+  // The columns of `staged_messages`, read once from the table (the projection's DDL defines them).
+  let columns: Promise<string[]> | undefined;
+  const columnsOf = (tx: PoolClient) =>
+    (columns ??= tx
+      .query<{ column_name: string }>(
+        `SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = 'staged_messages' ORDER BY ordinal_position`,
+      )
+      .then(({ rows }) => rows.map((row) => row.column_name)));
+  const stage = async (tx: PoolClient, rows: readonly object[]) => {
+    if (rows.length > 0) await copyStaged(tx, 'staged_messages', await columnsOf(tx), rows);
+  };
+  return {
+    // The rows are fresh objects: they take their source and offset in place rather than in a copy (a replay stages every record).
+    stageMessages: (tx, records, rowOf) =>
+      stage(tx, records.flatMap(({ value, meta }) => (value === null || isChange(value) ? [] : [Object.assign(rowOf(value), { source: FROM_RECORD, seq: meta.offset })]))),
+    stageStatuses: (tx, facts) =>
+      stage(
+        tx,
+        facts.flatMap(({ value: fact, meta }) => {
+          if (fact === null) return [];
+          const at = new Date(fact.occurred_at);
+          return [{
+            message_id: fact.message_id, account_id: fact.account_id, project_id: fact.project_id, instance_id: fact.instance_id,
+            jid: fact.to, direction: 'out', occurred_at: at, to_jid: fact.to, mentions: [], client_reference: fact.client_reference,
+            status: fact.status, [STATUS_TIME[fact.status]]: at, wa_message_id: fact.wa_message_id, error_code: fact.error_code,
+            source: FROM_RECORD, seq: meta.offset,
+          }];
+        }),
+      ),
+    stageStates: async (tx, records) => {
+      const offsets = new Map(records.flatMap((r) => (r.value === null ? [] : [[r.value.message_id, r.meta.offset] as const])));
+      const states = latestStates(records);
+      await stage(tx, states.flatMap((state) => (state.message ? [Object.assign(rowOf(state, state.message), { source: FROM_STATE, seq: offsets.get(state.message_id)! })] : [])));
+      await recordChanges(tx, stateChanges(states));
+    },
+    stageNews: (tx, messageIds) => copyStaged(tx, 'staged_news', ['message_id'], messageIds.map((id) => ({ message_id: id }))),
+    async mergeAtSwap(tx, producer) {
+      await checkStagingKept(tx);
+      // The staged rows are sorted once, in memory.
+      await tx.query(`SET LOCAL work_mem TO '256MB'`);
+      await tx.query(mergeStatement((await columnsOf(tx)).filter((c) => c !== 'source' && c !== 'seq')));
+      const news = 'SELECT message_id FROM staged_news';
+      const { rows } = await tx.query<StoredRow>(`SELECT * FROM messages WHERE message_id IN (${news})`);
+      const { rows: changes } = await tx.query<ChangeRow>(`SELECT * FROM message_changes WHERE change_id IN (${news})`);
+      await publishMessageStates(tx, producer, rows, changes);
+      await tx.query(`DROP TABLE staged_messages, staged_news, ${STAGING_TABLES.join(', ')}`);
+    },
+  };
+}
+
+/**
+ * One row per staged message, applied to `messages` as a state is: its base is its first write
+ * with content (or, without any, its first write), its status the furthest (failed is final),
+ * each status time the first, its network id and error the first known. One sort of the staged
+ * rows serves the base (the first of each message) and the merged columns (its window).
+ */
+function mergeStatement(columns: readonly string[]): string {
+  const merged: Record<string, string> = {
+    status: `CASE WHEN bool_or(status = 'failed') OVER w THEN 'failed' ELSE (${FORWARD})[max(array_position(${FORWARD}, status)) OVER w] END`,
+    sent_at: 'min(sent_at) OVER w',
+    delivered_at: 'min(delivered_at) OVER w',
+    read_at: 'min(read_at) OVER w',
+    failed_at: 'min(failed_at) OVER w',
+    wa_message_id: '(array_agg(wa_message_id) FILTER (WHERE wa_message_id IS NOT NULL) OVER w)[1]',
+    error_code: '(array_agg(error_code) FILTER (WHERE error_code IS NOT NULL) OVER w)[1]',
+  };
+  return `INSERT INTO messages (${columns.join(', ')})
+    SELECT DISTINCT ON (message_id) ${columns.map((c) => merged[c] ?? c).join(', ')}
+    FROM staged_messages
+    WINDOW w AS (PARTITION BY message_id ORDER BY type IS NULL, source, seq ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
+    ORDER BY message_id, type IS NULL, source, seq
+    ON CONFLICT (message_id) DO UPDATE SET ${stateMerge(columns)}`;
+}

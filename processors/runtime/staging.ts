@@ -1,0 +1,76 @@
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { PoolClient } from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
+import { quoteIdent } from './store.js';
+
+/**
+ * Staging tables of a replay: a handler COPYs its rows into an UNLOGGED table of the replay's
+ * schema (about a sixth of what an upsert costs Postgres per row) and the projection merges them
+ * into its tables, set-based, once at the swap. Postgres empties unlogged tables when it recovers
+ * from a crash while the offsets stay: the merge at the swap refuses a schema whose staged rows a
+ * restart may have lost.
+ */
+
+/** Marks when staging began, against which the final merge checks that Postgres has not restarted since. */
+export const STAGING_DDL = [
+  `CREATE TABLE IF NOT EXISTS _staging_started (postmaster_started timestamptz NOT NULL)`,
+  `INSERT INTO _staging_started SELECT pg_postmaster_start_time() WHERE NOT EXISTS (SELECT 1 FROM _staging_started)`,
+];
+
+/** The tables of `STAGING_DDL`, to drop with the projection's staging tables once merged. */
+export const STAGING_TABLES = ['_staging_started'];
+
+/** COPYs rows into a staging table of the transaction's schema (its search path). */
+export async function copyStaged(tx: PoolClient, table: string, columns: readonly string[], rows: readonly object[]): Promise<void> {
+  if (rows.length === 0) return;
+  const copy = tx.query(copyFrom(`COPY ${quoteIdent(table)} (${columns.map(quoteIdent).join(', ')}) FROM STDIN`));
+  await pipeline(Readable.from([copyText(rows, columns)]), copy);
+}
+
+/** At the swap: refuses staged rows a restart of Postgres may have emptied (unlogged tables are reset by crash recovery). */
+export async function checkStagingKept(tx: PoolClient): Promise<void> {
+  const { rows } = await tx.query<{ restarted: boolean }>(`SELECT pg_postmaster_start_time() > postmaster_started AS restarted FROM _staging_started`);
+  if (rows[0]?.restarted !== false) throw new Error('Postgres restarted during the replay and may have lost its staged rows: replay again');
+}
+
+/** Rows in COPY's text format; a key a row lacks is NULL. */
+export function copyText(rows: readonly object[], columns: readonly string[]): string {
+  // One string built by appending: a replay stages every record, and arrays per row cost twice as much.
+  let text = '';
+  for (const row of rows) {
+    for (let i = 0; i < columns.length; i++) {
+      if (i > 0) text += '\t';
+      text += copyField((row as Record<string, unknown>)[columns[i]!]);
+    }
+    text += '\n';
+  }
+  return text;
+}
+
+function copyField(value: unknown): string {
+  if (value === null || value === undefined) return '\\N';
+  if (typeof value === 'string') return escapeCopy(value);
+  if (typeof value === 'number' || typeof value === 'bigint') return String(value);
+  if (typeof value === 'boolean') return value ? 't' : 'f';
+  if (value instanceof Date) return value.toISOString();
+  if (Array.isArray(value)) return escapeCopy(arrayLiteral(value));
+  throw new TypeError(`cannot stage a value of type ${typeof value}`);
+}
+
+const COPY_ESCAPES: Readonly<Record<string, string>> = { '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+const COPY_SPECIAL = /[\\\n\r\t]/;
+
+function escapeCopy(text: string): string {
+  return COPY_SPECIAL.test(text) ? text.replace(/[\\\n\r\t]/g, (c) => COPY_ESCAPES[c]!) : text;
+}
+
+/** A one-dimensional array literal of text elements, every element quoted. */
+function arrayLiteral(values: readonly unknown[]): string {
+  const elements = values.map((value) => {
+    if (value === null || value === undefined) return 'NULL';
+    if (typeof value !== 'string') throw new TypeError(`cannot stage an array of ${typeof value}`);
+    return `"${value.replace(/["\\]/g, (c) => `\\${c}`)}"`;
+  });
+  return `{${elements.join(',')}}`;
+}
