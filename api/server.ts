@@ -11,6 +11,7 @@ import { healthRoutes, type HealthOptions } from './health/routes.js';
 import { instanceRoutes } from './instances/routes.js';
 import { keyRoutes } from './keys/routes.js';
 import { messageRoutes, type MessageRouteOptions } from './messages/routes.js';
+import { campaignRoutes } from './campaigns/routes.js';
 import { authPlugin, refuseUnknownRoutesToPartnerKeys } from './plugins/auth.js';
 import { answerClientError, answerFrameworkError, errorsPlugin, MAX_PARAM_LENGTH } from './plugins/errors.js';
 import { strictInputPlugin } from './plugins/strict-input.js';
@@ -151,6 +152,7 @@ export async function buildServer(deps: ApiDeps) {
     await api.register(instanceRoutes, { ctx });
     await api.register(poolRoutes, { ctx });
     await api.register(messageRoutes, { ctx, ...deps.messages });
+    await api.register(campaignRoutes, { ctx, media: deps.messages.media, otp: deps.messages.otp });
     await api.register(conversationRoutes, { ctx, ...deps.conversations });
     await api.register(contactRoutes, { ctx, ...deps.contacts });
     await api.register(tagRoutes, { ctx });

@@ -144,12 +144,17 @@ export interface ThresholdPayload {
   readonly allowance: UsageAllowance;
 }
 
-/** `campaign.paused`: no producer yet (campaigns come later); the shape its producer will write. */
+/** `campaign.paused`: the campaign watch (safety autopilot) paused a running campaign. */
 export interface CampaignPausedPayload {
   readonly campaign_id: string;
   readonly name: string;
+  /** What tripped, e.g. `failure_rate`, `block_rate`, `opt_out_rate`, `number_health`. */
   readonly reason: string;
   readonly paused_at: string;
+  /** The measured figures that tripped it, by name. */
+  readonly figures: Readonly<Record<string, number>>;
+  /** The thresholds those figures were held against, by the same names. */
+  readonly thresholds: Readonly<Record<string, number>>;
 }
 
 /** `advisory.published` (spec 6.1). */

@@ -174,13 +174,15 @@ function instanceEvent(state: InstanceState): PublicEvent {
   return instanceEvents(state).find((event) => event.event_type === `instance.${state.status}`)!;
 }
 
-/** Campaigns come later; their pause event will carry this payload. */
+/** A pause by the campaign watch, with the figures that tripped it and their thresholds. */
 function campaignPausedSample(f: Facts): PublicEvent {
   const payload: CampaignPausedPayload = {
     campaign_id: newId('cmp'),
     name: 'Sample campaign',
     reason: 'failure_rate',
     paused_at: new Date(f.now).toISOString(),
+    figures: { failure_rate: 0.22, sends: 180 },
+    thresholds: { failure_rate: 0.15, min_sends: 50 },
   };
   return scheduledEvent({ ...f.ids, instance_id: null, event_type: 'campaign.paused', payload });
 }

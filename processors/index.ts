@@ -15,6 +15,7 @@ import { callsProjection } from './calls/projection.js';
 import { paymentsProjection } from './payments/projection.js';
 import { audienceProjection } from './audience/index.js';
 import { analyticsTables } from './analytics/index.js';
+import { campaignsProjection, type CampaignWatch } from './campaigns/index.js';
 
 export { runProjection, type RunnerDeps, type RunningProjection } from './runtime/runner.js';
 export { projectionGaps, replayAll, replayProjection, waitUntilCaughtUp, type ReplayedTables } from './runtime/replay.js';
@@ -43,10 +44,15 @@ export async function seedChangelogs(deps: { pool: Pool; producer: Producer; kaf
  * projections that announce public events do not announce them twice.
  */
 export function projectionsFor(
-  { producer, mediaLinks }: { readonly producer: Producer; readonly mediaLinks: MediaLinks },
+  { producer, mediaLinks, watch }: { readonly producer: Producer; readonly mediaLinks: MediaLinks; readonly watch?: CampaignWatch },
   mode: 'live' | 'replay',
 ): ReadonlyMap<string, Projection> {
-  const projections = [instancesProjection, connectionsProjection, conversationsProjection({ producer, mode }), contactsProjection({ producer, mode }), usageProjection(producer, mode), deliveriesProjection, callsProjection, paymentsProjection, audienceProjection];
+  const projections = [
+    instancesProjection, connectionsProjection, conversationsProjection({ producer, mode }), contactsProjection({ producer, mode }), usageProjection(producer, mode),
+    deliveriesProjection, callsProjection, paymentsProjection, audienceProjection,
+    // A replay feeds no facts to the campaign watch: they are the past.
+    campaignsProjection({ watch: mode === 'live' ? watch : undefined }),
+  ];
   // The events projection only announces what happens now: replayed, it would announce the past again.
   if (mode === 'live') projections.push(eventsProjection({ producer, mediaLinks }));
   return new Map(projections.map((p) => [p.name, p]));
@@ -56,7 +62,7 @@ export function projectionsFor(
  * Projections `gateway replay` rebuilds, at any age: what a projection needs longer than its event
  * topics keep it is on a changelog (`changelogCovers`), or on a topic kept for ever (`gw.usage`).
  */
-export const replayable = ['instances', 'connections', 'conversations', 'contacts', 'deliveries', 'calls', 'payments', 'usage', 'audience'] as const;
+export const replayable = ['instances', 'connections', 'conversations', 'contacts', 'deliveries', 'calls', 'payments', 'usage', 'audience', 'campaigns'] as const;
 
 /**
  * The ClickHouse tables `gateway replay <name>` rebuilds: with the Postgres projection of that
