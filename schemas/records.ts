@@ -1400,6 +1400,8 @@ export interface MessageStatus {
   readonly wa_message_id: null | string;
   /** Echo of the send client_reference, copied by the connector so events need no lookup. */
   readonly client_reference: null | string;
+  /** Campaign of the send (origin campaign), copied by the connector from its SendCommand so events and analytics say which; null for other sends. */
+  readonly campaign_id: null | string;
   /** Recipient jid. */
   readonly to: string;
   /** The fact. */

@@ -67,7 +67,7 @@ export const SenderIn = Type.Object(
   },
   { additionalProperties: false, description: 'Absent: any sending number of the project' },
 );
-const Pace = Type.Integer({ minimum: 1, maximum: 60_000, description: 'Recipients per minute at most; default 60' });
+const Pace = Type.Integer({ minimum: 1, maximum: 600_000, description: 'Recipients per minute at most; default 60' });
 const Name = Type.String({ minLength: 1, maxLength: 100, pattern: '\\S' });
 
 export const CreateCampaign = Type.Object(

@@ -154,6 +154,7 @@ describe('message statuses', () => {
     message_id: asMessageId('msg_9'),
     wa_message_id: 'WA9',
     client_reference: 'order-42',
+    campaign_id: null,
     to: ana.jid,
     status: value,
     error_code: null,

@@ -70,7 +70,7 @@ function realRendering(type: WebhookEventType): PublicEvent | undefined {
       if (type === 'message.edited') return inboundEvent({ ...message, content: { kind: 'edit', quoted_message_id: 'WA0', body: 'fixed' } }, (id) => id);
       if (type === 'message.deleted') return inboundEvent({ ...message, content: { kind: 'delete', quoted_message_id: 'WA0' } }, (id) => id);
       return statusEvent({
-        ...ids, message_id: asMessageId('msg_2'), wa_message_id: 'WA2', client_reference: null, to: person.jid,
+        ...ids, message_id: asMessageId('msg_2'), wa_message_id: 'WA2', client_reference: null, campaign_id: null, to: person.jid,
         status: name as SendStatus, error_code: name === 'failed' ? 'not_connected' : null, error_reason: null,
       });
     case 'instance':
