@@ -169,6 +169,10 @@ describe('message statuses', () => {
     expect(envelopeOf(event).client_reference).toBe('order-42');
   });
 
+  it("a campaign's send says so: origin campaign and its campaign_id", () => {
+    expect(payloadOf(statusEvent(status('delivered', { campaign_id: 'cmp_1' })))).toEqual({ origin: 'campaign', campaign_id: 'cmp_1', message_id: 'msg_9', wa_message_id: 'WA9', to: ana.jid, status: 'delivered' });
+  });
+
   it('message.failed carries the neutral error code, never the operator detail', () => {
     const event = statusEvent(status('failed', { wa_message_id: null, error_code: 'not_connected', error_reason: 'socket closed at 10.0.0.7' }));
     expect(payloadOf(event)).toEqual({ origin: 'api', message_id: 'msg_9', wa_message_id: null, to: ana.jid, status: 'failed', error_code: 'not_connected' });
