@@ -100,11 +100,13 @@ export async function startCampaignRunner(deps: CampaignRunnerDeps): Promise<{ s
   const runOnce = async (state: CampaignState) => {
     const now = Date.now();
     if (state.status === 'scheduled') {
-      if (state.start_at === null || state.start_at <= now) await writeState(deps, { ...state, status: 'running', event_id: asEventId(newId('evt')), occurred_at: now });
+      if ((state.start_at === null || state.start_at <= now) && (await stillCurrent(state))) {
+        await writeState(deps, { ...state, status: 'running', event_id: asEventId(newId('evt')), occurred_at: now });
+      }
       return;
     }
     const decision = deps.watch.trip(state.campaign_id, now);
-    if (decision !== undefined) {
+    if (decision !== undefined && (await stillCurrent(state))) {
       const paused = await writeState(deps, nextState(state, 'pause', now, decision.reason));
       await publishEvents(deps.producer, [campaignPausedEvent(paused, decision.figures, decision.thresholds)]);
       logger.warn({ campaign_id: state.campaign_id, ...decision }, 'campaign paused by its watch');
@@ -191,9 +193,18 @@ export async function startCampaignRunner(deps: CampaignRunnerDeps): Promise<{ s
   /** A campaign with no recipient left to dispatch or skip has finished (no event: spec 6.1). */
   const finishIfDone = async (state: CampaignState) => {
     const { rows } = await deps.pool.query('SELECT 1 FROM campaigns.recipients WHERE campaign_id = $1 AND dispatched_at IS NULL AND skip_reason IS NULL LIMIT 1', [state.campaign_id]);
-    if (rows.length > 0) return;
+    if (rows.length > 0 || !(await stillCurrent(state))) return;
     const now = Date.now();
     await writeState(deps, { ...state, status: 'finished', event_id: asEventId(newId('evt')), occurred_at: now, ended_at: now });
+  };
+
+  /**
+   * Whether the state a tick started from is still the campaign's: a pause or cancel written by a
+   * command meanwhile is not overwritten by the runner's own transition (it tries again next tick).
+   */
+  const stillCurrent = async (state: CampaignState) => {
+    const { rows } = await deps.pool.query<{ event_id: string }>(`SELECT state->>'event_id' AS event_id FROM campaigns.campaigns WHERE campaign_id = $1`, [state.campaign_id]);
+    return rows[0]?.event_id === state.event_id;
   };
 
   const loop = () => {
