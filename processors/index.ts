@@ -62,7 +62,7 @@ export function projectionsFor(
  * Projections `gateway replay` rebuilds, at any age: what a projection needs longer than its event
  * topics keep it is on a changelog (`changelogCovers`), or on a topic kept for ever (`gw.usage`).
  */
-export const replayable = ['instances', 'connections', 'conversations', 'contacts', 'deliveries', 'calls', 'payments', 'usage', 'audience', 'campaigns'] as const;
+export const replayable = ['instances', 'connections', 'conversations', 'contacts', 'deliveries', 'calls', 'payments', 'usage', 'audience'] as const;
 
 /**
  * The ClickHouse tables `gateway replay <name>` rebuilds: with the Postgres projection of that
