@@ -496,6 +496,17 @@ export const ERRORS = {
       fr: 'Ce contact a choisi de ne plus recevoir de messages ou figure sur la liste de suppression ou de blocage du compte. Le message n’a pas été envoyé.',
     },
   },
+  campaign_state: {
+    status: 409,
+    message: {
+      pt: 'A campanha está {status} e não permite esta ação.',
+      en: 'The campaign is {status} and does not allow this action.',
+      es: 'La campaña está {status} y no permite esta acción.',
+      it: 'La campagna è {status} e non consente questa azione.',
+      de: 'Die Kampagne ist {status} und erlaubt diese Aktion nicht.',
+      fr: 'La campagne est {status} et ne permet pas cette action.',
+    },
+  },
   internal_error: {
     status: 500,
     message: {

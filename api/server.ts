@@ -11,6 +11,7 @@ import { healthRoutes, type HealthOptions } from './health/routes.js';
 import { instanceRoutes } from './instances/routes.js';
 import { keyRoutes } from './keys/routes.js';
 import { messageRoutes, type MessageRouteOptions } from './messages/routes.js';
+import { campaignRoutes } from './campaigns/routes.js';
 import { authPlugin, refuseUnknownRoutesToPartnerKeys } from './plugins/auth.js';
 import { auditTrailPlugin } from './plugins/audit-trail.js';
 import { auditRoutes } from './audit/routes.js';
@@ -154,6 +155,7 @@ export async function buildServer(deps: ApiDeps) {
     await api.register(instanceRoutes, { ctx });
     await api.register(poolRoutes, { ctx });
     await api.register(messageRoutes, { ctx, ...deps.messages });
+    await api.register(campaignRoutes, { ctx, media: deps.messages.media, otp: deps.messages.otp });
     await api.register(conversationRoutes, { ctx, ...deps.conversations });
     await api.register(contactRoutes, { ctx, ...deps.contacts });
     await api.register(tagRoutes, { ctx });

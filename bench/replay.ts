@@ -79,7 +79,7 @@ function backlog(records: number): Backlog {
               instance_id: instance,
               message_id: command.message_id,
               wa_message_id: `WA_${i}`,
-              client_reference: command.client_reference,
+              client_reference: command.client_reference, campaign_id: null,
               to,
               status,
               error_code: null,

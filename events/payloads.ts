@@ -67,7 +67,10 @@ export interface ChangedPayload {
 
 /** `message.sent|delivered|read|failed` of one of our sends. The code of an OTP is never here. */
 export interface StatusPayload {
-  readonly origin: 'api';
+  /** Who wrote the send: the API, or a campaign's runner. */
+  readonly origin: 'api' | 'campaign';
+  /** Campaign sends only: the campaign. */
+  readonly campaign_id?: string;
   readonly message_id: string;
   /** null when the send failed before the network took it. */
   readonly wa_message_id: string | null;

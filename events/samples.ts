@@ -69,6 +69,7 @@ function facts(owner: SampleOwner, now: number) {
     message_id: asMessageId(newId('msg')),
     wa_message_id: value === 'failed' ? null : waId(),
     client_reference: 'sample-order-42',
+    campaign_id: null,
     to: customer.jid,
     status: value,
     error_code: value === 'failed' ? 'delivery_failed' : null,

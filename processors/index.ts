@@ -16,6 +16,7 @@ import { paymentsProjection } from './payments/projection.js';
 import { audienceProjection } from './audience/index.js';
 import { analyticsTables } from './analytics/index.js';
 import { auditProjection } from './audit/index.js';
+import { campaignsProjection, type CampaignWatch } from './campaigns/index.js';
 
 export { runProjection, type RunnerDeps, type RunningProjection } from './runtime/runner.js';
 export { projectionGaps, replayAll, replayProjection, waitUntilCaughtUp, type ReplayedTables } from './runtime/replay.js';
@@ -44,10 +45,15 @@ export async function seedChangelogs(deps: { pool: Pool; producer: Producer; kaf
  * projections that announce public events do not announce them twice.
  */
 export function projectionsFor(
-  { producer, mediaLinks }: { readonly producer: Producer; readonly mediaLinks: MediaLinks },
+  { producer, mediaLinks, watch }: { readonly producer: Producer; readonly mediaLinks: MediaLinks; readonly watch?: CampaignWatch },
   mode: 'live' | 'replay',
 ): ReadonlyMap<string, Projection> {
-  const projections = [instancesProjection, connectionsProjection, conversationsProjection({ producer, mode }), contactsProjection({ producer, mode }), usageProjection(producer, mode), deliveriesProjection, callsProjection, paymentsProjection, audienceProjection, auditProjection];
+  const projections = [
+    instancesProjection, connectionsProjection, conversationsProjection({ producer, mode }), contactsProjection({ producer, mode }), usageProjection(producer, mode),
+    deliveriesProjection, callsProjection, paymentsProjection, audienceProjection, auditProjection,
+    // A replay feeds no facts to the campaign watch: they are the past.
+    campaignsProjection({ watch: mode === 'live' ? watch : undefined }),
+  ];
   // The events projection only announces what happens now: replayed, it would announce the past again.
   if (mode === 'live') projections.push(eventsProjection({ producer, mediaLinks }));
   return new Map(projections.map((p) => [p.name, p]));

@@ -110,6 +110,90 @@ export interface CallEvent {
 export const CallStatusValues = ['unknown', 'offer', 'ringing', 'timeout', 'reject', 'accept', 'terminate'] as const;
 export type CallStatus = (typeof CallStatusValues)[number];
 
+/** One recipient of a campaign, resolved from its audience at creation. */
+export interface CampaignRecipient {
+  /** The recipient's jid. */
+  readonly to: string;
+  /** E.164 phone, for the opt-out, suppression and blocklist checks. */
+  readonly phone: string;
+  /** The contact it came from, if any. */
+  readonly contact_id: null | string;
+  /** The recipient's own IANA zone for the sending hours; null: the campaign's. */
+  readonly time_zone: null | string;
+  /** Values of the message's placeholders. */
+  readonly variables: Readonly<Record<string, string>>;
+}
+
+/** One chunk of a campaign's recipients (compacted, kept for ever; key = campaign_id:chunk). Written once at creation; recipient n of the campaign is entry n - first_index of the chunk holding it. */
+export interface CampaignRecipients {
+  /** Unique id of this record. */
+  readonly event_id: EventId;
+  /** When the chunk was written. */
+  readonly occurred_at: number;
+  /** Owning account. */
+  readonly account_id: AccountId;
+  /** The campaign. */
+  readonly campaign_id: string;
+  /** Chunk number. */
+  readonly chunk: number;
+  /** Campaign-wide index of the first recipient of the chunk. */
+  readonly first_index: number;
+  /** The recipients, in index order. */
+  readonly recipients: ReadonlyArray<CampaignRecipient>;
+}
+
+/** Full latest state of one campaign (compacted, kept for ever; key = campaign_id). Written by the campaign commands (create, edit, image, start, pause, resume, cancel) and by the runner (finished, paused by the watch). */
+export interface CampaignState {
+  /** Unique id of this record. */
+  readonly event_id: EventId;
+  /** When this state was written. */
+  readonly occurred_at: number;
+  /** Owning account. */
+  readonly account_id: AccountId;
+  /** Owning project: its numbers send the campaign. */
+  readonly project_id: ProjectId;
+  /** cmp_ id; the record key. */
+  readonly campaign_id: string;
+  /** The caller's name for it. */
+  readonly name: string;
+  /** draft, scheduled, running, paused, cancelled or finished. */
+  readonly status: string;
+  /** The send type (text, image, ...) as the send routes name it. */
+  readonly message_type: string;
+  /** The message as every send carries it, its media stored once; `{{name}}` placeholders in its texts are filled per recipient at send time. */
+  readonly content: TextContent | ImageContent | VideoContent | DocumentContent | AudioContent | StickerContent | LocationContent | ContactContent | PollContent | ButtonsContent | ListContent;
+  /** IANA zone of the sending hours for recipients without a time zone of their own. */
+  readonly time_zone: string;
+  /** No send before it; null: as soon as started. */
+  readonly start_at: null | number;
+  /** Daily sending window start, HH:MM in the recipient's zone; null: any time. */
+  readonly hours_from: null | string;
+  /** Daily sending window end (exclusive), HH:MM; before hours_from it wraps past midnight. */
+  readonly hours_to: null | string;
+  /** Numbers that send it; empty: the pool, or any sending number of the project. */
+  readonly instance_ids: ReadonlyArray<string>;
+  /** Pool whose numbers send it, when instance_ids is empty. */
+  readonly pool_id: null | string;
+  /** Recipients dispatched per minute at most. */
+  readonly pace_per_minute: number;
+  /** Valid recipients, written as chunks on gw.campaigns.recipients. */
+  readonly recipients: number;
+  /** Number of recipient chunks (indexes 0 to chunks - 1). */
+  readonly chunks: number;
+  /** Audience rows refused at creation (reported in the creation answer). */
+  readonly invalid_rows: number;
+  /** Why it is paused: `requested` by the caller, or the watch's reason. */
+  readonly pause_reason: null | string;
+  /** Creation time. */
+  readonly created_at: number;
+  /** First start. */
+  readonly started_at: null | number;
+  /** Latest pause, while paused. */
+  readonly paused_at: null | number;
+  /** When it was cancelled or finished. */
+  readonly ended_at: null | number;
+}
+
 /** A group as shown on messages and events: {jid, name}. */
 export interface GroupRef {
   /** Group jid (ends @g.us). */
@@ -1340,6 +1424,8 @@ export interface MessageStatus {
   readonly wa_message_id: null | string;
   /** Echo of the send client_reference, copied by the connector so events need no lookup. */
   readonly client_reference: null | string;
+  /** Campaign of the send (origin campaign), copied by the connector from its SendCommand so events and analytics say which; null for other sends. */
+  readonly campaign_id: null | string;
   /** Recipient jid. */
   readonly to: string;
   /** The fact. */

@@ -7,6 +7,8 @@ import { projectionsFor, runProjection, seedChangelogs } from '../processors/ind
 import { startUsageWriter } from '../processors/usage/index.js';
 import { startAnalyticsWriters } from '../processors/analytics/index.js';
 import { startSweeper } from '../processors/connections/sweeper.js';
+import { createAutopilot, startCampaignRunner } from '../processors/campaigns/index.js';
+import { startDirectory } from '../processors/directory.js';
 import { startApi, type RunningApi } from './api-role.js';
 import type { Clients } from './clients.js';
 import type pg from 'pg';
@@ -40,7 +42,12 @@ export async function startRoles(roles: readonly Role[], clients: Clients): Prom
   if (roles.includes('processor')) {
     const seeded = await seedChangelogs(clients);
     if (seeded.contacts + seeded.messages > 0) logger.info(seeded, 'contacts and messages written to their changelogs for the first time');
-    for (const projection of projectionsFor(clients, 'live').values()) running.push(await runProjection(clients, projection));
+    // The campaign watch (safety autopilot) sees the campaigns projection's facts and is asked by the runner.
+    const watch = createAutopilot();
+    for (const projection of projectionsFor({ ...clients, watch }, 'live').values()) running.push(await runProjection(clients, projection));
+    const directory = await startDirectory(clients);
+    running.push(await startCampaignRunner({ ...clients, directory: directory.directory, watch }));
+    running.push(directory);
     running.push(await startUsageWriter(clients));
     running.push(await startAnalyticsWriters(clients));
     running.push(await startPaymentEffects(clients));

@@ -127,6 +127,16 @@ export const topics = {
     name: 'gw.audit', key: 'account id', schema: 'gateway.audit.AuditRecord',
     partitions: 3, cleanup: 'delete', retentionMs: 400 * DAY,
   }),
+  // A campaign's latest state and its recipients, written once at creation: small, and what a
+  // replay of the campaigns projection rebuilds them from, so kept for ever.
+  campaigns: topic<R.CampaignState>({
+    name: 'gw.campaigns', key: 'campaign id', schema: 'gateway.campaigns.CampaignState',
+    partitions: 6, cleanup: 'compact',
+  }),
+  campaignRecipients: topic<R.CampaignRecipients>({
+    name: 'gw.campaigns.recipients', key: 'campaign id:chunk', schema: 'gateway.campaigns.CampaignRecipients',
+    partitions: 6, cleanup: 'compact',
+  }),
   calls: topic<R.CallEvent>({
     name: 'gw.calls', key: 'instance id', schema: 'gateway.calls.CallEvent',
     partitions: 12, cleanup: 'delete', retentionMs: 30 * DAY,

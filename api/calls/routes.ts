@@ -8,7 +8,7 @@ import { Cursor, decodeCursor, Limit, NextCursor, paginate } from '../conversati
 import { gatewayError } from '../errors.js';
 import type { LiveNumbers } from '../live/numbers.js';
 import { InstanceIdField } from '../live/schemas.js';
-import { appendSend } from '../messages/append.js';
+import { appendSend } from '../../processors/sends/append.js';
 
 export interface CallRouteOptions extends RouteOptions {
   readonly numbers: LiveNumbers;

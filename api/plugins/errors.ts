@@ -9,6 +9,8 @@ import { DeadlineExceeded } from '../../shared/deadline.js';
 import { PaymentRefused } from '../../connectors/payments/provider.js';
 import { ConnectionRefused } from '../../processors/connections/writer.js';
 import { ConfigRefused } from '../../processors/config/refused.js';
+import { SendRefused } from '../../processors/sends/refused.js';
+import { CampaignRefused } from '../../processors/campaigns/refused.js';
 import { DEFAULT_LOCALE, GatewayError, errorBody, resolveLocale, statusOf, type ErrorCode, type ErrorParams } from '../errors.js';
 
 declare module 'fastify' {
@@ -96,7 +98,8 @@ function answerFor(error: unknown, request: FastifyRequest): ErrorAnswer {
     const failure: GatewayError = error as GatewayError;
     return { code: failure.code, status: failure.statusCode, params: failure.params, headers: failure.headers };
   }
-  if (error instanceof ConnectionRefused || error instanceof PaymentRefused) return { code: error.code, status: statusOf(error.code) };
+  if (error instanceof ConnectionRefused || error instanceof PaymentRefused || error instanceof SendRefused) return { code: error.code, status: statusOf(error.code) };
+  if (error instanceof CampaignRefused) return { code: error.code, status: statusOf(error.code), params: error.params };
   if (error instanceof ConfigRefused) return { code: error.code, status: statusOf(error.code), params: error.detail === undefined ? undefined : { detail: error.detail } };
   // A dependency (the log, the directory) did not answer in time.
   if (error instanceof DeadlineExceeded) return { code: 'service_unavailable', status: 503 };

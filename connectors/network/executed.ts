@@ -12,6 +12,7 @@ export interface SendRef {
   readonly project_id: ProjectId;
   readonly to: string;
   readonly client_reference: string | null;
+  readonly campaign_id: string | null;
 }
 
 export interface SendOutcome {
@@ -38,12 +39,14 @@ const DDL = [
     project_id text NOT NULL,
     recipient text NOT NULL,
     client_reference text,
+    campaign_id text,
     claimed_at timestamptz NOT NULL DEFAULT now(),
     wa_message_id text,
     error_code text,
     error_reason text,
     finished_at timestamptz
   )`,
+  `ALTER TABLE connector.executed ADD COLUMN IF NOT EXISTS campaign_id text`,
   `CREATE INDEX IF NOT EXISTS executed_by_wa_id ON connector.executed (instance_id, wa_message_id) WHERE wa_message_id IS NOT NULL`,
   `CREATE INDEX IF NOT EXISTS executed_by_claim ON connector.executed (claimed_at)`,
 ];
@@ -64,6 +67,7 @@ interface Row {
   message_id: string;
   recipient: string;
   client_reference: string | null;
+  campaign_id: string | null;
   wa_message_id: string | null;
   error_code: string | null;
   error_reason: string | null;
@@ -91,8 +95,8 @@ export class ExecutedSends {
    */
   async claim(commands: readonly SendCommand[]): Promise<Claim[]> {
     const { rows: inserted } = await this.pool.query<{ message_id: string }>(
-      `INSERT INTO connector.executed (message_id, instance_id, account_id, project_id, recipient, client_reference)
-       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[])
+      `INSERT INTO connector.executed (message_id, instance_id, account_id, project_id, recipient, client_reference, campaign_id)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[])
        ON CONFLICT (message_id) DO NOTHING
        RETURNING message_id`,
       [
@@ -102,6 +106,7 @@ export class ExecutedSends {
         commands.map((c) => c.project_id),
         commands.map((c) => c.to),
         commands.map((c) => c.client_reference),
+        commands.map((c) => c.campaign_id),
       ],
     );
     const fresh = new Set(inserted.map((row) => row.message_id));
@@ -156,8 +161,8 @@ export class ExecutedSends {
   }
 
   private remember(send: SendRef, waMessageId: string): void {
-    const { message_id, instance_id, account_id, project_id, to, client_reference } = send;
-    this.recent.set(networkKey(instance_id, waMessageId), { message_id, instance_id, account_id, project_id, to, client_reference });
+    const { message_id, instance_id, account_id, project_id, to, client_reference, campaign_id } = send;
+    this.recent.set(networkKey(instance_id, waMessageId), { message_id, instance_id, account_id, project_id, to, client_reference, campaign_id });
     if (this.recent.size > RECENT_SENDS) this.recent.delete(this.recent.keys().next().value!);
   }
 
@@ -191,5 +196,6 @@ function refOf(row: Row): SendRef {
     project_id: asProjectId(row.project_id),
     to: row.recipient,
     client_reference: row.client_reference,
+    campaign_id: row.campaign_id,
   };
 }

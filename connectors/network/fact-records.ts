@@ -50,6 +50,7 @@ export function statusRecord(send: SendRef, outcome: StatusOutcome): MessageStat
     message_id: send.message_id,
     wa_message_id: outcome.wa_message_id,
     client_reference: send.client_reference,
+    campaign_id: send.campaign_id,
     to: send.to,
     status: outcome.status,
     error_code: outcome.error_code,

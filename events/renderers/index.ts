@@ -7,3 +7,4 @@ export { thresholdEvent, thresholdEventId, type Threshold } from './usage.js';
 export { KEYWORD_SOURCE, optedOutEvent } from './opt-out.js';
 export { connectionEvents } from './connections.js';
 export { callEvents } from './calls.js';
+export { campaignPausedEvent } from './campaigns.js';

@@ -105,7 +105,8 @@ function mediaPayload(media: Media, mediaUrl: MediaUrl): MediaPayload {
  */
 export function statusEvent(status: MessageStatus): PublicEvent {
   const payload: StatusPayload = {
-    origin: 'api',
+    origin: status.campaign_id === null ? 'api' : 'campaign',
+    ...(status.campaign_id !== null && { campaign_id: status.campaign_id }),
     message_id: status.message_id,
     wa_message_id: status.wa_message_id,
     to: status.to,

@@ -7,7 +7,8 @@ export { isNegativeReply } from '../contacts/keywords.js';
 export type CampaignFact = {
   readonly at: number;
   readonly campaignId: string;
-  readonly instanceId: string;
+  /** Null for a recipient skipped before any number was chosen (opted out at send time): it counts for the campaign only. */
+  readonly instanceId: string | null;
   readonly kind: 'sent' | 'delivered' | 'read' | 'failed' | 'blocked' | 'opted_out' | 'negative_reply' | 'replied';
   /** A failure's error_code: `failed` with `recipient_blocked` counts as `blocked`. */
   readonly reason?: string;
@@ -172,8 +173,9 @@ class Autopilot implements CampaignWatch {
     if (!rate && !isSend(kind)) return;
     const seen = { ...fact, kind };
     const campaign = touch(this.campaigns, fact.campaignId, () => ({ windows: new Windows(this.campaignSize.sends, this.campaignSize.minutes), numbers: new Set<string>() }));
-    campaign.numbers.add(fact.instanceId);
     campaign.windows.record(seen, rate);
+    if (fact.instanceId === null) return;
+    campaign.numbers.add(fact.instanceId);
     touch(this.numbers, fact.instanceId, () => new Windows(this.numberSize.sends, this.numberSize.minutes)).record(seen, rate);
   }
 

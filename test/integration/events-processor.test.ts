@@ -70,6 +70,7 @@ describe('events projection on the real stack: facts become public events on gw.
       message_id: asMessageId(`msg_${env.id}_sent`),
       wa_message_id: 'WASENT',
       client_reference: 'order-1',
+      campaign_id: null,
       to: ana.jid,
       status: value,
       error_code: value === 'failed' ? 'not_connected' : null,

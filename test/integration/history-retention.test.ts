@@ -42,7 +42,7 @@ function fact(command: SendCommand, status: SendStatus, when: number): MessageSt
   return {
     event_id: asEventId(`evt_${command.message_id}_${status}`), occurred_at: when, account_id: ACCOUNT, project_id: PROJECT,
     instance_id: command.instance_id, message_id: command.message_id, wa_message_id: `WA_${command.message_id}`,
-    client_reference: command.client_reference, to: command.to, status,
+    client_reference: command.client_reference, campaign_id: null, to: command.to, status,
     error_code: status === 'failed' ? 'not_connected' : null, error_reason: status === 'failed' ? 'socket closed' : null,
   };
 }

@@ -321,6 +321,12 @@ describe('partner API and connection lifecycle', () => {
     expect(advisories.status).toBe(200);
     expect(await call('GET', '/advisories', { auth: account.api_key })).toEqual(advisories);
     expect(await call('GET', '/me', { auth: fresh })).toMatchObject({ status: 200, body: { account: { id: account.account_id }, connection: { id } } });
+    // Campaigns are in the reach: the partner's key creates, reads, starts and lists one.
+    const campaign = await call<{ id: string }>('POST', '/campaigns', { auth: fresh, body: { name: 'Reach', message: { type: 'text', body: 'Hi' }, audience: { list: [{ to: '+5511999990001' }] } } });
+    expect(campaign.status, JSON.stringify(campaign.body)).toBe(201);
+    for (const [method, path] of [['GET', '/campaigns'], ['GET', `/campaigns/${campaign.body.id}`], ['GET', `/campaigns/${campaign.body.id}/recipients`], ['POST', `/campaigns/${campaign.body.id}/cancel`]] as const) {
+      expect((await call(method, path, { auth: fresh })).status, `${method} ${path}`).toBe(200);
+    }
     // A number of another project of the same customer is not found.
     const elsewhere = await createInstance(clients.producer, { accountId: account.account_id as never, projectId: asProjectId(newId('prj')), nickname: null, connector: 'sandbox' });
     expect(await call('POST', '/messages/text', { auth: fresh, body: { to: '+5511999990001', body: 'x', instance_id: elsewhere.instance_id } })).toMatchObject({ status: 404 });

@@ -24,7 +24,7 @@ function send(n: number): SendCommand {
 function fact(command: SendCommand, status: MessageStatus['status'], later: number): MessageStatus {
   return {
     event_id: asEventId(`evt_${command.message_id}_${status}`), occurred_at: command.occurred_at + later, account_id: ACCOUNT, project_id: PROJECT,
-    instance_id: command.instance_id, message_id: command.message_id, wa_message_id: `WA_${command.message_id}`, client_reference: command.client_reference,
+    instance_id: command.instance_id, message_id: command.message_id, wa_message_id: `WA_${command.message_id}`, client_reference: command.client_reference, campaign_id: null,
     to: command.to, status, error_code: null, error_reason: null,
   };
 }

@@ -28,7 +28,7 @@ function fact(n: number, status: SendStatus, later: number): MessageStatus {
   return {
     event_id: asEventId(`evt_staging_${n}_${status}`), occurred_at: T0 + n * 1_000 + later, account_id: ACCOUNT, project_id: PROJECT,
     instance_id: instance(n), message_id: asMessageId(`msg_staging_out_${n}`), wa_message_id: `WA_STAGING_${n}`, client_reference: n % 2 === 0 ? `ref_${n}` : null,
-    to: chat(n), status, error_code: status === 'failed' ? 'not_connected' : null, error_reason: status === 'failed' ? 'socket closed' : null,
+    to: chat(n), status, error_code: status === 'failed' ? 'not_connected' : null, error_reason: status === 'failed' ? 'socket closed' : null, campaign_id: null,
   };
 }
 

@@ -38,7 +38,7 @@ describe('usage replayed after retention deleted the sends', () => {
   function fact(command: SendCommand, status: MessageStatus['status']): MessageStatus {
     return {
       event_id: asEventId(`evt_${command.message_id}_${status}`), occurred_at: command.occurred_at + 5, account_id: command.account_id, project_id: command.project_id,
-      instance_id: command.instance_id, message_id: command.message_id, wa_message_id: `WA_${command.message_id}`, client_reference: null, to: command.to,
+      instance_id: command.instance_id, message_id: command.message_id, wa_message_id: `WA_${command.message_id}`, client_reference: null, campaign_id: command.campaign_id, to: command.to,
       status, error_code: null, error_reason: null,
     };
   }

@@ -66,6 +66,7 @@ const GATEWAY_CODES: ReadonlyArray<readonly [string, number]> = [
   ['metrics_unauthorized', 401],
   ['not_found', 404],
   ['contact_opted_out', 422],
+  ['campaign_state', 409],
   ['internal_error', 500],
   ['service_unavailable', 503],
 ];

@@ -154,6 +154,7 @@ describe('message statuses', () => {
     message_id: asMessageId('msg_9'),
     wa_message_id: 'WA9',
     client_reference: 'order-42',
+    campaign_id: null,
     to: ana.jid,
     status: value,
     error_code: null,
@@ -166,6 +167,10 @@ describe('message statuses', () => {
     expect(event).toMatchObject({ event_type: `message.${value}`, event_id: `evt_st_${value}`, client_reference: 'order-42', instance_id: 'inst_1' });
     expect(payloadOf(event)).toEqual({ origin: 'api', message_id: 'msg_9', wa_message_id: 'WA9', to: ana.jid, status: value });
     expect(envelopeOf(event).client_reference).toBe('order-42');
+  });
+
+  it("a campaign's send says so: origin campaign and its campaign_id", () => {
+    expect(payloadOf(statusEvent(status('delivered', { campaign_id: 'cmp_1' })))).toEqual({ origin: 'campaign', campaign_id: 'cmp_1', message_id: 'msg_9', wa_message_id: 'WA9', to: ana.jid, status: 'delivered' });
   });
 
   it('message.failed carries the neutral error code, never the operator detail', () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { accountEventTypes, isStreamOnly, webhookEventTypes, type WebhookEventType } from '../../events/catalogue.js';
 import { envelopeOf } from '../../events/envelope.js';
-import { advisoryEvents, callEvents, groupEvent, inboundEvent, instanceEvents, optedOutEvent, statusEvent, thresholdEvent } from '../../events/renderers/index.js';
+import { advisoryEvents, callEvents, campaignPausedEvent, groupEvent, inboundEvent, instanceEvents, optedOutEvent, statusEvent, thresholdEvent } from '../../events/renderers/index.js';
 import { sampleEvent } from '../../events/samples.js';
 import { asAccountId, asEventId, asInstanceId, asMessageId, asProjectId } from '../../schemas/ids.js';
 import type { GroupEventKind, InboundMessage, InstanceStatus, PublicEvent, SendStatus } from '../../schemas/records.js';
@@ -38,7 +38,7 @@ const documented: Record<WebhookEventType, string[]> = {
   'call.received': ['call_id', 'from', 'is_video', 'offline'],
 };
 
-/** Real renderings from facts written independently of the samples; campaign.paused has no producer yet. */
+/** Real renderings from facts written independently of the samples. */
 function realRendering(type: WebhookEventType): PublicEvent | undefined {
   const ids = {
     event_id: asEventId('evt_real'),
@@ -70,7 +70,7 @@ function realRendering(type: WebhookEventType): PublicEvent | undefined {
       if (type === 'message.edited') return inboundEvent({ ...message, content: { kind: 'edit', quoted_message_id: 'WA0', body: 'fixed' } }, (id) => id);
       if (type === 'message.deleted') return inboundEvent({ ...message, content: { kind: 'delete', quoted_message_id: 'WA0' } }, (id) => id);
       return statusEvent({
-        ...ids, message_id: asMessageId('msg_2'), wa_message_id: 'WA2', client_reference: null, to: person.jid,
+        ...ids, message_id: asMessageId('msg_2'), wa_message_id: 'WA2', client_reference: null, campaign_id: null, to: person.jid,
         status: name as SendStatus, error_code: name === 'failed' ? 'not_connected' : null, error_reason: null,
       });
     case 'instance':
@@ -91,6 +91,15 @@ function realRendering(type: WebhookEventType): PublicEvent | undefined {
       return advisoryEvents({ accounts: ['acc_1'], title: 't', impact: 'i', action: 'a', link: 'https://x.test' }, 'adv_1', 0)[0];
     case 'call':
       return callEvents({ ...ids, call_id: 'C1', status: 'offer', caller: person, is_video: true, group_jid: null, offline: false, by_us: false })[0];
+    case 'campaign':
+      return campaignPausedEvent(
+        {
+          event_id: ids.event_id, occurred_at: 0, account_id: ids.account_id, project_id: ids.project_id, campaign_id: 'cmp_1', name: 'Spring', status: 'paused',
+          message_type: 'text', content: { kind: 'text', body: 'hi' }, time_zone: 'UTC', start_at: null, hours_from: null, hours_to: null, instance_ids: [], pool_id: null,
+          pace_per_minute: 60, recipients: 1, chunks: 1, invalid_rows: 0, pause_reason: 'failure_rate', created_at: 0, started_at: 0, paused_at: 0, ended_at: null,
+        },
+        { reason: 'failure_rate', scope: 'campaign', instance_id: null, figures: { sends: 120, failed: 30, rate: 0.25 }, thresholds: { window_sends: 200, min_sample: 50, limit: 0.15 } },
+      );
     default:
       return undefined;
   }
@@ -103,8 +112,7 @@ describe('sampleEvent', () => {
     expect(isStreamOnly(sample.event_type)).toBe(false);
     expect(keysOf(sample)).toEqual([...documented[type]].sort());
     const real = realRendering(type);
-    if (type === 'campaign.paused') expect(real).toBeUndefined();
-    else expect(keysOf(real!)).toEqual(keysOf(sample));
+    expect(keysOf(real!)).toEqual(keysOf(sample));
     expect(() => envelopeOf(sample)).not.toThrow();
   });
 

@@ -23,6 +23,7 @@ const send = (n: number): SendRef => ({
   project_id: asProjectId('prj_1'),
   to: '+5511999990001',
   client_reference: null,
+  campaign_id: null,
 });
 
 describe('ExecutedSends', () => {

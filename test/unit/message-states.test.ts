@@ -25,7 +25,7 @@ function send(id: string, when: number, content: SendCommand['content']): SendCo
 function fact(command: SendCommand, status: SendStatus, when: number): MessageStatus {
   return {
     event_id: asEventId(`evt_${command.message_id}_${status}_${when}`), occurred_at: when, account_id: ACCOUNT, project_id: PROJECT, instance_id: NUMBER,
-    message_id: command.message_id, wa_message_id: `WA_${command.message_id}`, client_reference: null, to: ANA, status,
+    message_id: command.message_id, wa_message_id: `WA_${command.message_id}`, client_reference: null, campaign_id: null, to: ANA, status,
     error_code: status === 'failed' ? 'not_connected' : null, error_reason: null,
   };
 }

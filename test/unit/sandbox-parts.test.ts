@@ -163,7 +163,7 @@ describe('records of facts', () => {
   });
 
   it('derives status and inbound event ids, so repeats collapse', () => {
-    const send = { message_id: asMessageId('msg_1'), instance_id: state.instance_id, account_id: state.account_id, project_id: state.project_id, to: 'x', client_reference: null };
+    const send = { message_id: asMessageId('msg_1'), instance_id: state.instance_id, account_id: state.account_id, project_id: state.project_id, to: 'x', client_reference: null, campaign_id: null };
     const outcome = { status: 'delivered' as const, wa_message_id: 'W1', error_code: null, error_reason: null, occurred_at: 9 };
     expect(statusRecord(send, outcome).event_id).toBe(statusRecord(send, { ...outcome, occurred_at: 10 }).event_id);
     expect(statusRecord(send, outcome).event_id).not.toBe(statusRecord(send, { ...outcome, status: 'read' }).event_id);

@@ -1,7 +1,7 @@
 import type { SendCommand } from '../../schemas/records.js';
 import { partitionOf, takenInTime, topics, type Producer } from '../../topics/index.js';
 import { withDeadline } from '../../shared/deadline.js';
-import { gatewayError } from '../errors.js';
+import { SendRefused } from './refused.js';
 
 /** How long a send waits for the log to take its command; past it the send is refused (503) for good. */
 export const SEND_DEADLINE_MS = 10_000;
@@ -22,13 +22,24 @@ const ANSWER_WINDOW_MS = 60_000;
  * client may retry a 503, with or without an Idempotency-Key, without messaging anyone twice.
  */
 export async function appendSend(producer: Producer, command: Omit<SendCommand, 'expires_at'>): Promise<void> {
+  const [taken] = await appendSends(producer, [command]);
+  if (!taken) throw new SendRefused('service_unavailable');
+}
+
+/**
+ * Writes send commands with one deadline in one append and tells, for each, whether the log took
+ * it in time (a campaign's tick writes many). One not taken in time is passed over by every reader.
+ */
+export async function appendSends(producer: Producer, commands: readonly Omit<SendCommand, 'expires_at'>[]): Promise<boolean[]> {
+  if (commands.length === 0) return [];
   const expiresAt = Date.now() + SEND_DEADLINE_MS;
-  const key = command.instance_id;
   const taken = await withDeadline(
-    producer.send(topics.sendCommands, [{ key, value: { ...command, expires_at: expiresAt } }]),
+    producer.send(topics.sendCommands, commands.map((command) => ({ key: command.instance_id, value: { ...command, expires_at: expiresAt } }))),
     SEND_DEADLINE_MS + ANSWER_WINDOW_MS,
   );
-  const takenAt = taken.get(partitionOf(key, topics.sendCommands.partitions)) ?? Math.max(...taken.values());
-  // No append time (a topic still stamped at creation): the record's own time is earlier than the deadline.
-  if (Number.isFinite(takenAt) && !takenInTime({ expires_at: expiresAt }, takenAt)) throw gatewayError('service_unavailable');
+  return commands.map((command) => {
+    const takenAt = taken.get(partitionOf(command.instance_id, topics.sendCommands.partitions)) ?? Math.max(...taken.values());
+    // No append time (a topic still stamped at creation): the record's own time is earlier than the deadline.
+    return !Number.isFinite(takenAt) || takenInTime({ expires_at: expiresAt }, takenAt);
+  });
 }

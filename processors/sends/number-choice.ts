@@ -1,7 +1,7 @@
 import type { Pool } from 'pg';
 import type { Directory } from '../../processors/directory.js';
-import { GatewayError, gatewayError } from '../errors.js';
-import { projectInstances, type InstanceRow } from '../../processors/instances/queries.js';
+import { projectInstances, type InstanceRow } from '../instances/queries.js';
+import { SendRefused } from './refused.js';
 
 /** Statuses in which a number sends. A warming number sends too, at the pace its connector sets. */
 const SENDING = new Set(['connected', 'warming']);
@@ -26,6 +26,8 @@ const RECENT_CHOICES_KEPT = 100_000;
 export interface NumberChoice {
   readonly instanceId?: string;
   readonly poolId?: string;
+  /** Narrows the choice to these numbers (a campaign's), as a pool does. */
+  readonly instanceIds?: readonly string[];
   readonly projectId: string;
   /** The customer's jid: a conversation stays on the number it is on while that number is connected. */
   readonly to: string;
@@ -70,7 +72,7 @@ export function createNumberChooser(deps: NumberChooserDeps) {
   return async function choose(choice: NumberChoice): Promise<InstanceRow> {
     // A refusal is never based on the cache: the number may have connected a moment ago.
     const chosen = await pick(choice, false).catch((error: unknown) => {
-      if (error instanceof GatewayError && staleRefusals.has((error as GatewayError).code)) return pick(choice, true);
+      if (error instanceof SendRefused && staleRefusals.has(error.code)) return pick(choice, true);
       throw error;
     });
     remember(`${choice.projectId}\n${choice.to}`, chosen.instance_id);
@@ -81,23 +83,27 @@ export function createNumberChooser(deps: NumberChooserDeps) {
     const numbers = await numbersOf(choice.projectId, fresh);
     if (choice.instanceId !== undefined) {
       const forced = numbers.find((n) => n.instance_id === choice.instanceId);
-      if (!forced) throw gatewayError('not_found');
-      if (!SENDING.has(forced.status)) throw gatewayError('not_connected');
+      if (!forced) throw new SendRefused('not_found');
+      if (!SENDING.has(forced.status)) throw new SendRefused('not_connected');
       return forced;
     }
     let candidates = numbers.filter((n) => SENDING.has(n.status));
     if (choice.poolId !== undefined) {
       const pool = deps.directory.pools.get(choice.poolId);
-      if (!pool || pool.project_id !== choice.projectId) throw gatewayError('not_found');
+      if (!pool || pool.project_id !== choice.projectId) throw new SendRefused('not_found');
       const members = new Set(pool.instance_ids);
       candidates = candidates.filter((n) => members.has(n.instance_id));
     }
-    if (candidates.length === 0) throw gatewayError('no_number_available');
+    if (choice.instanceIds !== undefined && choice.instanceIds.length > 0) {
+      const named = new Set(choice.instanceIds);
+      candidates = candidates.filter((n) => named.has(n.instance_id));
+    }
+    if (candidates.length === 0) throw new SendRefused('no_number_available');
     if (candidates.length === 1) return candidates[0]!;
     const sticky = await stickyNumber(choice.projectId, choice.to, `${choice.projectId}\n${choice.to}`);
     const kept = candidates.find((n) => n.instance_id === sticky);
     if (kept) return kept;
-    const rotation = `${choice.projectId}:${choice.poolId ?? '*'}`;
+    const rotation = `${choice.projectId}:${choice.poolId ?? choice.instanceIds?.join(',') ?? '*'}`;
     const turn = turns.get(rotation) ?? 0;
     turns.set(rotation, turn + 1);
     return candidates[turn % candidates.length]!;

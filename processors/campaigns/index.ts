@@ -1,0 +1,11 @@
+export { campaignsProjection } from './projection.js';
+export { startCampaignRunner, type CampaignRunnerDeps } from './runner.js';
+export { idleWatch } from './watch.js';
+export { createAutopilot, type CampaignFact, type CampaignWatch, type PauseDecision } from './autopilot.js';
+export { actOn, campaignOf, createCampaign, editDraft, writeState, CHUNK_SIZE, type CampaignAction, type CampaignDraft } from './commands.js';
+export { resolveAudience, isTimeZone, MAX_RECIPIENTS, type Audience, type InvalidRecipient, type ListedRecipient } from './audience.js';
+export { listCampaigns, listRecipients, progressOf, CAMPAIGN_STATUSES, RECIPIENT_STATUSES, type CampaignRow, type CampaignStatus, type Progress, type RecipientRow, type RecipientStatus } from './queries.js';
+export { placeholdersOf } from './template.js';
+export { campaignMessageId } from './ids.js';
+export { HOURS_PATTERN } from './hours.js';
+export { CampaignRefused } from './refused.js';
