@@ -82,6 +82,19 @@ describe('message states and the event topics, in any order', () => {
     }
   }
 
+  /** The replay's swap: the staged writes folded into the tables, the derived ones recomputed. */
+  async function swap(projection: Projection, schema: string): Promise<void> {
+    const tx = await db.pool.connect();
+    try {
+      await tx.query('BEGIN');
+      await tx.query(`SET LOCAL search_path TO ${quoteIdent(schema)}`);
+      await projection.deriveAfterReplay!(tx);
+      await tx.query('COMMIT');
+    } finally {
+      tx.release();
+    }
+  }
+
   async function tables(schema: string): Promise<unknown[]> {
     const dump: unknown[] = [];
     for (const [table, order] of [['messages', 'message_id'], ['message_changes', 'change_id'], ['conversations', 'jid'], ['conversation_numbers', 'jid']]) {
@@ -105,10 +118,12 @@ describe('message states and the event topics, in any order', () => {
 
     await apply(replay, 'states_first', topics.messageStates, compacted);
     await apply(replay, 'states_first', topics.messageStatus, [...earlyFacts, staleFact]);
+    await swap(replay, 'states_first');
     expect(await tables('states_first')).toEqual(expected);
 
     await apply(replay, 'states_last', topics.messageStatus, [staleFact, ...earlyFacts]);
     await apply(replay, 'states_last', topics.messageStates, compacted);
+    await swap(replay, 'states_last');
     expect(await tables('states_last')).toEqual(expected);
   });
 
@@ -118,7 +133,9 @@ describe('message states and the event topics, in any order', () => {
     await ensureProjectionSchema(db.pool, live, 'conversations');
     await db.pool.query(`INSERT INTO conversations._offsets (topic, partition, next_offset) VALUES ($1, 0, 1)`, [topics.sendCommands.name]);
     const late = send('msg_during_swap', at(30), { kind: 'text', body: 'sent while the replay swapped in' });
-    await apply(conversationsProjection({ producer: replayed, mode: 'replay' }), 'rebuilt', topics.sendCommands, [read, late]);
+    const rebuilding = conversationsProjection({ producer: replayed, mode: 'replay' });
+    await apply(rebuilding, 'rebuilt', topics.sendCommands, [read, late]);
+    await swap(rebuilding, 'rebuilt');
     const states = replayed.sent.flatMap((s) => s.records as { key: string }[]);
     expect(states.map((s) => s.key)).toEqual([late.message_id]);
   });
