@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, type Account } from './api.js';
-import { AuditLog, ErrorLine, logoSrc, Section, ShownOnce, useAction, useConfirm, useListView, when } from './ui.js';
+import { AuditLog, type Delivery, ErrorLine, logoSrc, Section, ShownOnce, useAction, useConfirm, useListView, when } from './ui.js';
 
 const TABS = ['Connected apps', 'Numbers', 'API keys', 'Webhooks', 'Usage', 'Team', 'Audit log'] as const;
 type Tab = (typeof TABS)[number];
@@ -255,15 +255,6 @@ interface Webhook {
   readonly event_types: readonly string[];
   readonly enabled: boolean;
 }
-interface Delivery {
-  readonly id: string;
-  readonly event_type: string;
-  readonly status: string;
-  readonly attempt_count: number;
-  readonly last_attempt_at: string | null;
-  readonly last_response_status: number | null;
-}
-
 function Webhooks({ admin }: { admin: boolean }) {
   const [hooks, setHooks] = useState<Webhook[]>([]);
   const [open, setOpen] = useState<{ id: string; deliveries: Delivery[] } | null>(null);

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api } from './api.js';
-import { AuditLog, ErrorLine, logoSrc, Section, ShownOnce, useAction, useConfirm, useListView, when } from './ui.js';
+import { AuditLog, type Delivery, ErrorLine, logoSrc, Section, ShownOnce, useAction, useConfirm, useListView, when } from './ui.js';
 
 interface Partner {
   readonly id: string;
@@ -157,16 +157,6 @@ function Connections({ partner }: { partner: Partner }) {
       {list.pager}
     </div>
   );
-}
-
-interface Delivery {
-  readonly id: string;
-  readonly event_type: string;
-  readonly status: string;
-  readonly attempt_count: number;
-  readonly last_attempt_at: string | null;
-  readonly last_response_status: number | null;
-  readonly last_error: string | null;
 }
 
 /** The partner webhook's delivery log, with why each failed, and redelivery. */

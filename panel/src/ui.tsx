@@ -138,6 +138,17 @@ export function useListView<T>(items: readonly T[], options: { noun: string; tex
   return { shown, controls, pager };
 }
 
+/** A webhook delivery as `GET /webhooks/{id}/deliveries` and `GET /platform/partners/{id}/deliveries` list it. */
+export interface Delivery {
+  readonly id: string;
+  readonly event_type: string;
+  readonly status: string;
+  readonly attempt_count: number;
+  readonly last_attempt_at: string | null;
+  readonly last_response_status: number | null;
+  readonly last_error: string | null;
+}
+
 export interface AuditEntry {
   readonly id: string;
   readonly action: string;
