@@ -73,7 +73,7 @@ export function stagedMessages(): StagedMessages {
           return [{
             message_id: fact.message_id, account_id: fact.account_id, project_id: fact.project_id, instance_id: fact.instance_id,
             jid: fact.to, direction: 'out', occurred_at: at, to_jid: fact.to, mentions: [], client_reference: fact.client_reference,
-            status: fact.status, [STATUS_TIME[fact.status]]: at, wa_message_id: fact.wa_message_id, error_code: fact.error_code,
+            status: fact.status, [STATUS_TIME[fact.status]]: at, wa_message_id: fact.wa_message_id, error_code: fact.error_code, error_reason: fact.error_reason,
             source: FROM_RECORD, seq: meta.offset,
           }];
         }),
@@ -102,7 +102,7 @@ export function stagedMessages(): StagedMessages {
 /**
  * One row per staged message, applied to `messages` as a state is: its base is its first write
  * with content (or, without any, its first write), its status the furthest (failed is final),
- * each status time the first, its network id and error the first known. One sort of the staged
+ * each status time the first, its network id, error code and reason the first known. One sort of the staged
  * rows serves the base (the first of each message) and the merged columns (its window).
  */
 function mergeStatement(columns: readonly string[]): string {
@@ -114,6 +114,7 @@ function mergeStatement(columns: readonly string[]): string {
     failed_at: 'min(failed_at) OVER w',
     wa_message_id: '(array_agg(wa_message_id) FILTER (WHERE wa_message_id IS NOT NULL) OVER w)[1]',
     error_code: '(array_agg(error_code) FILTER (WHERE error_code IS NOT NULL) OVER w)[1]',
+    error_reason: '(array_agg(error_reason) FILTER (WHERE error_reason IS NOT NULL) OVER w)[1]',
   };
   return `INSERT INTO messages (${columns.join(', ')})
     SELECT DISTINCT ON (message_id) ${columns.map((c) => merged[c] ?? c).join(', ')}
