@@ -7,6 +7,7 @@ export {
   listedPhones,
   memberIds,
   recipientStanding,
+  recipientStandings,
   type ContactGroupRow,
   type ListedPhoneRow,
   type MemberRow,

@@ -41,15 +41,20 @@ export interface RecipientStanding {
 
 /** The opt-out of the account's contact with this E.164 phone and the lists the phone is on, in one read. */
 export async function recipientStanding(db: Pool, accountId: string, phone: string): Promise<RecipientStanding> {
-  const { rows } = await db.query<{ opted_out: boolean; suppressed: boolean; blocklisted: boolean }>(
-    `SELECT
-       EXISTS (SELECT 1 FROM contacts.contacts WHERE account_id = $1 AND phone = $2 AND opted_out) AS opted_out,
-       EXISTS (SELECT 1 FROM audience.listed_phones WHERE account_id = $1 AND phone = $2 AND list = 'suppressions') AS suppressed,
-       EXISTS (SELECT 1 FROM audience.listed_phones WHERE account_id = $1 AND phone = $2 AND list = 'blocklist') AS blocklisted`,
-    [accountId, phone],
+  return (await recipientStandings(db, accountId, [phone])).get(phone)!;
+}
+
+/** The standing of each of these E.164 phones of the account, in one read whatever their number (a campaign's tick). */
+export async function recipientStandings(db: Pool, accountId: string, phones: readonly string[]): Promise<Map<string, RecipientStanding>> {
+  const { rows } = await db.query<{ phone: string; opted_out: boolean; suppressed: boolean; blocklisted: boolean }>(
+    `SELECT p.phone,
+       EXISTS (SELECT 1 FROM contacts.contacts c WHERE c.account_id = $1 AND c.phone = p.phone AND c.opted_out) AS opted_out,
+       EXISTS (SELECT 1 FROM audience.listed_phones l WHERE l.account_id = $1 AND l.phone = p.phone AND l.list = 'suppressions') AS suppressed,
+       EXISTS (SELECT 1 FROM audience.listed_phones l WHERE l.account_id = $1 AND l.phone = p.phone AND l.list = 'blocklist') AS blocklisted
+     FROM unnest($2::text[]) AS p(phone)`,
+    [accountId, phones],
   );
-  const row = rows[0];
-  return { optedOut: row?.opted_out ?? false, suppressed: row?.suppressed ?? false, blocklisted: row?.blocklisted ?? false };
+  return new Map(rows.map((row) => [row.phone, { optedOut: row.opted_out, suppressed: row.suppressed, blocklisted: row.blocklisted }]));
 }
 
 export async function listedPhone(db: Pool, accountId: string, list: PhoneList, phone: string): Promise<ListedPhoneRow | undefined> {

@@ -5,7 +5,7 @@ import { publishEvents } from '../../events/publish.js';
 import { asAccountId, asEventId, asInstanceId, asMessageId, asProjectId, newId } from '../../schemas/ids.js';
 import type { CampaignState, SendCommand } from '../../schemas/records.js';
 import { createPartitionOwner, partitionOf, topics, type Kafka, type PartitionOwner, type Producer, type TopicSerdes } from '../../topics/index.js';
-import { recipientStanding, type RecipientStanding } from '../audience/index.js';
+import { recipientStandings, type RecipientStanding } from '../audience/index.js';
 import { lastInstanceFor } from '../conversations/index.js';
 import type { Directory } from '../directory.js';
 import { appendSends } from '../sends/append.js';
@@ -131,9 +131,9 @@ export async function startCampaignRunner(deps: CampaignRunnerDeps): Promise<{ s
 
   /** Sends what it can of `due`; returns how many went to the log. */
   const dispatch = async (state: CampaignState, due: readonly Due[]): Promise<number> => {
-    const standings = await Promise.all(due.map((r) => recipientStanding(deps.pool, state.account_id, r.phone)));
-    const skipped = due.flatMap((r, i) => {
-      const reason = skipReason(standings[i]!);
+    const standings = await recipientStandings(deps.pool, state.account_id, due.map((r) => r.phone));
+    const skipped = due.flatMap((r) => {
+      const reason = skipReason(standings.get(r.phone)!);
       return reason === undefined ? [] : [{ idx: r.idx, reason }];
     });
     if (skipped.length > 0) {
