@@ -1,6 +1,5 @@
 import {
   DisconnectReason,
-  generateMessageIDV2,
   jidDecode,
   makeCacheableSignalKeyStore,
   makeWASocket,
@@ -10,6 +9,7 @@ import {
   type WASocket,
 } from '@whiskeysockets/baileys';
 import type { Logger } from 'pino';
+import { sentNetworkId } from '../network/ids.js';
 import type { InstanceState, InstanceStatus, PairingMethod, SendCommand } from '../../schemas/records.js';
 import { backoffMs } from '../../shared/backoff.js';
 import type { NumberSession, SendResult, SessionEvents, SessionFact } from '../network/connector.js';
@@ -464,9 +464,9 @@ export class BaileysSession implements NumberSession {
     }
     let waId = '';
     try {
-      for (const message of outgoing) {
+      for (const [part, message] of outgoing.entries()) {
         // Ours before it leaves: the socket echoes each send at once, and the echo must be known as ours.
-        const id = generateMessageIDV2(socket.authState.creds.me?.id);
+        const id = sentNetworkId(command.message_id, part);
         await this.deps.mapping.rememberSending(this.instance.instance_id, id);
         const sent = await socket.sendMessage(command.to, message.content, { ...message.options, messageId: id });
         if (!sent?.key.id) throw new Error('the network gave no message id');

@@ -25,7 +25,10 @@ export type Claim =
   | { readonly kind: 'new' }
   /** Executed before: only its status record may be missing, so it is written again (same event id). */
   | { readonly kind: 'done'; readonly outcome: SendOutcome }
-  /** An earlier run claimed it and stopped before the network answered: the send may or may not have left. */
+  /**
+   * An earlier run claimed it and stopped before its outcome was stored: the send may or may not
+   * have left, so it goes again under the same network ids (the network keeps one message per id).
+   */
   | { readonly kind: 'interrupted' }
   /** The same message id was claimed for another number (a repeated command): that number reports it. */
   | { readonly kind: 'elsewhere' };

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { asEventId, asMessageId, derivedId, newId, type EventId, type InstanceId, type MessageId } from '../../schemas/ids.js';
 import type { SendStatus } from '../../schemas/records.js';
 
@@ -12,3 +13,14 @@ export const inboundEventId = (instanceId: InstanceId, waMessageId: string): Eve
 
 export const inboundMessageId = (instanceId: InstanceId, waMessageId: string): MessageId =>
   asMessageId(derivedId('msg', instanceId, waMessageId));
+
+/**
+ * The network id of part `part` (a bubble) of one of our sends, derived from the message id and
+ * shaped like the ids the network's own clients make (`3EB0` and 18 hex characters). A send cut by
+ * a crash is sent again under the same ids, and the network keeps one message per id, so the
+ * recipient gets it once whichever run reached the network.
+ */
+export function sentNetworkId(messageId: MessageId, part: number): string {
+  const digest = createHash('sha256').update(`send\u0000${messageId}\u0000${part}`).digest('hex');
+  return `3EB0${digest.slice(0, 18).toUpperCase()}`;
+}

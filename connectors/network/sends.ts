@@ -22,11 +22,6 @@ export interface SendsDeps {
   readonly numberOf: (instanceId: string) => { readonly session?: NumberSession } | undefined;
 }
 
-const interrupted: SendResult = {
-  kind: 'failed',
-  error_code: 'internal_error',
-  error_reason: 'the connector stopped during this send; the network may have taken it',
-};
 const notConnected = (reason: string): SendResult => ({ kind: 'failed', error_code: 'not_connected', error_reason: reason });
 const otpExpired: SendResult = {
   kind: 'failed',
@@ -50,8 +45,9 @@ interface PendingReceipt {
 /**
  * Executes each send once: it is claimed in `connector.executed` before it goes to the network,
  * and its outcome is stored there before its status record is written, so a command read again
- * (after a crash or a rebalance) repeats the status record, never the send. A batch of commands
- * takes one statement to claim and one to store the outcomes.
+ * (after a crash or a rebalance) repeats the status record, never the send. A send claimed by a run
+ * that stopped before storing its outcome is sent again under the same network ids, which the
+ * network takes once. A batch of commands takes one statement to claim and one to store the outcomes.
  */
 export class Sends {
   /** Results whose outcome could not be stored yet (Postgres failed): the retried batch reuses them. */
@@ -75,7 +71,9 @@ export class Sends {
         continue;
       }
       // Started in order, each without waiting for the answer to the one before (see `NumberSession.send`).
-      const result = claim.kind === 'new' ? this.execute(command) : Promise.resolve(this.unfinished.get(command.message_id) ?? interrupted);
+      // An interrupted send goes again under the same network ids (`sentNetworkId`): the network keeps one message per id.
+      const unfinished = this.unfinished.get(command.message_id);
+      const result = unfinished ? Promise.resolve(unfinished) : this.execute(command);
       executing.push({ send: command, result });
       // Queued in the number's writer now, before the network can answer with a receipt: sent comes first.
       written.push(this.writeStatus(command, stored.promise.then((outcomes) => outcomes.get(command.message_id)!)));

@@ -4,11 +4,6 @@ import type { PairingFact } from '../network/connector.js';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest();
 
-/** Network id of a send, shaped like the ids the real network gives (20 hex characters). */
-export function sentWaId(): string {
-  return `3EB0${randomBytes(8).toString('hex').toUpperCase()}`;
-}
-
 /** Network id of a simulated message, derived from its control so a repeated control gives the same message. */
 export function simulatedWaId(controlId: string): string {
   return `SBX${sha256(controlId).toString('hex').slice(0, 17).toUpperCase()}`;

@@ -13,6 +13,20 @@ export interface OwedReceipt {
   readonly sent_at: number;
 }
 
+/** One send as the simulated network takes it: its bubbles' network ids and the receipts it then owes. */
+export interface NetworkSend {
+  readonly instance_id: string;
+  readonly wa_message_ids: readonly string[];
+  readonly receipts: readonly OwedReceipt[];
+  readonly sent_at: number;
+}
+
+interface Taking {
+  readonly send: NetworkSend;
+  /** Set by the statement: false when the network had taken these ids before. */
+  taken?: boolean;
+}
+
 /**
  * Unlogged: a write needs no WAL flush, so a send waits a round trip and no disk for its receipts.
  * The rows survive a connector that dies; a Postgres crash empties the table (the simulated network
@@ -28,16 +42,27 @@ const DDL = [
     sent_at bigint NOT NULL,
     PRIMARY KEY (instance_id, wa_message_id, status)
   )`,
+  `CREATE UNLOGGED TABLE IF NOT EXISTS sandbox.network_messages (
+    instance_id text NOT NULL,
+    wa_message_id text NOT NULL,
+    sent_at bigint NOT NULL,
+    PRIMARY KEY (instance_id, wa_message_id)
+  )`,
   `CREATE INDEX IF NOT EXISTS pending_receipts_by_due ON sandbox.pending_receipts (instance_id, due_at, wa_message_id, status)`,
 ];
 
-/** Receipts of numbers that never came back (deleted, logged out) are forgotten after this long. */
+/**
+ * Receipts of numbers that never came back (deleted, logged out) are forgotten after this long, and
+ * so are the messages taken: send commands live 7 days on the log, so none comes again later.
+ */
 const KEEP_MS = 8 * 86_400_000;
 
 /**
- * `sandbox.pending_receipts`: the receipts the sandbox network owes, written before a send is
- * accepted and removed once the receipt is on the log, so a connector killed in between owes them
- * still when the number's session opens again. Concurrent writes are gathered into one statement.
+ * `sandbox.network_messages` and `sandbox.pending_receipts`: the messages the sandbox network took,
+ * one per network id as the real network keeps them, and the receipts it owes for them. Both are
+ * written before a send is accepted; a receipt is removed once it is on the log, so a connector
+ * killed in between owes it still when the number's session opens again. Concurrent writes are
+ * gathered into one statement.
  */
 export class PendingReceipts {
   /** One insert and one delete statement at a time; what callers add meanwhile goes into the next one. */
@@ -48,11 +73,17 @@ export class PendingReceipts {
   async ensureSchema(): Promise<void> {
     await runDdl(this.pool, 'sandbox', DDL);
     await this.pool.query('DELETE FROM sandbox.pending_receipts WHERE due_at < $1', [Date.now() - KEEP_MS]);
+    await this.pool.query('DELETE FROM sandbox.network_messages WHERE sent_at < $1', [Date.now() - KEEP_MS]);
   }
 
-  /** Resolves once the receipts are stored. */
-  add(receipts: readonly OwedReceipt[]): Promise<void> {
-    return this.statements.gather('insert', this.insert, receipts);
+  /**
+   * Takes a send onto the network and stores the receipts it owes. Resolves with false when the
+   * network had taken its ids before (a send repeated after a crash): nothing new is owed then.
+   */
+  async take(send: NetworkSend): Promise<boolean> {
+    const taking: Taking = { send };
+    await this.statements.gather('insert', this.insert, taking);
+    return taking.taken!;
   }
 
   /** Resolves once the receipts are no longer owed. */
@@ -71,14 +102,35 @@ export class PendingReceipts {
     return rows.map((row) => ({ instance_id: instanceId, wa_message_id: row.wa_message_id, status: row.status, due_at: Number(row.due_at), sent_at: Number(row.sent_at) }));
   }
 
-  private readonly insert = async (batches: readonly (readonly OwedReceipt[])[]): Promise<void> => {
-    const rows = batches.flat();
-    await this.pool.query(
-      `INSERT INTO sandbox.pending_receipts (instance_id, wa_message_id, status, due_at, sent_at)
-       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[])
-       ON CONFLICT DO NOTHING`,
-      [rows.map((r) => r.instance_id), rows.map((r) => r.wa_message_id), rows.map((r) => r.status), rows.map((r) => r.due_at), rows.map((r) => r.sent_at)],
+  private readonly insert = async (batch: readonly Taking[]): Promise<void> => {
+    const messages = batch.flatMap(({ send }) => send.wa_message_ids.map((id) => ({ instance: send.instance_id, id, at: send.sent_at })));
+    const receipts = batch.flatMap(({ send }) => send.receipts);
+    const { rows } = await this.pool.query<{ instance_id: string; wa_message_id: string }>(
+      `WITH taken AS (
+         INSERT INTO sandbox.network_messages (instance_id, wa_message_id, sent_at)
+         SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[])
+         ON CONFLICT DO NOTHING
+         RETURNING instance_id, wa_message_id
+       ), owed AS (
+         INSERT INTO sandbox.pending_receipts (instance_id, wa_message_id, status, due_at, sent_at)
+         SELECT r.* FROM unnest($4::text[], $5::text[], $6::text[], $7::bigint[], $8::bigint[]) AS r(instance_id, wa_message_id, status, due_at, sent_at)
+         JOIN taken USING (instance_id, wa_message_id)
+         ON CONFLICT DO NOTHING
+       )
+       SELECT instance_id, wa_message_id FROM taken`,
+      [
+        messages.map((m) => m.instance),
+        messages.map((m) => m.id),
+        messages.map((m) => m.at),
+        receipts.map((r) => r.instance_id),
+        receipts.map((r) => r.wa_message_id),
+        receipts.map((r) => r.status),
+        receipts.map((r) => r.due_at),
+        receipts.map((r) => r.sent_at),
+      ],
     );
+    const taken = new Set(rows.map((row) => `${row.instance_id}\u0000${row.wa_message_id}`));
+    for (const taking of batch) taking.taken = taken.has(`${taking.send.instance_id}\u0000${taking.send.wa_message_ids[0]}`);
   };
 
   private readonly delete = async (batches: readonly (readonly OwedReceipt[])[]): Promise<void> => {

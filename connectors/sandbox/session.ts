@@ -21,7 +21,8 @@ import { buttonsAsText, listAsText, otpBubbles } from '../network/outgoing-text.
 import { changeBehaviour, defaultBehaviour, recipientBlocked, sendFails, type Behaviour } from './behaviour.js';
 import { BanWatch } from './bans.js';
 import { receivedContent, type ReceivedContent } from './content.js';
-import { derivedPhone, pairingChallenge, sentWaId, simulatedWaId } from './ids.js';
+import { derivedPhone, pairingChallenge, simulatedWaId } from './ids.js';
+import { sentNetworkId } from '../network/ids.js';
 import { People } from './people.js';
 import type { OwedReceipt, PendingReceipts } from './receipts.js';
 import { Recent } from './recent.js';
@@ -33,7 +34,7 @@ import { targetOf } from '../network/targets.js';
 
 export interface SessionDeps {
   readonly logger: Logger;
-  /** The receipts the network owes, kept in Postgres so a killed connector does not forget them. */
+  /** The sends the network took and the receipts it owes, kept in Postgres so a killed connector does not forget them. */
   readonly receipts: PendingReceipts;
   readonly media?: MediaSink;
   /** Opens OTP codes for the code bubble; absent, the bubble holds the masked code. */
@@ -122,22 +123,26 @@ export class SandboxSession implements NumberSession {
     if (changed !== null && (!this.phone || this.authors.get(changed) !== phoneJid(this.phone))) {
       return { kind: 'failed', error_code: 'delivery_failed', error_reason: `sandbox: ${changed} is not one of the number's own messages` };
     }
-    let waId = '';
-    for (const [i, content] of this.bubbles(command.content).entries()) {
-      waId = sentWaId();
-      const reply = i === 0 ? { quoted_message_id: command.quoted_message_id, mentions: command.mentions } : { quoted_message_id: null, mentions: [] };
-      this.remember({ message_id: command.message_id, wa_message_id: waId, to: command.to, content, ...reply });
-      if (this.phone) this.authors.set(waId, phoneJid(this.phone));
-    }
-    if (command.content.kind === 'poll') this.polls.set(waId, command.content.options);
-    this.bans.sent(false, Date.now());
-    this.chats.sent(command.to, Date.now());
+    const bubbles = this.bubbles(command.content);
+    const ids = bubbles.map((_, i) => sentNetworkId(command.message_id, i));
+    const waId = ids[ids.length - 1]!;
     const { deliveredAfterMs, readAfterMs } = this.behaviour;
     const now = Date.now();
     const owed = (status: OwedReceipt['status'], afterMs: number): OwedReceipt =>
       ({ instance_id: this.instance.instance_id, wa_message_id: waId, status, due_at: now + afterMs, sent_at: now });
     const receipts = [owed('delivered', deliveredAfterMs), owed('read', Math.max(deliveredAfterMs, readAfterMs))];
-    await this.deps.receipts.add(receipts);
+    // A send cut by a crash comes again under the same ids: what the network took before, it keeps once.
+    if (!(await this.deps.receipts.take({ instance_id: this.instance.instance_id, wa_message_ids: ids, receipts, sent_at: now }))) {
+      return { kind: 'accepted', wa_message_id: waId };
+    }
+    for (const [i, content] of bubbles.entries()) {
+      const reply = i === 0 ? { quoted_message_id: command.quoted_message_id, mentions: command.mentions } : { quoted_message_id: null, mentions: [] };
+      this.remember({ message_id: command.message_id, wa_message_id: ids[i]!, to: command.to, content, ...reply });
+      if (this.phone) this.authors.set(ids[i]!, phoneJid(this.phone));
+    }
+    if (command.content.kind === 'poll') this.polls.set(waId, command.content.options);
+    this.bans.sent(false, now);
+    this.chats.sent(command.to, now);
     for (const receipt of receipts) void this.owe(receipt);
     return { kind: 'accepted', wa_message_id: waId };
   }

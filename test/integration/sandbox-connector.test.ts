@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startConnectorRole, type ConnectorRole, type MediaOwner, type MediaSink } from '../../connectors/network/index.js';
 import { phoneJid } from '../../schemas/phones.js';
 import { simulatedWaId } from '../../connectors/sandbox/ids.js';
+import { sentNetworkId } from '../../connectors/network/ids.js';
 import { PendingReceipts, SandboxNetwork } from '../../connectors/sandbox/index.js';
 import { asAccountId, asEventId, asInstanceId, asMessageId, asProjectId, newId } from '../../schemas/ids.js';
 import type { InboundMessage, InstanceState, MessageStatus, SandboxCommand, SendCommand } from '../../schemas/records.js';
@@ -269,6 +270,38 @@ describe('the connector role with the sandbox network, on the real stack', () =>
     const facts = statuses(first.message_id);
     expect(new Set(facts.map((s) => s.wa_message_id))).toEqual(new Set([delivered[0]!.wa_message_id]));
     expect(new Set(facts.filter((s) => s.status === 'sent').map((s) => s.event_id)).size).toBe(1);
+  });
+
+  it('sends again a send whose run died between its claim and its outcome, and the network keeps it once', async () => {
+    const id = await connectedNumber('cut', '+5511911110016');
+    // What a connector killed mid-send leaves: a claim without an outcome. For the first send the
+    // network never got it; for the second the network took it (its id is known) before the kill.
+    const claimOf = async (messageId: string) => {
+      await clients.pool.query(
+        `INSERT INTO connector.executed (message_id, instance_id, account_id, project_id, recipient) VALUES ($1, $2, $3, $4, $5)`,
+        [messageId, id, account, project, phoneJid(customer)],
+      );
+    };
+    const lost = asMessageId(newId('msg'));
+    const taken = asMessageId(newId('msg'));
+    await claimOf(lost);
+    await claimOf(taken);
+    const takenId = sentNetworkId(taken, 0);
+    await clients.pool.query(`INSERT INTO sandbox.network_messages (instance_id, wa_message_id, sent_at) VALUES ($1, $2, $3)`, [id, takenId, Date.now()]);
+    await send(id, { kind: 'text', body: 'cut before the network' }, customer, lost);
+    await send(id, { kind: 'text', body: 'cut after the network' }, customer, taken);
+
+    const lostFacts = await settled(lost, 'read');
+    expect(lostFacts.map((s) => s.status)).toEqual(['sent', 'delivered', 'read']);
+    expect(lostFacts[0]!.wa_message_id).toBe(sentNetworkId(lost, 0));
+    const [sent] = await settled(taken, 'sent');
+    expect(sent).toMatchObject({ status: 'sent', wa_message_id: takenId, error_code: null });
+    const delivered = sandbox.inspect(id)!.delivered.map((d) => d.message_id);
+    expect(delivered.filter((m) => m === lost)).toHaveLength(1);
+    // The network had it already: not delivered a second time, and no second set of receipts owed.
+    expect(delivered).not.toContain(taken);
+    const { rows } = await clients.pool.query('SELECT 1 FROM sandbox.pending_receipts WHERE instance_id = $1 AND wa_message_id = $2', [id, takenId]);
+    expect(rows).toHaveLength(0);
   });
 
   it('sends buttons and lists as numbered text, and an OTP as two bubbles whose code never reaches the log', async () => {
