@@ -16,7 +16,7 @@ import { SendAccepted, sendBodies, sendTypes, type AnySendBody, type SendType } 
 import { phoneJid, phoneOfJid } from '../../schemas/phones.js';
 import { requestCountry, requestPhone } from '../phone-input.js';
 import { appendSend } from '../../processors/sends/append.js';
-import type { RecipientStanding } from '../../processors/audience/index.js';
+import { standingRefusal, type RecipientStanding, type StandingKind } from '../../processors/audience/index.js';
 import { MEDIA_BODY_LIMIT, TEXT_BODY_LIMIT } from '../body-limits.js';
 import { withinAllowance } from '../media/allowance.js';
 
@@ -26,16 +26,7 @@ const summaries: Partial<Record<SendType, string>> = {
   delete: "Delete one of the number's own messages for everyone",
 };
 
-/**
- * Whether a send of this type may not reach the recipient. A deletion always goes: it takes back
- * what the recipient received. An OTP answers the customer's own request, so it goes to an
- * opted-out or suppressed phone; only the blocklist stops it.
- */
-function refused(type: SendType, standing: RecipientStanding): boolean {
-  if (type === 'delete') return false;
-  if (standing.blocklisted) return true;
-  return type !== 'otp' && (standing.optedOut || standing.suppressed);
-}
+const standingKind = (type: SendType): StandingKind => (type === 'delete' || type === 'otp' ? type : 'message');
 
 export interface MessageRouteOptions extends RouteOptions {
   /** Where media of sends is stored, and converted for voice notes and stickers. */
@@ -65,7 +56,7 @@ export const messageRoutes: FastifyPluginAsyncTypebox<MessageRouteOptions> = asy
       type !== 'delete' && phone !== undefined ? options.standing(auth.accountId, phone) : undefined,
       choose({ projectId: auth.projectId, instanceId: body.instance_id, poolId: body.pool_id, to }),
     ]);
-    if (standing !== undefined && refused(type, standing)) throw gatewayError('contact_opted_out');
+    if (standing !== undefined && standingRefusal(standingKind(type), standing) !== undefined) throw gatewayError('contact_opted_out');
     const owner = { accountId: asAccountId(auth.accountId), projectId: asProjectId(auth.projectId), instanceId: asInstanceId(number.instance_id) };
     const media = mediaTypes.has(type) ? await withinAllowance(options.media, { pool: clients.pool, directory }, auth.accountId, auth.plan) : options.media;
     const content = await buildContent(type, body, { media, owner, otp: options.otp, locale: auth.locale });

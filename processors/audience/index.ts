@@ -8,9 +8,11 @@ export {
   memberIds,
   recipientStanding,
   recipientStandings,
+  standingRefusal,
   type ContactGroupRow,
   type ListedPhoneRow,
   type MemberRow,
   type PhoneList,
   type RecipientStanding,
+  type StandingKind,
 } from './queries.js';

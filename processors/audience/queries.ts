@@ -39,6 +39,24 @@ export interface RecipientStanding {
   readonly blocklisted: boolean;
 }
 
+/** A send as far as standing goes: the deletion of one of our messages, a one-time code, or any other message. */
+export type StandingKind = 'delete' | 'otp' | 'message';
+
+/**
+ * Why this recipient may not get a send of this kind, or undefined. A deletion always goes: it
+ * takes back what the recipient received. A one-time code answers the customer's own request, so
+ * it goes to an opted-out or suppressed phone; only the blocklist stops it. API sends and
+ * campaigns both ask here.
+ */
+export function standingRefusal(kind: StandingKind, standing: RecipientStanding): 'blocklisted' | 'opted_out' | 'suppressed' | undefined {
+  if (kind === 'delete') return undefined;
+  if (standing.blocklisted) return 'blocklisted';
+  if (kind === 'otp') return undefined;
+  if (standing.optedOut) return 'opted_out';
+  if (standing.suppressed) return 'suppressed';
+  return undefined;
+}
+
 /** The opt-out of the account's contact with this E.164 phone and the lists the phone is on, in one read. */
 export async function recipientStanding(db: Pool, accountId: string, phone: string): Promise<RecipientStanding> {
   return (await recipientStandings(db, accountId, [phone])).get(phone)!;

@@ -1,7 +1,7 @@
 import type { Pool } from 'pg';
 import type { CampaignRecipient } from '../../schemas/records.js';
 import { parsePhone, phoneJid, type PhoneProblem } from '../../schemas/phones.js';
-import { parseCsv } from './csv.js';
+import { CsvError, parse } from 'csv-parse/sync';
 import { CampaignRefused } from './refused.js';
 
 /** A row of an explicit audience list (or of an uploaded CSV). */
@@ -90,9 +90,19 @@ function fromContacts({ rows }: { rows: ContactAudienceRow[] }): ResolvedAudienc
   };
 }
 
+/** The rows of an RFC 4180 text (a spreadsheet's export: a byte-order mark, CRLF, short rows). */
+function csvCells(text: string): string[][] {
+  try {
+    return parse(text, { bom: true, relax_column_count: true, skip_empty_lines: true });
+  } catch (err) {
+    if (err instanceof CsvError) throw new CampaignRefused('invalid_request', { detail: `the CSV cannot be read: ${err.message}` });
+    throw err;
+  }
+}
+
 /** A CSV audience: a header naming `phone` (or `to`), optional `country` and `time_zone`; every other column is a variable. */
 function csvRows(text: string): ListedRecipient[] {
-  const [header, ...lines] = parseCsv(text);
+  const [header, ...lines] = csvCells(text);
   const names = (header ?? []).map((name) => name.trim());
   const phoneAt = names.findIndex((name) => name === 'phone' || name === 'to');
   if (phoneAt < 0) throw new CampaignRefused('invalid_request', { detail: 'the CSV header names no phone column' });

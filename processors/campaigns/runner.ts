@@ -5,7 +5,7 @@ import { publishEvents } from '../../events/publish.js';
 import { asAccountId, asEventId, asInstanceId, asMessageId, asProjectId, newId } from '../../schemas/ids.js';
 import type { CampaignState, SendCommand } from '../../schemas/records.js';
 import { createPartitionOwner, partitionOf, topics, type Kafka, type PartitionOwner, type Producer, type TopicSerdes } from '../../topics/index.js';
-import { recipientStandings, type RecipientStanding } from '../audience/index.js';
+import { recipientStandings, standingRefusal } from '../audience/index.js';
 import { lastInstanceFor } from '../conversations/index.js';
 import type { Directory } from '../directory.js';
 import { appendSends } from '../sends/append.js';
@@ -41,13 +41,6 @@ interface Due {
 }
 
 /** Why a recipient is skipped at the moment of its send, in the order the checks are told. */
-function skipReason(standing: RecipientStanding): string | undefined {
-  if (standing.blocklisted) return 'blocklisted';
-  if (standing.optedOut) return 'opted_out';
-  if (standing.suppressed) return 'suppressed';
-  return undefined;
-}
-
 /**
  * Runs the running campaigns of the `gw.campaigns` partitions this process owns (a consumer group
  * of the processors gives each partition one owner). Every tick, each campaign takes the recipients
@@ -133,7 +126,7 @@ export async function startCampaignRunner(deps: CampaignRunnerDeps): Promise<{ s
   const dispatch = async (state: CampaignState, due: readonly Due[]): Promise<number> => {
     const standings = await recipientStandings(deps.pool, state.account_id, due.map((r) => r.phone));
     const skipped = due.flatMap((r) => {
-      const reason = skipReason(standings.get(r.phone)!);
+      const reason = standingRefusal('message', standings.get(r.phone)!);
       return reason === undefined ? [] : [{ idx: r.idx, reason }];
     });
     if (skipped.length > 0) {

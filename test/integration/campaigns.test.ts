@@ -165,6 +165,17 @@ describe('campaigns', () => {
     expect((await as(shop)('GET', `/campaigns/${id}`)).body).toMatchObject({ name: 'Renamed', status: 'cancelled' });
   });
 
+  it('reads a CSV audience as a spreadsheet exports it, and refuses one it cannot read', async () => {
+    const csv = `\uFEFFphone,name,country,time_zone\r\n"${phone(0)}","Ana, Maria",,America/Sao_Paulo\r\n11987650001,"Bo ""B""",BR\r\n\r\n12345,X,,\r\n`;
+    const created = await as(shop)('POST', '/campaigns', { name: 'Sheet', message: { type: 'text', body: 'Hi {{name}}' }, audience: { csv } });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    expect(created.body).toMatchObject({ recipients: 2 });
+    expect(created.body.invalid_rows).toEqual([{ index: 2, phone: '12345', reason: 'invalid_phone', problem: 'missing_country' }]);
+    const recipients = await as(shop)('GET', `/campaigns/${created.body.id as string}/recipients`);
+    expect((recipients.body.data as Body[]).map((r) => r.to)).toEqual([phone(0), '+5511987650001']);
+    expectError(await as(shop)('POST', '/campaigns', { name: 'Torn', message: { type: 'text', body: 'Hi' }, audience: { csv: `phone\n"${phone(0)}` } }), 400, 'invalid_request');
+  });
+
   it('skips recipients opted out, suppressed or blocklisted at the moment of their send, and fills each message', async () => {
     const rows = [0, 1, 2, 3].map((n) => ({ phone: phone(100 + n), name: `Contact ${n}`, tags: ['spring'] }));
     expect((await as(shop)('POST', '/contacts/import', { rows })).status).toBe(200);
