@@ -6,7 +6,7 @@ import { asAccountId, asEventId, asInstanceId, asMessageId, asProjectId, newId }
 import type { CampaignState, SendCommand } from '../../schemas/records.js';
 import { createPartitionOwner, partitionOf, topics, type Kafka, type PartitionOwner, type Producer, type TopicSerdes } from '../../topics/index.js';
 import { recipientStandings, standingRefusal } from '../audience/index.js';
-import { lastInstanceFor } from '../conversations/index.js';
+import { lastInstanceFor, lastInstancesFor } from '../conversations/index.js';
 import type { Directory } from '../directory.js';
 import { appendSends } from '../sends/append.js';
 import { createNumberChooser, type NumberChooser } from '../sends/number-choice.js';
@@ -70,7 +70,14 @@ export async function startCampaignRunner(deps: CampaignRunnerDeps): Promise<{ s
     await owner.commit(batch.topic, batch.partition, last.offset + 1);
   });
 
-  const choose = createNumberChooser({ pool: deps.pool, directory: deps.directory, lastInstanceFor: (projectId, jid) => lastInstanceFor(deps.pool, projectId, jid) });
+  /** The conversation's number of each recipient of the campaign being dispatched, read for the whole tick at once. */
+  let affinity: { projectId: string; numbers: Map<string, string> } | undefined;
+  const choose = createNumberChooser({
+    pool: deps.pool,
+    directory: deps.directory,
+    lastInstanceFor: async (projectId, jid) =>
+      affinity?.projectId === projectId ? (affinity.numbers.get(jid) ?? null) : lastInstanceFor(deps.pool, projectId, jid),
+  });
   const buckets = new Map<string, { tokens: number; at: number }>();
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
@@ -138,6 +145,8 @@ export async function startCampaignRunner(deps: CampaignRunnerDeps): Promise<{ s
       for (const s of skipped) if (s.reason === 'opted_out') deps.watch.record({ kind: 'opted_out', campaignId: state.campaign_id, instanceId: null, at: Date.now() });
     }
     const skippedIdx = new Set(skipped.map((s) => s.idx));
+    // A campaign on one number has no choice to make; on several, each recipient stays on its conversation's number.
+    affinity = state.instance_ids.length === 1 ? undefined : { projectId: state.project_id, numbers: await lastInstancesFor(deps.pool, state.project_id, due.map((r) => r.to_jid)) };
     const commands: Omit<SendCommand, 'expires_at'>[] = [];
     for (const r of due) {
       if (skippedIdx.has(r.idx)) continue;

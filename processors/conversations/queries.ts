@@ -77,6 +77,15 @@ export async function lastInstanceFor(db: Pool, projectId: string, customerJid: 
   return rows[0]?.last_instance_id ?? null;
 }
 
+/** The number that last talked with each of these customers in the project, in one read (a campaign's tick). */
+export async function lastInstancesFor(db: Pool, projectId: string, customerJids: readonly string[]): Promise<Map<string, string>> {
+  const { rows } = await db.query<{ jid: string; last_instance_id: string }>(
+    'SELECT jid, last_instance_id FROM conversations.conversations WHERE project_id = $1 AND jid = ANY($2::text[])',
+    [projectId, customerJids],
+  );
+  return new Map(rows.map((row) => [row.jid, row.last_instance_id]));
+}
+
 /** The project's conversations, newest message first; with `instanceId`, those that number took part in. */
 export async function listConversations(db: Pool, projectId: string, instanceId: string | undefined, page: Page): Promise<ConversationRow[]> {
   const { rows } = await db.query<ConversationRow>(
