@@ -4,6 +4,7 @@ import type { RouteOptions } from '../context.js';
 import { gatewayError } from '../errors.js';
 import type { AuthContext } from '../plugins/auth.js';
 import { includesConnect, planNamed } from '../../processors/usage/plans.js';
+import { mediaAllowance } from '../../processors/usage/addons.js';
 import { subscriptionOf } from '../../processors/index.js';
 import { usageRange } from './range.js';
 import { EntitlementsOut, SubscriptionOut, UsageOut, UsageQuery } from './schemas.js';
@@ -71,6 +72,7 @@ export const usageRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
           messages_per_month: plan.messagesPerMonth,
           media_storage_bytes: plan.mediaStorageBytes,
           media_storage_per_addon_bytes: plan.mediaStoragePerAddonBytes,
+          media_storage_allowance_bytes: mediaAllowance(plan.name, ctx.directory.addonsOf(request.auth.accountId)),
           rate_limit: { requests_per_second: plan.rateLimit.rate, burst: plan.rateLimit.burst },
         },
         usage: {

@@ -38,6 +38,7 @@ export const EntitlementsOut = Type.Object({
     messages_per_month: Type.Integer({ description: 'Sends included per calendar month (UTC)' }),
     media_storage_bytes: Type.Integer({ description: 'Stored media included' }),
     media_storage_per_addon_bytes: Type.Integer({ description: 'Stored media each add-on adds; 0 where the plan takes none' }),
+    media_storage_allowance_bytes: Type.Integer({ description: "Stored media the account may hold: the plan's plus what its add-ons add (what media sends and usage.threshold are held against)" }),
     rate_limit: Type.Object({
       requests_per_second: Type.Integer({ description: 'Token bucket refill per API key' }),
       burst: Type.Integer({ description: 'Most requests at once' }),

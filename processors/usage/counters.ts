@@ -2,6 +2,7 @@ import type { Pool, PoolClient } from 'pg';
 import type { UsageAllowance } from '../../schemas/records.js';
 import type { UsageRow } from './rows.js';
 import { periodOf } from './period.js';
+import { defaultPlanName } from './plans.js';
 import { thresholdEventId, type Threshold } from '../../events/renderers/index.js';
 
 /** Name of the Postgres projection, and so of the schema holding these tables. */
@@ -17,6 +18,8 @@ export const countersDdl: readonly string[] = [
     account_id text PRIMARY KEY,
     plan text NOT NULL
   )`,
+  // The stored-media add-ons the account holds: its media thresholds are of the plan's allowance plus theirs.
+  `ALTER TABLE plans ADD COLUMN IF NOT EXISTS media_addons integer NOT NULL DEFAULT 0`,
   `CREATE TABLE IF NOT EXISTS counted (
     kind text NOT NULL,
     ref text NOT NULL,
@@ -134,11 +137,18 @@ export async function accountUsage(pool: Pool, accountId: string, period: string
 }
 
 /** The plans of accounts that have one. */
-export async function accountPlans(tx: PoolClient, accountIds: readonly string[]): Promise<Map<string, string>> {
-  const { rows } = await tx.query<{ account_id: string; plan: string }>('SELECT account_id, plan FROM plans WHERE account_id = ANY($1::text[])', [
-    accountIds,
-  ]);
-  return new Map(rows.map((row) => [row.account_id, row.plan]));
+/** What an account's allowances are made of: its plan and the stored-media add-ons it holds. */
+export interface AccountPlan {
+  readonly plan: string;
+  readonly mediaAddons: number;
+}
+
+export async function accountPlans(tx: PoolClient, accountIds: readonly string[]): Promise<Map<string, AccountPlan>> {
+  const { rows } = await tx.query<{ account_id: string; plan: string; media_addons: number }>(
+    'SELECT account_id, plan, media_addons FROM plans WHERE account_id = ANY($1::text[])',
+    [accountIds],
+  );
+  return new Map(rows.map((row) => [row.account_id, { plan: row.plan, mediaAddons: row.media_addons }]));
 }
 
 export async function setPlan(tx: PoolClient, accountId: string, plan: string): Promise<void> {
@@ -146,6 +156,14 @@ export async function setPlan(tx: PoolClient, accountId: string, plan: string): 
     accountId,
     plan,
   ]);
+}
+
+/** The account's add-ons may be written before its plan is seen: the plan is Free until then. */
+export async function setMediaAddons(tx: PoolClient, accountId: string, held: number): Promise<void> {
+  await tx.query(
+    `INSERT INTO plans (account_id, plan, media_addons) VALUES ($1, $3, $2) ON CONFLICT (account_id) DO UPDATE SET media_addons = EXCLUDED.media_addons`,
+    [accountId, held, defaultPlanName],
+  );
 }
 
 export async function removePlan(tx: PoolClient, accountId: string): Promise<void> {

@@ -2,6 +2,8 @@ import type { PoolClient } from 'pg';
 import { publishEvents } from '../../events/publish.js';
 import { thresholdEvent, thresholdEventId, type Threshold } from '../../events/renderers/index.js';
 import { planNamed } from './plans.js';
+import { mediaAllowance } from './addons.js';
+import { addonsId } from '../directory.js';
 import type { ConfigRecord } from '../../schemas/records.js';
 import { topics, type Producer } from '../../topics/index.js';
 import { on, onBatch, sendsTakenInTime, valuesOf, type Projection, type RecordMeta } from '../runtime/projection.js';
@@ -13,6 +15,7 @@ import {
   markCounted,
   markFired,
   removePlan,
+  setMediaAddons,
   setPlan,
   usageProjectionName,
 } from './counters.js';
@@ -62,12 +65,18 @@ async function addUp(tx: PoolClient, rows: readonly UsageRow[]): Promise<void> {
   if (fresh.length > 0) await addToTotals(tx, fresh);
 }
 
+/** The prefix of an add-ons record's key: its tombstone names the account only through it. */
+const ADDONS_KEY = addonsId('');
+
 async function applyConfig(tx: PoolClient, record: ConfigRecord | null, meta: RecordMeta): Promise<void> {
   // A tombstone carries only the key: the entity id, which for an account is the account id.
   if (record === null) {
-    if (meta.key !== null) await removePlan(tx, meta.key);
+    if (meta.key?.startsWith(ADDONS_KEY)) await setMediaAddons(tx, meta.key.slice(ADDONS_KEY.length), 0);
+    else if (meta.key !== null) await removePlan(tx, meta.key);
   } else if (record.entity.kind === 'account') {
     await setPlan(tx, record.entity_id, record.entity.plan);
+  } else if (record.entity.kind === 'account_addons') {
+    await setMediaAddons(tx, record.entity_id.slice(ADDONS_KEY.length), record.entity.media_storage);
   }
 }
 
@@ -92,8 +101,9 @@ async function thresholdsReached(tx: PoolClient, rows: readonly UsageRow[], used
     // Thresholds are reached by growth: removing stored media never fires one.
     if (row.quantity <= 0) continue;
     const allowance = allowanceOf(row);
-    const plan = planNamed(plans.get(row.account_id));
-    const included = allowance === 'messages' ? plan.messagesPerMonth : plan.mediaStorageBytes;
+    const held = plans.get(row.account_id);
+    const plan = planNamed(held?.plan);
+    const included = allowance === 'messages' ? plan.messagesPerMonth : mediaAllowance(plan.name, { media_storage: held?.mediaAddons ?? 0 });
     const period = periodOf(row.occurred_at).id;
     for (const percent of reachedPercents(used[i]!, included)) {
       const threshold: Threshold = { accountId: row.account_id, period, allowance, percent, used: used[i]!, included, plan: plan.name, occurredAt: row.occurred_at };

@@ -8,6 +8,7 @@ import { usageRoutes } from '../../api/usage/routes.js';
 import { paymentsProjection, replayProjection, runProjection, waitUntilCaughtUp, type RunningProjection } from '../../processors/index.js';
 import { ensureProjectionSchema } from '../../processors/runtime/store.js';
 import { thresholdEventId } from '../../events/renderers/index.js';
+import { addonsId } from '../../processors/directory.js';
 import { startUsageWriter, usageProjection, type RunningUsageWriter } from '../../processors/usage/index.js';
 import { asAccountId, asEventId, asInstanceId, asMessageId, asProjectId, type AccountId } from '../../schemas/ids.js';
 import type { ConfigRecord, PublicEvent, SendCommand, UsageRecord } from '../../schemas/records.js';
@@ -286,6 +287,7 @@ describe('usage: counting, thresholds and routes on the real stack', () => {
         messages_per_month: 100_000,
         media_storage_bytes: 1_000 * MB,
         media_storage_per_addon_bytes: 1_000 * MB,
+        media_storage_allowance_bytes: 1_000 * MB,
         rate_limit: { requests_per_second: 50, burst: 100 },
       },
       usage: {
@@ -295,6 +297,28 @@ describe('usage: counting, thresholds and routes on the real stack', () => {
         media_storage_bytes: 910 * MB,
       },
     });
+  });
+
+  it('measures stored media against the plan plus the add-ons held, from gw.config', async () => {
+    const { account, project } = ids('addons');
+    const record = (entityId: string, entity: ConfigRecord['entity']): ConfigRecord => ({
+      event_id: asEventId(`cfg_${entityId}_${env.id}`), occurred_at: Date.now(), account_id: account, project_id: null, instance_id: null, entity_id: entityId, entity,
+    });
+    // The add-ons come first: the plan is not known yet when they are applied.
+    await clients.producer.send(topics.config, [
+      { key: addonsId(account), value: record(addonsId(account), { kind: 'account_addons', media_storage: 1 }) },
+      { key: account, value: record(account, { kind: 'account', name: 'D', email: 'd@example.com', locale: 'en', plan: 'pro', country: null }) },
+    ]);
+    await waitFor('the plan and add-ons to reach the usage projection', async () => {
+      const { rows } = await clients.pool.query<{ plan: string; media_addons: number }>('SELECT plan, media_addons FROM usage.plans WHERE account_id = $1', [account]);
+      return rows[0]?.plan === 'pro' && rows[0].media_addons === 1;
+    });
+    // 1.7 GB: all of Pro's 1 GB and more, but 85% of the 2 GB the add-on makes it.
+    await produceUsage([media(account, project, 1_700 * MB)]);
+    await waitUntilCaughtUp(clients, 'usage', usageTopics(), Date.now() + 60_000);
+    expect(thresholdsOf(await readTopic(topics.events), account).map((e) => e.payload)).toEqual([
+      { percent: 80, used: 1_700 * MB, included: 2_000 * MB, plan: 'pro', allowance: 'media_storage' },
+    ]);
   });
 
   // Before the rebuild below: that second live run reads the topics from zero in another order and
