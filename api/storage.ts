@@ -20,6 +20,8 @@ const ddl = [
     tokens double precision NOT NULL,
     refreshed_at timestamptz NOT NULL
   )`,
+  // How many tokens the bucket's last statement gave out: the requests it answered learn it from RETURNING.
+  `ALTER TABLE api.rate_buckets ADD COLUMN IF NOT EXISTS granted integer NOT NULL DEFAULT 0`,
   `CREATE TABLE IF NOT EXISTS api.idempotency_keys (
     account_id text NOT NULL,
     key text NOT NULL,

@@ -55,3 +55,27 @@ export class KeyedSerial {
     await Promise.all(this.tails.values());
   }
 }
+
+interface GatheredCall<I, O> {
+  readonly key: string;
+  readonly item: I;
+  answer?: O;
+}
+
+/**
+ * A lookup whose calls for one key, made while an earlier call of that key is in flight, are
+ * answered together by one call of `many` (one statement for a burst of requests instead of one
+ * each). `many` answers its items in their order.
+ */
+export function gatheredCalls<I, O>(many: (key: string, items: readonly I[]) => Promise<readonly O[]>): (key: string, item: I) => Promise<O> {
+  const serial = new KeyedSerial();
+  const write = async (calls: readonly GatheredCall<I, O>[]): Promise<void> => {
+    const answers = await many(calls[0]!.key, calls.map((call) => call.item));
+    calls.forEach((call, i) => (call.answer = answers[i]));
+  };
+  return async (key, item) => {
+    const call: GatheredCall<I, O> = { key, item };
+    await serial.gather(key, write, call);
+    return call.answer as O;
+  };
+}

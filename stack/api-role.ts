@@ -20,7 +20,7 @@ import { StreamHub } from '../api/streams/index.js';
 import { lastInstanceFor } from '../processors/conversations/index.js';
 import { projectionsFor } from '../processors/index.js';
 import { ensureProjectionSchema } from '../processors/runtime/store.js';
-import { recipientStanding } from '../processors/audience/index.js';
+import { standingReader } from '../processors/audience/index.js';
 import type { Cipher } from '../shared/cipher.js';
 import type { Clients } from './clients.js';
 import { checkDependencies } from './readiness.js';
@@ -73,7 +73,7 @@ export async function startApi(clients: Clients, options: { listen: boolean; clo
       cipher: clients.cipher,
       otp: otpKeys,
       media: { store: clients.media, http: clients.http, converter },
-      standing: (accountId, phone) => recipientStanding(clients.pool, accountId, phone),
+      standing: standingReader(clients.pool),
       lastInstanceFor: (projectId, jid) => lastInstanceFor(clients.pool, projectId, jid),
     },
     contacts: { network: new NetworkChecks({ pool: clients.pool, asker }) },

@@ -1,4 +1,5 @@
 import type { Pool } from 'pg';
+import { gatheredCalls } from '../../shared/serial.js';
 
 export interface RateLimit {
   /** Tokens added per second. */
@@ -12,21 +13,30 @@ export const defaultRateLimit: RateLimit = { rate: 20, burst: 40 };
 
 /**
  * A token bucket per key (or per IP) kept in Postgres, so every API process draws from the same
- * bucket: one statement refills by the time elapsed, takes a token if there is one, and says
- * whether it did. Correct under any number of processes, at the cost of one round trip.
+ * bucket: one statement refills by the time elapsed, takes as many tokens as it was asked for and
+ * the bucket holds, and says how many it gave. The requests of a key that arrive while its
+ * statement runs are answered by the next statement together, in their order: a burst costs one
+ * round trip and one row update, not one each (the row's lock made them wait on each other).
  */
 export function createRateLimiter(pool: Pool) {
-  return async function take(bucket: string, limit: RateLimit): Promise<boolean> {
-    const { rowCount } = await pool.query(
-      `INSERT INTO api.rate_buckets AS b (bucket, tokens, refreshed_at) VALUES ($1, $3::float8 - 1, clock_timestamp())
+  const take = gatheredCalls(async (_key: string, asks: readonly { bucket: string; limit: RateLimit }[]): Promise<boolean[]> => {
+    const { bucket, limit: { rate, burst } } = asks[0]!;
+    const available = `LEAST($3::float8, b.tokens + EXTRACT(EPOCH FROM clock_timestamp() - b.refreshed_at) * $2::float8)`;
+    const { rows } = await pool.query<{ granted: number }>(
+      `INSERT INTO api.rate_buckets AS b (bucket, tokens, refreshed_at, granted)
+       VALUES ($1, $3::float8 - LEAST($4::int, floor($3::float8)), clock_timestamp(), LEAST($4::int, floor($3::float8)))
        ON CONFLICT (bucket) DO UPDATE SET
-         tokens = LEAST($3::float8, b.tokens + EXTRACT(EPOCH FROM clock_timestamp() - b.refreshed_at) * $2::float8) - 1,
+         granted = LEAST($4::int, floor(${available})),
+         tokens = ${available} - LEAST($4::int, floor(${available})),
          refreshed_at = clock_timestamp()
-       WHERE LEAST($3::float8, b.tokens + EXTRACT(EPOCH FROM clock_timestamp() - b.refreshed_at) * $2::float8) >= 1`,
-      [bucket, limit.rate, limit.burst],
+       RETURNING b.granted`,
+      [bucket, rate, burst, asks.length],
     );
-    return rowCount === 1;
-  };
+    const granted = rows[0]!.granted;
+    return asks.map((_, i) => i < granted);
+  });
+  // Gathered by bucket and limit, so every call of one statement asks under the same limit.
+  return (bucket: string, limit: RateLimit): Promise<boolean> => take(`${bucket}\u0000${limit.rate}\u0000${limit.burst}`, { bucket, limit });
 }
 
 export type RateLimiter = ReturnType<typeof createRateLimiter>;

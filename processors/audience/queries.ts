@@ -1,4 +1,5 @@
 import type { Pool } from 'pg';
+import { gatheredCalls } from '../../shared/serial.js';
 
 export type PhoneList = 'suppressions' | 'blocklist';
 
@@ -57,9 +58,16 @@ export function standingRefusal(kind: StandingKind, standing: RecipientStanding)
   return undefined;
 }
 
-/** The opt-out of the account's contact with this E.164 phone and the lists the phone is on, in one read. */
-export async function recipientStanding(db: Pool, accountId: string, phone: string): Promise<RecipientStanding> {
-  return (await recipientStandings(db, accountId, [phone])).get(phone)!;
+/**
+ * Reads the standing of one phone of an account, as each send does. The reads of an account asked
+ * while one of its reads is in flight are made together, in one query: a burst of sends costs one
+ * round trip, not one each.
+ */
+export function standingReader(db: Pool): (accountId: string, phone: string) => Promise<RecipientStanding> {
+  return gatheredCalls(async (accountId: string, phones: readonly string[]) => {
+    const standings = await recipientStandings(db, accountId, phones);
+    return phones.map((phone) => standings.get(phone)!);
+  });
 }
 
 /** The standing of each of these E.164 phones of the account, in one read whatever their number (a campaign's tick). */

@@ -1,3 +1,4 @@
+import { createRateLimiter } from '../../api/plugins/rate-limit.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount } from '../../processors/config/accounts.js';
 import { OtpKeys } from '../../connectors/network/index.js';
@@ -137,6 +138,15 @@ describe('sending through the API', () => {
       expect(limited[0]!.headers['retry-after']).toBe('1');
       expect(limited[0]!.json()).toMatchObject({ code: 'rate_limited' });
       expect(Object.keys(limited[0]!.headers).filter((h) => h.startsWith('x-ratelimit'))).toEqual([]);
+    });
+
+    it('gives a burst of concurrent requests exactly the tokens the bucket holds, first come first served', async () => {
+      const take = createRateLimiter(clients.pool);
+      const limit = { rate: 0.001, burst: 10 };
+      const bucket = `key:burst-${Date.now()}`;
+      const first = await Promise.all(Array.from({ length: 25 }, () => take(bucket, limit)));
+      expect(first).toEqual(Array.from({ length: 25 }, (_, i) => i < 10));
+      expect(await Promise.all(Array.from({ length: 5 }, () => take(bucket, limit)))).toEqual([false, false, false, false, false]);
     });
 
     it('shares one bucket between API processes', async () => {
