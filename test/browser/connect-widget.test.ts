@@ -191,6 +191,14 @@ describe('the Connect component in a browser', () => {
     const first = await openDemo(customer);
     const component = first.locator('service-connect');
     await untilStep(first, 'account');
+    // A host page wider than the screen widens the layout viewport: the modal stays over what the customer sees.
+    await first.evaluate(`document.body.append(Object.assign(document.createElement('pre'), { textContent: 'x'.repeat(600) }))`);
+    const withinView = `(() => {
+      const rect = document.querySelector('service-connect').shadowRoot.querySelector('.panel').getBoundingClientRect();
+      const view = window.visualViewport;
+      return rect.width > 0 && rect.left >= view.offsetLeft - 1 && rect.right <= view.offsetLeft + view.width + 1 && rect.top >= view.offsetTop - 1;
+    })()`;
+    await waitFor('the modal within the visual viewport', async () => (await first.evaluate<boolean>(withinView)) || undefined, { timeoutMs: 5_000 });
     await component.getByRole('button', { name: words.create }).click();
     await untilStep(first, 'payment');
     await component.getByLabel(words.pix).check();

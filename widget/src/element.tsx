@@ -29,6 +29,20 @@ export class ServiceConnectElement extends HTMLElement {
   private opener: HTMLElement | null = null;
   /** The page's own overflow, put back when the modal closes. */
   private pageOverflow = '';
+  /**
+   * Keeps the modal over what the customer sees. `position: fixed` fills the layout viewport, which
+   * a page wider than the screen (or a pinch zoom) makes larger than the visual viewport: the modal
+   * would centre off-screen. Placed by CSSOM, which a strict style-src allows.
+   */
+  private readonly fitVisualViewport = () => {
+    const view = window.visualViewport;
+    if (!view) return;
+    this.style.setProperty('inset', 'auto');
+    this.style.setProperty('left', `${view.offsetLeft}px`);
+    this.style.setProperty('top', `${view.offsetTop}px`);
+    this.style.setProperty('width', `${view.width}px`);
+    this.style.setProperty('height', `${view.height}px`);
+  };
   private readonly onKey = (event: KeyboardEvent) => {
     if (event.key === 'Escape') this.close('dismissed');
     if (event.key === 'Tab') this.keepFocusInside(event);
@@ -61,6 +75,9 @@ export class ServiceConnectElement extends HTMLElement {
       // The page behind a modal does not scroll (CSSOM, which a strict style-src allows).
       this.pageOverflow = document.documentElement.style.overflow;
       document.documentElement.style.overflow = 'hidden';
+      this.fitVisualViewport();
+      window.visualViewport?.addEventListener('resize', this.fitVisualViewport);
+      window.visualViewport?.addEventListener('scroll', this.fitVisualViewport);
     }
     render(
       <App
@@ -80,6 +97,8 @@ export class ServiceConnectElement extends HTMLElement {
     document.removeEventListener('keydown', this.onKey);
     if (this.root) render(null, this.root);
     if (this.hasAttribute('data-modal')) {
+      window.visualViewport?.removeEventListener('resize', this.fitVisualViewport);
+      window.visualViewport?.removeEventListener('scroll', this.fitVisualViewport);
       document.documentElement.style.overflow = this.pageOverflow;
       if (this.opener?.isConnected) this.opener.focus();
     }

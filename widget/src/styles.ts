@@ -32,8 +32,8 @@ const CSS = `
 }
 .panel {
   box-sizing: border-box;
-  width: min(420px, 100vw - 24px);
-  max-height: calc(100vh - 24px);
+  width: min(420px, 100% - 24px);
+  max-height: calc(100% - 24px);
   overflow: auto;
   background: var(--sc-color-background);
   border: 1px solid var(--sc-color-border);
