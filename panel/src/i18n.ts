@@ -28,6 +28,7 @@ let current: Locale = 'en';
 export function setLocale(locale: Locale, remember = false): void {
   current = locale;
   document.documentElement.lang = locale;
+  document.title = t('pageTitle');
   if (remember) {
     try {
       localStorage.setItem(CHOSEN, locale);

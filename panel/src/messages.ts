@@ -6,6 +6,7 @@ import type { Locale } from '../../widget/src/messages.js';
  * compares them too. API values shown as they are (event types, scopes, audit actions) stay codes.
  */
 const en = {
+  pageTitle: 'Gateway panel',
   // The page
   language: 'Language',
   loading: 'Loading…',
@@ -206,6 +207,7 @@ export type Messages = typeof en;
 export type MessageKey = keyof Messages;
 
 const pt: Messages = {
+  pageTitle: 'Painel do Gateway',
   language: 'Idioma',
   loading: 'Carregando…',
   panels: 'Painéis',
@@ -396,6 +398,7 @@ const pt: Messages = {
 };
 
 const es: Messages = {
+  pageTitle: 'Panel del Gateway',
   language: 'Idioma',
   loading: 'Cargando…',
   panels: 'Paneles',
@@ -586,6 +589,7 @@ const es: Messages = {
 };
 
 const it: Messages = {
+  pageTitle: 'Pannello del Gateway',
   language: 'Lingua',
   loading: 'Caricamento…',
   panels: 'Pannelli',
@@ -776,6 +780,7 @@ const it: Messages = {
 };
 
 const de: Messages = {
+  pageTitle: 'Gateway-Verwaltung',
   language: 'Sprache',
   loading: 'Wird geladen…',
   panels: 'Bereiche',
@@ -966,6 +971,7 @@ const de: Messages = {
 };
 
 const fr: Messages = {
+  pageTitle: 'Panneau du Gateway',
   language: 'Langue',
   loading: 'Chargement…',
   panels: 'Panneaux',

@@ -433,6 +433,7 @@ describe('the panels in a browser', () => {
     await page.goto(`${base}/panel`);
     await page.getByRole('heading', { name: 'Entrar' }).waitFor();
     expect(await page.locator('html').getAttribute('lang')).toBe('pt');
+    expect(await page.title()).toBe('Painel do Gateway');
     await expectAccessible(page, 'sign-in in Portuguese');
     await page.getByLabel('Idioma').selectOption('de');
     await page.getByRole('heading', { name: 'Anmelden' }).waitFor();
