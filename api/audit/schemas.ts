@@ -10,7 +10,7 @@ export const AuditQuery = Type.Object({
 
 export const AuditEntryOut = Type.Object({
   id: Type.String(),
-  action: Type.String({ description: 'resource.verb: key.created, key.rotated, key.revoked, user.added, user.removed, connection.disconnected, number.unlinked, number.removed, partner.changed, partner.secret_rotated, partner.webhook_secret_rotated, partner.deactivated, partner.activated' }),
+  action: Type.String({ description: 'resource.verb: key.created, key.rotated, key.revoked, user.added, user.removed, connection.disconnected, number.unlinked, number.renamed, number.removed, partner.changed, partner.secret_rotated, partner.webhook_secret_rotated, partner.deactivated, partner.activated' }),
   target_id: Type.String(),
   actor: Type.Object({
     kind: Type.String({ description: 'api_key, panel_user or platform_admin' }),

@@ -7,8 +7,9 @@ import { planNamed } from '../../processors/usage/plans.js';
 import { WRITE_DEADLINE_MS } from '../config-writes.js';
 import { withDeadline } from '../../shared/deadline.js';
 import { createInstance } from '../../processors/instances/create.js';
-import { projectInstance, projectInstances, untilProjected, type InstanceRow } from '../../processors/instances/queries.js';
+import { projectInstance, projectInstances, untilProjected, untilRead, type InstanceRow } from '../../processors/instances/queries.js';
 import { deleteInstances } from '../../processors/instances/delete.js';
+import { renameInstance } from '../../processors/instances/rename.js';
 import { requestOfNumber } from './pairing.js';
 import { Country, requestCountry, requestPhone } from '../phone-input.js';
 
@@ -143,6 +144,35 @@ export const instanceRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (ap
       if (!row) throw gatewayError('not_found');
       await requestOfNumber(producer, row, { kind: 'unlink', reason: 'disconnected through the API' });
       return reply.code(202).send({ id: row.instance_id, accepted: true as const });
+    },
+  );
+
+  app.patch(
+    '/instances/:id',
+    {
+      config: { scope: 'instances:write', audit: { action: 'number.renamed', target: 'param' } },
+      schema: {
+        tags: ['instances'],
+        summary: 'Rename a number: its nickname (spec 2.3), 1 to 100 characters',
+        params: Params,
+        body: Type.Object(
+          { nickname: Type.String({ minLength: 1, maxLength: 100, pattern: '\\S' }) },
+          { additionalProperties: false, examples: [{ nickname: 'Loja centro' }] },
+        ),
+        response: { 200: InstanceOut },
+      },
+    },
+    async (request) => {
+      const row = await projectInstance(pool, request.auth.projectId, request.params.id);
+      if (!row) throw gatewayError('not_found');
+      const { nickname } = request.body;
+      await renameInstance(producer, row, nickname);
+      // A GET /instances right after the answer already shows the new nickname.
+      const renamed = await untilRead(async () => {
+        const now = await projectInstance(pool, request.auth.projectId, row.instance_id);
+        return now?.nickname === nickname ? now : undefined;
+      }, WRITE_DEADLINE_MS);
+      return instanceOut(renamed ?? { ...row, nickname });
     },
   );
 

@@ -21,6 +21,7 @@ import type { RateLimiter } from '../plugins/rate-limit.js';
 import { partnerKeyScopes as partnerScopes } from '../plugins/auth.js';
 import { authenticatePlatformAdmins } from './auth.js';
 import { deadDeliveryRoutes } from './dead-deliveries.js';
+import { partnerUsageRoutes } from './partner-usage.js';
 import { partnerDeliveryRoutes } from './partner-deliveries.js';
 import { platformAuditRoutes } from './audit.js';
 import { privateHost } from '../../shared/http/addresses.js';
@@ -79,6 +80,7 @@ export const platformRoutes: FastifyPluginAsyncTypebox<
   await app.register(multipart, { limits: { fileSize: MAX_LOGO_BYTES, files: 1, fields: 5, parts: 6 } });
   await app.register(deadDeliveryRoutes, { ctx });
   await app.register(partnerDeliveryRoutes, { ctx });
+  await app.register(partnerUsageRoutes, { ctx });
   await app.register(platformAuditRoutes, { ctx });
   await app.register(sqlRoutes, { ctx });
   const { directory } = ctx;

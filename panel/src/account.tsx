@@ -1,29 +1,33 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, type Account } from './api.js';
+import { formatNumber, formatPercent, t, valueText } from './i18n.js';
+import type { MessageKey } from './messages.js';
 import { AuditLog, type Delivery, ErrorLine, logoSrc, Section, ShownOnce, useAction, useConfirm, useListView, when } from './ui.js';
+import { thirtyDaysAgo, UsageChart, type UsagePoint } from './usage-chart.js';
 
-const TABS = ['Connected apps', 'Numbers', 'API keys', 'Webhooks', 'Usage', 'Team', 'Audit log'] as const;
+const TABS = ['apps', 'numbers', 'keys', 'webhooks', 'usage', 'team', 'audit'] as const;
 type Tab = (typeof TABS)[number];
+const TAB_NAMES: Record<Tab, MessageKey> = { apps: 'connectedApps', numbers: 'numbers', keys: 'apiKeys', webhooks: 'webhooks', usage: 'usage', team: 'team', audit: 'auditLog' };
 
 /** What an account's people see: an admin acts, a member reads. */
 export function AccountPanel({ account, email }: { account: Account; email: string }) {
-  const [tab, setTab] = useState<Tab>('Connected apps');
+  const [tab, setTab] = useState<Tab>('apps');
   const admin = account.role === 'admin';
   return (
     <div>
-      <nav class="tabs" role="tablist" aria-label="Account">
-        {TABS.map((t) => (
-          <button key={t} role="tab" type="button" aria-selected={tab === t} class={tab === t ? 'current' : ''} onClick={() => setTab(t)}>{t}</button>
+      <nav class="tabs" role="tablist" aria-label={t('account')}>
+        {TABS.map((name) => (
+          <button key={name} role="tab" type="button" aria-selected={tab === name} class={tab === name ? 'current' : ''} onClick={() => setTab(name)}>{t(TAB_NAMES[name])}</button>
         ))}
       </nav>
-      <p class="muted">{account.name} · plan {account.plan} · you are {account.role === 'admin' ? 'an admin' : 'a member'}</p>
-      {tab === 'Connected apps' && <Apps admin={admin} />}
-      {tab === 'Numbers' && <Numbers admin={admin} />}
-      {tab === 'API keys' && <Keys admin={admin} />}
-      {tab === 'Webhooks' && <Webhooks admin={admin} />}
-      {tab === 'Usage' && <Usage />}
-      {tab === 'Team' && <Team admin={admin} me={email} />}
-      {tab === 'Audit log' && (admin ? <AuditLog path="/audit" /> : <Section title="Audit log"><p>Only an admin of the account reads its audit log.</p></Section>)}
+      <p class="muted">{account.name} · {t('planIs', { plan: account.plan })} · {t(account.role === 'admin' ? 'youAreAdmin' : 'youAreMember')}</p>
+      {tab === 'apps' && <Apps admin={admin} />}
+      {tab === 'numbers' && <Numbers admin={admin} />}
+      {tab === 'keys' && <Keys admin={admin} />}
+      {tab === 'webhooks' && <Webhooks admin={admin} />}
+      {tab === 'usage' && <Usage />}
+      {tab === 'team' && <Team admin={admin} me={email} />}
+      {tab === 'audit' && (admin ? <AuditLog path="/audit" /> : <Section title={t('auditLog')}><p>{t('adminOnlyAudit')}</p></Section>)}
     </div>
   );
 }
@@ -44,23 +48,23 @@ function Apps({ admin }: { admin: boolean }) {
   useEffect(() => void load(), []);
   const disconnect = (a: App) =>
     confirm({
-      title: `Disconnect ${a.partner_name}?`,
-      body: `${a.partner_name} loses access to this account at once: the keys it was given stop working. Connecting it again takes its onboarding again.`,
-      act: 'Disconnect',
+      title: t('disconnectTitle', { name: a.partner_name }),
+      body: t('disconnectBody', { name: a.partner_name }),
+      act: t('disconnect'),
       action: () => run(async () => { await api.call('DELETE', `/me/connections/${a.id}`); await load(); }),
     });
   return (
-    <Section title="Connected apps">
+    <Section title={t('connectedApps')}>
       {dialog}
       <ErrorLine error={error} />
-      {apps.length === 0 && <p>No app is connected.</p>}
+      {apps.length === 0 && <p>{t('noApps')}</p>}
       <ul class="rows">
         {apps.map((a) => (
           <li key={a.id} data-app={a.partner_name}>
             {a.partner_logo_url ? <img class="logo" src={logoSrc(a.partner_logo_url)} alt="" /> : <span class="logo" />}
-            <span class="grow">{a.partner_name} <span class="muted">· {a.status} · since {when(a.activated_at)}</span></span>
+            <span class="grow">{a.partner_name} <span class="muted">· {valueText(a.status)} · {t('since', { when: when(a.activated_at) })}</span></span>
             {admin && a.status !== 'revoked' && (
-              <button type="button" disabled={busy} onClick={() => disconnect(a)}>Disconnect</button>
+              <button type="button" disabled={busy} onClick={() => disconnect(a)}>{t('disconnect')}</button>
             )}
           </li>
         ))}
@@ -83,26 +87,27 @@ function Numbers({ admin }: { admin: boolean }) {
   const following = useRef<string | null>(null);
   const streamOpen = useRef<Promise<void>>(Promise.resolve());
   const { busy, error, run } = useAction();
+  const [renaming, setRenaming] = useState<string | null>(null);
   const { confirm, dialog } = useConfirm();
   const load = () => run(async () => setNumbers((await api.call<{ data: NumberRow[] }>('GET', '/instances')).data));
   const list = useListView(numbers, {
-    noun: 'numbers',
+    searchLabel: t('searchNumbers'),
     textOf: (n) => `${n.phone ?? ''} ${n.nickname ?? ''} ${n.id}`,
-    filter: { label: 'Status', values: [...new Set(numbers.map((n) => n.status))].sort(), of: (n) => n.status },
+    filter: { label: t('status'), values: [...new Set(numbers.map((n) => n.status))].sort(), of: (n) => n.status },
   });
   const nameOf = (n: NumberRow) => n.phone ?? n.nickname ?? n.id;
   const unlink = (n: NumberRow) =>
     confirm({
-      title: `Unlink ${nameOf(n)}?`,
-      body: 'The number leaves the network at once: it sends and receives nothing until it is paired again from the phone.',
-      act: 'Unlink',
+      title: t('unlinkTitle', { name: nameOf(n) }),
+      body: t('unlinkBody'),
+      act: t('unlink'),
       action: () => run(async () => { await api.call('POST', `/instances/${n.id}/disconnect`); await load(); }),
     });
   const remove = (n: NumberRow) =>
     confirm({
-      title: `Remove ${nameOf(n)}?`,
-      body: 'Its session is closed and it leaves this account; its messages stay in the history.',
-      act: 'Remove the number',
+      title: t('removeNumberTitle', { name: nameOf(n) }),
+      body: t('removeNumberBody'),
+      act: t('removeNumber'),
       // Accepted (202): the list drops it now rather than wait for the projection to.
       action: () => run(async () => { await api.call('DELETE', `/instances/${n.id}`); setNumbers((rows) => rows.filter((row) => row.id !== n.id)); }),
     });
@@ -142,39 +147,45 @@ function Numbers({ admin }: { admin: boolean }) {
       await api.call('POST', `/instances/${id}/connect`, { method });
     });
   return (
-    <Section title="Numbers">
+    <Section title={t('numbers')}>
       {dialog}
       <ErrorLine error={error} />
       {list.controls}
       <table>
-        <thead><tr><th>Number</th><th>Status</th><th>Health</th>{admin && <th>Actions</th>}</tr></thead>
+        <thead><tr><th>{t('number')}</th><th>{t('status')}</th><th>{t('health')}</th>{admin && <th>{t('actions')}</th>}</tr></thead>
         <tbody>
-          {list.shown.map((n) => (
+          {list.shown.map((n) => [
             <tr key={n.id} data-number={n.id}>
-              <td>{n.phone ?? n.nickname ?? n.id}</td>
-              <td data-status>{n.status}</td>
-              <td>{n.health_score ?? '—'}</td>
+              <td data-name>{n.nickname ?? n.phone ?? n.id}{n.nickname !== null && n.phone !== null && <span class="muted"> · {n.phone}</span>}</td>
+              <td data-status={n.status}>{valueText(n.status)}</td>
+              <td>{n.health_score === null || n.health_score === undefined ? '—' : formatNumber(n.health_score)}</td>
               {admin && (
                 <td class="actions">
-                  {n.status !== 'connected' && <button type="button" disabled={busy} onClick={() => void pair(n.id, 'qr')}>QR code</button>}
-                  {n.status !== 'connected' && <button type="button" disabled={busy} onClick={() => void pair(n.id, 'code')}>Pairing code</button>}
-                  {(n.status === 'connected' || n.status === 'warming') && <button type="button" disabled={busy} onClick={() => unlink(n)}>Unlink</button>}
-                  <button type="button" disabled={busy} onClick={() => remove(n)}>Remove</button>
+                  {n.status !== 'connected' && <button type="button" disabled={busy} onClick={() => void pair(n.id, 'qr')}>{t('qrCode')}</button>}
+                  {n.status !== 'connected' && <button type="button" disabled={busy} onClick={() => void pair(n.id, 'code')}>{t('pairingCode')}</button>}
+                  {(n.status === 'connected' || n.status === 'warming') && <button type="button" disabled={busy} onClick={() => unlink(n)}>{t('unlink')}</button>}
+                  <button type="button" aria-expanded={renaming === n.id} onClick={() => setRenaming(renaming === n.id ? null : n.id)}>{t('rename')}</button>
+                  <button type="button" disabled={busy} onClick={() => remove(n)}>{t('remove')}</button>
                 </td>
               )}
-            </tr>
-          ))}
+            </tr>,
+            renaming === n.id && (
+              <tr key={`${n.id}-rename`}>
+                <td colSpan={4}><Rename number={n} onRenamed={(renamed) => { setRenaming(null); setNumbers((rows) => rows.map((row) => (row.id === renamed.id ? renamed : row))); }} /></td>
+              </tr>
+            ),
+          ])}
         </tbody>
       </table>
       {list.pager}
       {pairing && (
         <div class="card" role="status">
-          {pairing.value === null && <p>Preparing the code…</p>}
-          {pairing.kind === 'qr' && pairing.value && <p>Scan with WhatsApp › Linked devices: <code data-qr>{pairing.value}</code></p>}
-          {pairing.kind === 'code' && pairing.value && <p>Type on the phone: <strong data-pairing-code>{pairing.value}</strong></p>}
+          {pairing.value === null && <p>{t('preparingCode')}</p>}
+          {pairing.kind === 'qr' && pairing.value && <p>{t('scanQr')} <code data-qr>{pairing.value}</code></p>}
+          {pairing.kind === 'code' && pairing.value && <p>{t('typeCode')} <strong data-pairing-code>{pairing.value}</strong></p>}
         </div>
       )}
-      {admin && <button class="primary" type="button" disabled={busy} onClick={() => void run(async () => { await api.call('POST', '/instances', { nickname: 'New number' }); await load(); })}>Add a number</button>}
+      {admin && <button class="primary" type="button" disabled={busy} onClick={() => void run(async () => { await api.call('POST', '/instances', { nickname: t('newNumber') }); await load(); })}>{t('addNumber')}</button>}
     </Section>
   );
 }
@@ -198,44 +209,44 @@ function Keys({ admin }: { admin: boolean }) {
   useEffect(() => void load(), []);
   const stateOf = (k: Key) => (k.revoked_at ? 'revoked' : k.expires_at ? 'expiring' : 'active');
   const list = useListView(keys, {
-    noun: 'keys',
+    searchLabel: t('searchKeys'),
     textOf: (k) => `${k.prefix} ${k.role} ${k.scopes.join(' ')}`,
-    filter: { label: 'State', values: ['active', 'expiring', 'revoked'], of: stateOf },
+    filter: { label: t('state'), values: ['active', 'expiring', 'revoked'], of: stateOf },
   });
   const rotate = (k: Key) =>
     confirm({
-      title: `Rotate the key ${k.prefix}…?`,
-      body: 'A new key is shown once; this one keeps working for the grace period only, so update every place that uses it.',
-      act: 'Rotate the key',
+      title: t('rotateKeyTitle', { prefix: k.prefix }),
+      body: t('rotateKeyBody'),
+      act: t('rotateKey'),
       action: () => run(async () => { setShown((await api.call<{ api_key: string }>('POST', `/keys/${k.id}/rotate`)).api_key); await load(); }),
     });
   const revoke = (k: Key) =>
     confirm({
-      title: `Revoke the key ${k.prefix}…?`,
-      body: 'It stops working at once, everywhere it is used. This cannot be undone.',
-      act: 'Revoke the key',
+      title: t('revokeKeyTitle', { prefix: k.prefix }),
+      body: t('revokeKeyBody'),
+      act: t('revokeKey'),
       action: () => run(async () => { await api.call('DELETE', `/keys/${k.id}`); await load(); }),
     });
-  if (!admin) return <Section title="API keys"><p>Only an admin of the account manages its keys.</p></Section>;
+  if (!admin) return <Section title={t('apiKeys')}><p>{t('adminOnlyKeys')}</p></Section>;
   return (
-    <Section title="API keys">
+    <Section title={t('apiKeys')}>
       {dialog}
-      {shown && <ShownOnce label="New API key" value={shown} onDone={() => setShown(null)} />}
+      {shown && <ShownOnce label={t('newApiKey')} value={shown} onDone={() => setShown(null)} />}
       <ErrorLine error={error} />
       {list.controls}
       <table>
-        <thead><tr><th>Key</th><th>Role</th><th>Scopes</th><th>Created</th><th>State</th><th>Actions</th></tr></thead>
+        <thead><tr><th>{t('key')}</th><th>{t('role')}</th><th>{t('scopes')}</th><th>{t('created')}</th><th>{t('state')}</th><th>{t('actions')}</th></tr></thead>
         <tbody>
           {list.shown.map((k) => (
             <tr key={k.id} data-key={k.id}>
               <td><code>{k.prefix}…</code></td>
-              <td>{k.role}</td>
+              <td>{valueText(k.role)}</td>
               <td>{k.scopes.join(', ')}</td>
               <td>{when(k.created_at)}</td>
-              <td>{k.revoked_at ? 'revoked' : k.expires_at ? `expires ${when(k.expires_at)}` : 'active'}</td>
+              <td>{k.revoked_at ? valueText('revoked') : k.expires_at ? t('expires', { when: when(k.expires_at) }) : valueText('active')}</td>
               <td class="actions">
-                {!k.revoked_at && <button type="button" disabled={busy} onClick={() => rotate(k)}>Rotate</button>}
-                {!k.revoked_at && <button type="button" disabled={busy} onClick={() => revoke(k)}>Revoke</button>}
+                {!k.revoked_at && <button type="button" disabled={busy} onClick={() => rotate(k)}>{t('rotate')}</button>}
+                {!k.revoked_at && <button type="button" disabled={busy} onClick={() => revoke(k)}>{t('revoke')}</button>}
               </td>
             </tr>
           ))}
@@ -243,7 +254,7 @@ function Keys({ admin }: { admin: boolean }) {
       </table>
       {list.pager}
       <button class="primary" type="button" disabled={busy} onClick={() => void run(async () => { setShown((await api.call<{ api_key: string }>('POST', '/keys', { role: 'agent', scopes: ['instances:read', 'messages:send'] })).api_key); await load(); })}>
-        Create a key (agent: read numbers, send messages)
+        {t('createKey')}
       </button>
     </Section>
   );
@@ -262,31 +273,31 @@ function Webhooks({ admin }: { admin: boolean }) {
   useEffect(() => void run(async () => setHooks((await api.call<{ data: Webhook[] }>('GET', '/webhooks')).data)), []);
   const show = (id: string) => run(async () => setOpen({ id, deliveries: (await api.call<{ data: Delivery[] }>('GET', `/webhooks/${id}/deliveries?limit=100`)).data }));
   const list = useListView(open?.deliveries ?? [], {
-    noun: 'deliveries',
+    searchLabel: t('searchDeliveries'),
     textOf: (d) => `${d.event_type} ${d.last_response_status ?? ''}`,
-    filter: { label: 'Status', values: ['pending', 'delivered', 'failed'], of: (d) => d.status },
+    filter: { label: t('status'), values: ['pending', 'delivered', 'failed'], of: (d) => d.status },
   });
   return (
-    <Section title="Webhooks">
+    <Section title={t('webhooks')}>
       <ErrorLine error={error} />
-      {hooks.length === 0 && <p>No webhook yet (POST /webhooks).</p>}
+      {hooks.length === 0 && <p>{t('noWebhooks')}</p>}
       <ul class="rows">
         {hooks.map((h) => (
           <li key={h.id}>
-            <span class="grow"><code>{h.url}</code> <span class="muted">· {h.event_types.join(', ') || 'every event'} · {h.enabled ? 'on' : 'off'}</span></span>
-            <button type="button" disabled={busy} onClick={() => void show(h.id)}>Deliveries</button>
+            <span class="grow"><code>{h.url}</code> <span class="muted">· {h.event_types.join(', ') || t('everyEvent')} · {t(h.enabled ? 'on' : 'off')}</span></span>
+            <button type="button" disabled={busy} onClick={() => void show(h.id)}>{t('deliveries')}</button>
           </li>
         ))}
       </ul>
       {open && list.controls}
       {open && (
         <table>
-          <thead><tr><th>Event</th><th>Status</th><th>Attempts</th><th>Last</th><th>HTTP</th>{admin && <th>Actions</th>}</tr></thead>
+          <thead><tr><th>{t('event')}</th><th>{t('status')}</th><th>{t('attempts')}</th><th>{t('last')}</th><th>HTTP</th>{admin && <th>{t('actions')}</th>}</tr></thead>
           <tbody>
             {list.shown.map((d) => (
               <tr key={d.id}>
-                <td>{d.event_type}</td><td>{d.status}</td><td>{d.attempt_count}</td><td>{when(d.last_attempt_at)}</td><td>{d.last_response_status ?? '—'}</td>
-                {admin && <td><button type="button" disabled={busy} onClick={() => void run(async () => { await api.call('POST', `/webhooks/${open.id}/deliveries/${d.id}/redeliver`); await show(open.id); })}>Redeliver</button></td>}
+                <td>{d.event_type}</td><td>{valueText(d.status)}</td><td>{formatNumber(d.attempt_count)}</td><td>{when(d.last_attempt_at)}</td><td>{d.last_response_status ?? '—'}</td>
+                {admin && <td><button type="button" disabled={busy} onClick={() => void run(async () => { await api.call('POST', `/webhooks/${open.id}/deliveries/${d.id}/redeliver`); await show(open.id); })}>{t('redeliver')}</button></td>}
               </tr>
             ))}
           </tbody>
@@ -312,8 +323,8 @@ function Team({ admin, me }: { admin: boolean; me: string }) {
   const { confirm, dialog } = useConfirm();
   const load = () => run(async () => setUsers((await api.call<{ data: User[] }>('GET', '/users')).data));
   useEffect(() => void (admin && load()), []);
-  const list = useListView(users, { noun: 'people', textOf: (u) => `${u.email} ${u.name ?? ''}`, filter: { label: 'Role', values: ['admin', 'member'], of: (u) => u.role } });
-  if (!admin) return <Section title="Team"><p>Only an admin of the account manages its people.</p></Section>;
+  const list = useListView(users, { searchLabel: t('searchPeople'), textOf: (u) => `${u.email} ${u.name ?? ''}`, filter: { label: t('role'), values: ['admin', 'member'], of: (u) => u.role } });
+  if (!admin) return <Section title={t('team')}><p>{t('adminOnlyTeam')}</p></Section>;
   const add = () =>
     run(async () => {
       await api.call('POST', '/users', { email: form.email, role: form.role, ...(form.name ? { name: form.name } : {}) });
@@ -322,58 +333,63 @@ function Team({ admin, me }: { admin: boolean; me: string }) {
     });
   const remove = (u: User) =>
     confirm({
-      title: `Remove ${u.email}?`,
-      body: 'They can no longer sign in to this account; their sessions end at their next request.',
-      act: 'Remove',
+      title: t('removePersonTitle', { email: u.email }),
+      body: t('removePersonBody'),
+      act: t('remove'),
       // Accepted: the list drops them now rather than wait for the directory to.
       action: () => run(async () => { await api.call('DELETE', `/users/${u.id}`); setUsers((rows) => rows.filter((row) => row.id !== u.id)); }),
     });
   return (
-    <Section title="Team">
+    <Section title={t('team')}>
       {dialog}
       <ErrorLine error={error} />
       {list.controls}
       <table>
-        <thead><tr><th>E-mail</th><th>Name</th><th>Role</th><th>Actions</th></tr></thead>
+        <thead><tr><th>{t('email')}</th><th>{t('name')}</th><th>{t('role')}</th><th>{t('actions')}</th></tr></thead>
         <tbody>
           {list.shown.map((u) => (
             <tr key={u.id} data-user={u.email}>
-              <td>{u.email}</td><td>{u.name ?? '—'}</td><td>{u.role}</td>
-              <td class="actions">{u.email === me ? <span class="muted">you</span> : <button type="button" disabled={busy} onClick={() => remove(u)}>Remove</button>}</td>
+              <td>{u.email}</td><td>{u.name ?? '—'}</td><td>{valueText(u.role)}</td>
+              <td class="actions">{u.email === me ? <span class="muted">{t('you')}</span> : <button type="button" disabled={busy} onClick={() => remove(u)}>{t('remove')}</button>}</td>
             </tr>
           ))}
         </tbody>
       </table>
       {list.pager}
-      <form class="card grid" aria-label="Add a person" onSubmit={(event) => { event.preventDefault(); void add(); }}>
-        <label>E-mail <input name="email" type="email" required value={form.email} onInput={(e) => setForm({ ...form, email: e.currentTarget.value })} /></label>
-        <label>Name <input name="name" value={form.name} onInput={(e) => setForm({ ...form, name: e.currentTarget.value })} /></label>
-        <label>Role{' '}
+      <form class="card grid" aria-label={t('addPerson')} onSubmit={(event) => { event.preventDefault(); void add(); }}>
+        <label>{t('email')} <input name="email" type="email" required value={form.email} onInput={(e) => setForm({ ...form, email: e.currentTarget.value })} /></label>
+        <label>{t('name')} <input name="name" value={form.name} onInput={(e) => setForm({ ...form, name: e.currentTarget.value })} /></label>
+        <label>{t('role')}{' '}
           <select name="role" value={form.role} onChange={(e) => setForm({ ...form, role: e.currentTarget.value as User['role'] })}>
-            <option value="member">member: reads everything, changes nothing</option>
-            <option value="admin">admin: manages numbers, keys, apps and people</option>
+            <option value="member">{t('memberOption')}</option>
+            <option value="admin">{t('adminOption')}</option>
           </select>
         </label>
-        <button class="primary" type="submit" disabled={busy}>Add</button>
+        <button class="primary" type="submit" disabled={busy}>{t('add')}</button>
       </form>
     </Section>
   );
 }
 
-interface UsagePoint {
-  readonly period_start: string;
-  readonly messages: number;
+/** A number's new nickname (`PATCH /instances/{id}`), typed in place. */
+function Rename({ number, onRenamed }: { number: NumberRow; onRenamed: (renamed: NumberRow) => void }) {
+  const [nickname, setNickname] = useState(number.nickname ?? '');
+  const { busy, error, run } = useAction();
+  const save = () => run(async () => onRenamed(await api.call<NumberRow>('PATCH', `/instances/${number.id}`, { nickname: nickname.trim() })));
+  return (
+    <form class="inline-form" aria-label={t('renameTitle', { name: number.nickname ?? number.phone ?? number.id })} onSubmit={(event) => { event.preventDefault(); void save(); }}>
+      <label class="inline">{t('nickname')} <input name="nickname" required minLength={1} maxLength={100} value={nickname} onInput={(e) => setNickname(e.currentTarget.value)} /></label>
+      <button class="primary" type="submit" disabled={busy}>{t('save')}</button>
+      <ErrorLine error={error} />
+    </form>
+  );
 }
+
 interface Entitlements {
   readonly plan: string;
   readonly limits: { readonly messages_per_month: number | null };
   readonly usage: { readonly period_start: string; readonly period_end: string; readonly messages: number };
 }
-
-const DAY_MS = 86_400_000;
-const WIDTH = 640;
-const HEIGHT = 220;
-const PLOT = { left: 44, right: 8, top: 10, bottom: 28 } as const;
 
 /**
  * Messages per day of the last 30 days, from ClickHouse (`GET /usage`), for every number or one,
@@ -392,56 +408,27 @@ function Usage() {
     });
   }, []);
   useEffect(() => {
-    const from = new Date(Date.now() - 29 * DAY_MS).toISOString().slice(0, 10);
     const only = number === '' ? '' : `&instance_id=${encodeURIComponent(number)}`;
-    void run(async () => setPoints((await api.call<{ data: UsagePoint[] }>('GET', `/usage?from=${from}&granularity=day&project_id=all${only}`)).data));
+    void run(async () => setPoints((await api.call<{ data: UsagePoint[] }>('GET', `/usage?from=${thirtyDaysAgo()}&granularity=day&project_id=all${only}`)).data));
   }, [number]);
-  if (points === null) return <Section title="Usage"><ErrorLine error={error} /><p class="muted">Loading…</p></Section>;
-  const total = points.reduce((sum, p) => sum + p.messages, 0);
-  const top = niceCeiling(Math.max(1, ...points.map((p) => p.messages)));
-  const plotWidth = WIDTH - PLOT.left - PLOT.right;
-  const plotHeight = HEIGHT - PLOT.top - PLOT.bottom;
-  const slot = plotWidth / Math.max(1, points.length);
-  const y = (value: number) => PLOT.top + plotHeight - (value / top) * plotHeight;
-  const day = (iso: string) => new Date(`${iso}T00:00:00Z`).toLocaleDateString(undefined, { month: 'short', day: 'numeric', timeZone: 'UTC' });
+  if (points === null) return <Section title={t('usage')}><ErrorLine error={error} /><p class="muted">{t('loading')}</p></Section>;
   const allowance = plan?.limits.messages_per_month ?? null;
   return (
-    <Section title="Usage">
+    <Section title={t('usage')}>
       <ErrorLine error={error} />
       {plan && (
         <p data-allowance>
-          This month, plan {plan.plan}: <strong>{plan.usage.messages}</strong>
-          {allowance === null ? ' messages (no monthly limit)' : <> of {allowance} messages <meter min={0} max={allowance} value={plan.usage.messages} aria-label="Messages this month against the plan" /> {Math.round((plan.usage.messages / allowance) * 100)}%</>}
+          {t('thisMonth', { plan: plan.plan })} <strong>{formatNumber(plan.usage.messages)}</strong>
+          {allowance === null ? ` ${t('noMonthlyLimit')}` : <> {t('ofAllowance', { allowance: formatNumber(allowance) })} <meter min={0} max={allowance} value={plan.usage.messages} aria-label={t('allowanceLabel')} /> {formatPercent(plan.usage.messages / allowance)}</>}
         </p>
       )}
-      <label class="inline">Number{' '}
+      <label class="inline">{t('number')}{' '}
         <select value={number} onChange={(e) => setNumber(e.currentTarget.value)}>
-          <option value="">every number</option>
-          {numbers.map((n) => <option key={n.id} value={n.id}>{n.phone ?? n.nickname ?? n.id}</option>)}
+          <option value="">{t('everyNumber')}</option>
+          {numbers.map((n) => <option key={n.id} value={n.id}>{n.nickname ?? n.phone ?? n.id}</option>)}
         </select>
       </label>
-      <p>Messages in the last 30 days: <strong data-total>{total}</strong></p>
-      <svg class="chart" viewBox={`0 0 ${WIDTH} ${HEIGHT}`} role="img" aria-label={`Messages per day, ${total} in all`}>
-        {(top % 2 === 0 ? [0, top / 2, top] : [0, top]).map((tick) => (
-          <g key={tick} class="axis">
-            <line x1={PLOT.left} x2={WIDTH - PLOT.right} y1={y(tick)} y2={y(tick)} />
-            <text x={PLOT.left - 6} y={y(tick) + 4} text-anchor="end">{tick}</text>
-          </g>
-        ))}
-        {points.map((p, i) => {
-          const height = (p.messages / top) * plotHeight;
-          return <rect key={p.period_start} x={PLOT.left + i * slot + 1} y={PLOT.top + plotHeight - height} width={Math.max(1, slot - 2)} height={height} data-day={p.period_start} data-messages={p.messages}><title>{`${p.period_start}: ${p.messages}`}</title></rect>;
-        })}
-        {points.map((p, i) => (i % 7 === 0 || i === points.length - 1) && (
-          <text key={`label-${p.period_start}`} class="axis" x={PLOT.left + i * slot + slot / 2} y={HEIGHT - 8} text-anchor="middle" data-axis-day={p.period_start}>{day(p.period_start)}</text>
-        ))}
-      </svg>
+      <UsageChart points={points} />
     </Section>
   );
-}
-
-/** The smallest of 1, 2 or 5 times a power of ten at or above `value`: round figures on the axis. */
-function niceCeiling(value: number): number {
-  const power = 10 ** Math.floor(Math.log10(value));
-  return ([1, 2, 5, 10].map((m) => m * power).find((candidate) => candidate >= value) ?? value);
 }

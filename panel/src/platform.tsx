@@ -1,6 +1,8 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api } from './api.js';
+import { formatNumber, t, valueText } from './i18n.js';
 import { AuditLog, type Delivery, ErrorLine, logoSrc, Section, ShownOnce, useAction, useConfirm, useListView, when } from './ui.js';
+import { thirtyDaysAgo, UsageChart, type UsagePoint } from './usage-chart.js';
 
 interface Partner {
   readonly id: string;
@@ -42,9 +44,9 @@ export function PlatformPanel() {
   const load = () => run(async () => setPartners((await api.call<{ data: Partner[] }>('GET', '/platform/partners')).data));
   useEffect(() => void load(), []);
   const list = useListView(partners, {
-    noun: 'partners',
+    searchLabel: t('searchPartners'),
     textOf: (p) => `${p.name} ${p.slug} ${p.allowed_origins.join(' ')} ${p.webhook_url ?? ''}`,
-    filter: { label: 'Status', values: ['active', 'deactivated'], of: (p) => (p.active ? 'active' : 'deactivated') },
+    filter: { label: t('status'), values: ['active', 'deactivated'], of: (p) => (p.active ? 'active' : 'deactivated') },
   });
 
   return (
@@ -52,10 +54,10 @@ export function PlatformPanel() {
       {dialog}
       {secret && <ShownOnce label={secret.label} value={secret.value} onDone={() => setSecret(null)} />}
       <ErrorLine error={error} />
-      <Section title="Partners">
+      <Section title={t('partners')}>
         {list.controls}
         <table>
-          <thead><tr><th>Logo</th><th>Name</th><th>Slug</th><th>Status</th><th>Actions</th></tr></thead>
+          <thead><tr><th>{t('logo')}</th><th>{t('name')}</th><th>{t('slug')}</th><th>{t('status')}</th><th>{t('actions')}</th></tr></thead>
           <tbody>
             {list.shown.map((p) => (
               <PartnerRow key={p.id} partner={p} busy={busy} run={run} confirm={confirm} reload={load} onSecret={setSecret} />
@@ -66,14 +68,14 @@ export function PlatformPanel() {
       </Section>
       <DeadDeliveries partners={partners} />
       <AuditLog path="/platform/audit" />
-      <NewPartner onCreated={(created) => { setSecret({ label: `Partner secret and webhook secret of ${created.name}`, value: `${created.partner_secret}\n${created.webhook_secret}` }); void load(); }} />
+      <NewPartner onCreated={(created) => { setSecret({ label: t('createdSecrets', { name: created.name }), value: `${created.partner_secret}\n${created.webhook_secret}` }); void load(); }} />
     </div>
   );
 }
 
 type Confirm = ReturnType<typeof useConfirm>['confirm'];
 type Run = (action: () => Promise<unknown>) => Promise<void>;
-type Opened = 'connections' | 'deliveries' | 'edit' | null;
+type Opened = 'connections' | 'deliveries' | 'usage' | 'edit' | null;
 
 function PartnerRow(props: { partner: Partner; busy: boolean; run: Run; confirm: Confirm; reload: () => Promise<void>; onSecret: (s: { label: string; value: string }) => void }) {
   const { partner: p, run, reload, confirm } = props;
@@ -86,37 +88,38 @@ function PartnerRow(props: { partner: Partner; busy: boolean; run: Run; confirm:
       await api.call('POST', `/platform/partners/${p.id}/logo`, form);
       await reload();
     });
-  const rotate = (which: 'secret' | 'webhook secret', path: string, field: 'partner_secret' | 'webhook_secret') =>
+  const rotate = (which: 'secret' | 'webhookSecret', path: string, field: 'partner_secret' | 'webhook_secret') =>
     confirm({
-      title: `Rotate the ${which} of ${p.name}?`,
-      body: `The current ${which} stops working at once: ${p.name} must install the new one before ${which === 'secret' ? 'its next call' : 'it can check the next webhook'}.`,
-      act: `Rotate the ${which}`,
-      action: () => run(async () => props.onSecret({ label: `New ${which} of ${p.name}`, value: (await api.call<Record<string, string>>('POST', `/platform/partners/${p.id}/${path}`))[field]! })),
+      title: t(`${which}RotateTitle`, { name: p.name }),
+      body: t(`${which}RotateBody`, { name: p.name }),
+      act: t(`${which}Rotate`),
+      action: () => run(async () => props.onSecret({ label: t(`${which}New`, { name: p.name }), value: (await api.call<Record<string, string>>('POST', `/platform/partners/${p.id}/${path}`))[field]! })),
     });
   const setActive = () =>
     p.active
       ? confirm({
-          title: `Deactivate ${p.name}?`,
-          body: 'Its secret, its component sessions and the keys it issued stop working until it is activated again.',
-          act: 'Deactivate',
+          title: t('deactivateTitle', { name: p.name }),
+          body: t('deactivateBody'),
+          act: t('deactivate'),
           action: () => run(async () => { await api.call('POST', `/platform/partners/${p.id}/deactivate`); await reload(); }),
         })
       : void run(async () => { await api.call('POST', `/platform/partners/${p.id}/activate`); await reload(); });
   return (
     <>
       <tr data-partner={p.slug}>
-        <td>{p.logo_url ? <img class="logo" src={logoSrc(p.logo_url)} alt={`${p.name} logo`} /> : '—'}</td>
-        <td>{p.name}{p.webhook_url_warning && <p class="warning" data-warning>Its webhook URL is on a private or loopback network: deliveries there are refused.</p>}</td>
+        <td>{p.logo_url ? <img class="logo" src={logoSrc(p.logo_url)} alt={t('logoOf', { name: p.name })} /> : '—'}</td>
+        <td>{p.name}{p.webhook_url_warning && <p class="warning" data-warning>{t('privateWebhook')}</p>}</td>
         <td>{p.slug}</td>
-        <td>{p.active ? 'active' : 'deactivated'}</td>
+        <td>{valueText(p.active ? 'active' : 'deactivated')}</td>
         <td class="actions">
-          <label class="file">Upload logo <input type="file" accept="image/png,image/jpeg,image/webp,image/svg+xml" onChange={(event) => void upload(event.currentTarget.files?.[0])} /></label>
-          <button type="button" aria-expanded={opened === 'edit'} onClick={() => toggle('edit')}>Edit</button>
-          <button type="button" disabled={props.busy} onClick={() => rotate('secret', 'rotate-secret', 'partner_secret')}>Rotate secret</button>
-          <button type="button" disabled={props.busy} onClick={() => rotate('webhook secret', 'rotate-webhook-secret', 'webhook_secret')}>Rotate webhook secret</button>
-          <button type="button" disabled={props.busy} onClick={setActive}>{p.active ? 'Deactivate' : 'Activate'}</button>
-          <button type="button" aria-expanded={opened === 'connections'} onClick={() => toggle('connections')}>Connections</button>
-          <button type="button" aria-expanded={opened === 'deliveries'} onClick={() => toggle('deliveries')}>Deliveries</button>
+          <label class="file">{t('uploadLogo')} <input type="file" accept="image/png,image/jpeg,image/webp,image/svg+xml" onChange={(event) => void upload(event.currentTarget.files?.[0])} /></label>
+          <button type="button" aria-expanded={opened === 'edit'} onClick={() => toggle('edit')}>{t('edit')}</button>
+          <button type="button" disabled={props.busy} onClick={() => rotate('secret', 'rotate-secret', 'partner_secret')}>{t('rotateSecretButton')}</button>
+          <button type="button" disabled={props.busy} onClick={() => rotate('webhookSecret', 'rotate-webhook-secret', 'webhook_secret')}>{t('rotateWebhookSecretButton')}</button>
+          <button type="button" disabled={props.busy} onClick={setActive}>{t(p.active ? 'deactivate' : 'activate')}</button>
+          <button type="button" aria-expanded={opened === 'connections'} onClick={() => toggle('connections')}>{t('connections')}</button>
+          <button type="button" aria-expanded={opened === 'deliveries'} onClick={() => toggle('deliveries')}>{t('deliveries')}</button>
+          <button type="button" aria-expanded={opened === 'usage'} onClick={() => toggle('usage')}>{t('usage')}</button>
         </td>
       </tr>
       {opened !== null && (
@@ -125,6 +128,7 @@ function PartnerRow(props: { partner: Partner; busy: boolean; run: Run; confirm:
             {opened === 'edit' && <EditPartner partner={p} onSaved={() => { setOpened(null); void reload(); }} />}
             {opened === 'connections' && <Connections partner={p} />}
             {opened === 'deliveries' && <PartnerDeliveries partner={p} />}
+            {opened === 'usage' && <PartnerUsage partner={p} />}
           </td>
         </tr>
       )}
@@ -137,20 +141,20 @@ function Connections({ partner }: { partner: Partner }) {
   const { error, run } = useAction();
   useEffect(() => void run(async () => setConnections((await api.call<{ data: PartnerConnection[] }>('GET', `/platform/partners/${partner.id}/connections`)).data)), []);
   const list = useListView(connections ?? [], {
-    noun: 'connections',
+    searchLabel: t('searchConnections'),
     textOf: (c) => `${c.external_id} ${c.customer.company ?? ''} ${c.customer.name ?? ''} ${c.customer.email}`,
-    filter: { label: 'Status', values: [...new Set((connections ?? []).map((c) => c.status))], of: (c) => c.status },
+    filter: { label: t('status'), values: [...new Set((connections ?? []).map((c) => c.status))], of: (c) => c.status },
   });
   if (connections === null) return <ErrorLine error={error} />;
   return (
     <div data-connections>
       {list.controls}
       <table class="inner">
-        <thead><tr><th>external_id</th><th>Customer</th><th>Status</th><th>Since</th></tr></thead>
+        <thead><tr><th>external_id</th><th>{t('customer')}</th><th>{t('status')}</th><th>{t('sinceHeader')}</th></tr></thead>
         <tbody>
-          {connections.length === 0 && <tr><td colSpan={4}>No connections yet.</td></tr>}
+          {connections.length === 0 && <tr><td colSpan={4}>{t('noConnections')}</td></tr>}
           {list.shown.map((c) => (
-            <tr key={c.id}><td>{c.external_id}</td><td>{c.customer.company ?? c.customer.name ?? c.customer.email}</td><td>{c.status}</td><td>{when(c.created_at)}</td></tr>
+            <tr key={c.id}><td>{c.external_id}</td><td>{c.customer.company ?? c.customer.name ?? c.customer.email}</td><td>{valueText(c.status)}</td><td>{when(c.created_at)}</td></tr>
           ))}
         </tbody>
       </table>
@@ -167,23 +171,23 @@ function PartnerDeliveries({ partner }: { partner: Partner }) {
   const load = () => run(async () => setDeliveries((await api.call<{ data: Delivery[] }>('GET', `/platform/partners/${partner.id}/deliveries?limit=100`)).data));
   useEffect(() => void load(), []);
   const list = useListView(deliveries ?? [], {
-    noun: 'deliveries',
+    searchLabel: t('searchDeliveries'),
     textOf: (d) => `${d.event_type} ${d.last_error ?? ''} ${d.last_response_status ?? ''}`,
-    filter: { label: 'Status', values: ['pending', 'delivered', 'failed'], of: (d) => d.status },
+    filter: { label: t('status'), values: ['pending', 'delivered', 'failed'], of: (d) => d.status },
   });
   return (
     <div data-partner-deliveries>
       <ErrorLine error={error} />
-      {sent && <p role="status">Queued again as {sent}.</p>}
+      {sent && <p role="status">{t('queuedAgain', { id: sent })}</p>}
       {list.controls}
       <table class="inner">
-        <thead><tr><th>Event</th><th>Status</th><th>Attempts</th><th>Last</th><th>HTTP</th><th>Reason</th><th>Actions</th></tr></thead>
+        <thead><tr><th>{t('event')}</th><th>{t('status')}</th><th>{t('attempts')}</th><th>{t('last')}</th><th>HTTP</th><th>{t('reason')}</th><th>{t('actions')}</th></tr></thead>
         <tbody>
-          {deliveries?.length === 0 && <tr><td colSpan={7}>No deliveries yet.</td></tr>}
+          {deliveries?.length === 0 && <tr><td colSpan={7}>{t('noDeliveries')}</td></tr>}
           {list.shown.map((d) => (
             <tr key={d.id} data-delivery={d.id}>
-              <td>{d.event_type}</td><td>{d.status}</td><td>{d.attempt_count}</td><td>{when(d.last_attempt_at)}</td><td>{d.last_response_status ?? '—'}</td><td>{d.last_error ?? '—'}</td>
-              <td><button type="button" disabled={busy} onClick={() => void run(async () => { setSent((await api.call<{ delivery_id: string }>('POST', `/platform/partners/${partner.id}/deliveries/${d.id}/redeliver`)).delivery_id); await load(); })}>Redeliver</button></td>
+              <td>{d.event_type}</td><td>{valueText(d.status)}</td><td>{formatNumber(d.attempt_count)}</td><td>{when(d.last_attempt_at)}</td><td>{d.last_response_status ?? '—'}</td><td>{d.last_error ?? '—'}</td>
+              <td><button type="button" disabled={busy} onClick={() => void run(async () => { setSent((await api.call<{ delivery_id: string }>('POST', `/platform/partners/${partner.id}/deliveries/${d.id}/redeliver`)).delivery_id); await load(); })}>{t('redeliver')}</button></td>
             </tr>
           ))}
         </tbody>
@@ -193,10 +197,24 @@ function PartnerDeliveries({ partner }: { partner: Partner }) {
   );
 }
 
+/** The partner's usage: messages per day of its connected accounts over the last 30 days (`GET /platform/partners/{id}/usage`). */
+function PartnerUsage({ partner }: { partner: Partner }) {
+  const [usage, setUsage] = useState<{ connections: number; data: UsagePoint[] } | null>(null);
+  const { error, run } = useAction();
+  useEffect(() => void run(async () => setUsage(await api.call<{ connections: number; data: UsagePoint[] }>('GET', `/platform/partners/${partner.id}/usage?from=${thirtyDaysAgo()}&granularity=day`))), []);
+  if (usage === null) return <div><ErrorLine error={error} /><p class="muted">{t('loading')}</p></div>;
+  return (
+    <div data-partner-usage>
+      <p class="muted">{t('partnerUsageOf', { count: formatNumber(usage.connections) })}</p>
+      <UsageChart points={usage.data} />
+    </div>
+  );
+}
+
 function ScopeChoice({ chosen, onChange }: { chosen: ReadonlySet<string>; onChange: (next: Set<string>) => void }) {
   return (
     <fieldset>
-      <legend>Scopes of the keys it issues</legend>
+      <legend>{t('keyScopes')}</legend>
       {SCOPES.map((scope) => (
         <label class="check" key={scope}>
           <input type="checkbox" checked={chosen.has(scope)} onChange={(e) => { const next = new Set(chosen); if (e.currentTarget.checked) next.add(scope); else next.delete(scope); onChange(next); }} />
@@ -222,13 +240,13 @@ function EditPartner({ partner, onSaved }: { partner: Partner; onSaved: () => vo
       onSaved();
     });
   return (
-    <form class="card grid" aria-label={`Edit ${partner.name}`} onSubmit={(event) => { event.preventDefault(); void save(); }}>
-      <label>Name <input name="name" required value={form.name} onInput={(e) => setForm({ ...form, name: e.currentTarget.value })} /></label>
-      <label>Webhook URL <input name="webhook" type="url" value={form.webhook} onInput={(e) => setForm({ ...form, webhook: e.currentTarget.value })} /></label>
-      <label>Allowed origins (one per line) <textarea name="origins" rows={2} value={form.origins} onInput={(e) => setForm({ ...form, origins: e.currentTarget.value })} /></label>
+    <form class="card grid" aria-label={t('editTitle', { name: partner.name })} onSubmit={(event) => { event.preventDefault(); void save(); }}>
+      <label>{t('name')} <input name="name" required value={form.name} onInput={(e) => setForm({ ...form, name: e.currentTarget.value })} /></label>
+      <label>{t('webhookUrl')} <input name="webhook" type="url" value={form.webhook} onInput={(e) => setForm({ ...form, webhook: e.currentTarget.value })} /></label>
+      <label>{t('allowedOrigins')} <textarea name="origins" rows={2} value={form.origins} onInput={(e) => setForm({ ...form, origins: e.currentTarget.value })} /></label>
       <ScopeChoice chosen={form.scopes} onChange={(scopes) => setForm({ ...form, scopes })} />
       <ErrorLine error={error} />
-      <button class="primary" type="submit" disabled={busy}>Save changes</button>
+      <button class="primary" type="submit" disabled={busy}>{t('saveChanges')}</button>
     </form>
   );
 }
@@ -250,15 +268,15 @@ function NewPartner({ onCreated }: { onCreated: (created: Partner & { partner_se
       onCreated(created);
     });
   return (
-    <Section title="New partner">
+    <Section title={t('newPartner')}>
       <form class="card grid" onSubmit={(event) => { event.preventDefault(); void submit(); }}>
-        <label>Name <input name="name" required value={form.name} onInput={(e) => set('name', e.currentTarget.value)} /></label>
-        <label>Slug <input name="slug" required pattern="[a-z0-9][a-z0-9\-]{1,62}" value={form.slug} onInput={(e) => set('slug', e.currentTarget.value)} /></label>
-        <label>Allowed origins (one per line) <textarea name="origins" rows={2} value={form.origins} onInput={(e) => set('origins', e.currentTarget.value)} /></label>
-        <label>Webhook URL <input name="webhook" type="url" value={form.webhook} onInput={(e) => set('webhook', e.currentTarget.value)} /></label>
+        <label>{t('name')} <input name="name" required value={form.name} onInput={(e) => set('name', e.currentTarget.value)} /></label>
+        <label>{t('slug')} <input name="slug" required pattern="[a-z0-9][a-z0-9\-]{1,62}" value={form.slug} onInput={(e) => set('slug', e.currentTarget.value)} /></label>
+        <label>{t('allowedOrigins')} <textarea name="origins" rows={2} value={form.origins} onInput={(e) => set('origins', e.currentTarget.value)} /></label>
+        <label>{t('webhookUrl')} <input name="webhook" type="url" value={form.webhook} onInput={(e) => set('webhook', e.currentTarget.value)} /></label>
         <ScopeChoice chosen={form.scopes} onChange={(scopes) => setForm({ ...form, scopes })} />
         <ErrorLine error={error} />
-        <button class="primary" type="submit" disabled={busy}>Create partner</button>
+        <button class="primary" type="submit" disabled={busy}>{t('createPartner')}</button>
       </form>
     </Section>
   );
@@ -278,29 +296,29 @@ function DeadDeliveries({ partners }: { partners: readonly Partner[] }) {
   useEffect(() => void load(), []);
   const nameOf = (d: DeadDelivery) => (d.target_kind === 'partner_webhook' ? (partners.find((p) => p.id === d.target_id)?.name ?? d.target_id) : d.target_id);
   const list = useListView(dead ?? [], {
-    noun: 'dead deliveries',
+    searchLabel: t('searchDeadDeliveries'),
     textOf: (d) => `${nameOf(d)} ${d.target_id} ${d.event_type} ${d.last_error ?? ''}`,
-    filter: { label: 'Endpoint kind', values: ['account_webhook', 'partner_webhook'], of: (d) => d.target_kind },
+    filter: { label: t('endpointKind'), values: ['account_webhook', 'partner_webhook'], of: (d) => d.target_kind },
   });
   return (
-    <Section title="Dead deliveries">
+    <Section title={t('deadDeliveries')}>
       <ErrorLine error={error} />
-      {sent !== null && <p role="status">Sent again: {sent}. Each is a new delivery with its own retries.</p>}
+      {sent !== null && <p role="status">{t('sentAgain', { count: formatNumber(sent) })}</p>}
       {list.controls}
       <table data-dead-deliveries>
-        <thead><tr><th>Given up</th><th>Endpoint</th><th>Event</th><th>Attempts</th><th>Last error</th><th>Actions</th></tr></thead>
+        <thead><tr><th>{t('givenUp')}</th><th>{t('endpoint')}</th><th>{t('event')}</th><th>{t('attempts')}</th><th>{t('lastError')}</th><th>{t('actions')}</th></tr></thead>
         <tbody>
-          {dead?.length === 0 && <tr><td colSpan={6}>No dead deliveries.</td></tr>}
+          {dead?.length === 0 && <tr><td colSpan={6}>{t('noDeadDeliveries')}</td></tr>}
           {list.shown.map((d) => (
             <tr key={d.delivery_id} data-delivery={d.delivery_id}>
               <td>{when(d.dead_at)}</td>
               <td>{nameOf(d)}</td>
               <td>{d.event_type}</td>
-              <td>{d.attempts}</td>
+              <td>{formatNumber(d.attempts)}</td>
               <td>{d.last_error ?? '—'}</td>
               <td class="actions">
-                <button type="button" disabled={busy} onClick={() => void redeliver({ delivery_ids: [d.delivery_id] })}>Redeliver</button>
-                <button type="button" disabled={busy} onClick={() => void redeliver({ endpoint: d.target_id })}>Redeliver all of this endpoint</button>
+                <button type="button" disabled={busy} onClick={() => void redeliver({ delivery_ids: [d.delivery_id] })}>{t('redeliver')}</button>
+                <button type="button" disabled={busy} onClick={() => void redeliver({ endpoint: d.target_id })}>{t('redeliverEndpoint')}</button>
               </td>
             </tr>
           ))}

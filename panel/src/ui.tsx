@@ -1,6 +1,7 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useId, useRef, useState } from 'preact/hooks';
 import { api, PanelError } from './api.js';
+import { formatNumber, formatWhen, t, valueText } from './i18n.js';
 
 /** Runs an action with a busy flag, keeping its error's message to show. */
 export function useAction() {
@@ -28,9 +29,9 @@ export function ErrorLine({ error }: { error: string | null }) {
 export function ShownOnce({ label, value, onDone }: { label: string; value: string; onDone: () => void }) {
   return (
     <div class="once" role="status">
-      <p><strong>{label}</strong>: shown once. Copy it now.</p>
+      <p><strong>{label}</strong>: {t('shownOnce')}</p>
       <code data-secret>{value}</code>
-      <button type="button" onClick={onDone}>I have copied it</button>
+      <button type="button" onClick={onDone}>{t('copied')}</button>
     </div>
   );
 }
@@ -44,7 +45,7 @@ export function Section({ title, children }: { title: string; children: Componen
   );
 }
 
-export const when = (iso: string | null | undefined) => (iso ? new Date(iso).toLocaleString() : '—');
+export const when = formatWhen;
 
 /** A partner logo is served by this same API: shown by its path, so the panel's CSP (`img-src 'self'`) holds wherever the API is reached. */
 export function logoSrc(url: string): string {
@@ -85,7 +86,7 @@ function ConfirmDialog({ question, onClosed }: { question: Question; onClosed: (
       <h2 id={titleId}>{question.title}</h2>
       <p>{question.body}</p>
       <div class="buttons">
-        <button type="button" autofocus onClick={close}>Cancel</button>
+        <button type="button" autofocus onClick={close}>{t('cancel')}</button>
         <button type="button" class="danger" onClick={() => { close(); void question.action(); }}>{question.act}</button>
       </div>
     </dialog>
@@ -102,7 +103,7 @@ export interface ListFilter<T> {
  * Search, an optional filter and pages over a list the panel holds: what every list of the panels
  * offers. Pages are of `pageSize`; a new search or filter goes back to the first page.
  */
-export function useListView<T>(items: readonly T[], options: { noun: string; textOf: (item: T) => string; filter?: ListFilter<T>; pageSize?: number }) {
+export function useListView<T>(items: readonly T[], options: { searchLabel: string; textOf: (item: T) => string; filter?: ListFilter<T>; pageSize?: number }) {
   const pageSize = options.pageSize ?? 20;
   const [query, setQuery] = useState('');
   const [chosen, setChosen] = useState('');
@@ -117,12 +118,12 @@ export function useListView<T>(items: readonly T[], options: { noun: string; tex
   const first = matching.length === 0 ? 0 : current * pageSize + 1;
   const controls = (
     <div class="list-controls">
-      <label class="inline">Search {options.noun} <input type="search" value={query} onInput={(e) => { setQuery(e.currentTarget.value); setPage(0); }} /></label>
+      <label class="inline">{options.searchLabel} <input type="search" value={query} onInput={(e) => { setQuery(e.currentTarget.value); setPage(0); }} /></label>
       {options.filter && (
         <label class="inline">{options.filter.label}{' '}
           <select value={chosen} onChange={(e) => { setChosen(e.currentTarget.value); setPage(0); }}>
-            <option value="">all</option>
-            {options.filter.values.map((v) => <option key={v} value={v}>{v}</option>)}
+            <option value="">{t('all')}</option>
+            {options.filter.values.map((v) => <option key={v} value={v}>{valueText(v)}</option>)}
           </select>
         </label>
       )}
@@ -130,9 +131,9 @@ export function useListView<T>(items: readonly T[], options: { noun: string; tex
   );
   const pager = (
     <div class="pager">
-      <span role="status" class="muted">{first}–{first === 0 ? 0 : first + shown.length - 1} of {matching.length}</span>
-      <button type="button" disabled={current === 0} onClick={() => setPage(current - 1)}>Previous</button>
-      <button type="button" disabled={current >= pages - 1} onClick={() => setPage(current + 1)}>Next</button>
+      <span role="status" class="muted">{t('pageOf', { first: formatNumber(first), last: formatNumber(first === 0 ? 0 : first + shown.length - 1), total: formatNumber(matching.length) })}</span>
+      <button type="button" disabled={current === 0} onClick={() => setPage(current - 1)}>{t('previous')}</button>
+      <button type="button" disabled={current >= pages - 1} onClick={() => setPage(current + 1)}>{t('next')}</button>
     </div>
   );
   return { shown, controls, pager };
@@ -166,23 +167,23 @@ export function AuditLog({ path }: { path: string }) {
   const load = () => run(async () => setEntries((await api.call<{ data: AuditEntry[] }>('GET', `${path}?limit=200`)).data));
   useEffect(() => void load(), []);
   const list = useListView(entries ?? [], {
-    noun: 'the audit log',
+    searchLabel: t('searchAudit'),
     textOf: (e) => `${e.action} ${e.target_id} ${e.actor.id} ${e.ip}`,
-    filter: { label: 'Action', values: [...new Set((entries ?? []).map((e) => e.action))].sort(), of: (e) => e.action },
+    filter: { label: t('action'), values: [...new Set((entries ?? []).map((e) => e.action))].sort(), of: (e) => e.action },
   });
   return (
-    <Section title="Audit log">
+    <Section title={t('auditLog')}>
       <ErrorLine error={error} />
       {list.controls}
-      <button type="button" disabled={busy} onClick={() => void load()}>Refresh</button>
+      <button type="button" disabled={busy} onClick={() => void load()}>{t('refresh')}</button>
       <table data-audit>
-        <thead><tr><th>When</th><th>Action</th><th>On</th><th>Who</th><th>From</th></tr></thead>
+        <thead><tr><th>{t('when')}</th><th>{t('action')}</th><th>{t('onWhat')}</th><th>{t('who')}</th><th>{t('from')}</th></tr></thead>
         <tbody>
-          {entries?.length === 0 && <tr><td colSpan={5}>Nothing yet.</td></tr>}
+          {entries?.length === 0 && <tr><td colSpan={5}>{t('nothingYet')}</td></tr>}
           {list.shown.map((e) => (
             <tr key={e.id} data-entry={e.action}>
               <td>{when(e.occurred_at)}</td><td>{e.action}</td><td><code>{e.target_id}</code></td>
-              <td>{e.actor.id} <span class="muted">({e.actor.kind.replace('_', ' ')})</span></td>
+              <td>{e.actor.id} <span class="muted">({valueText(e.actor.kind)})</span></td>
               <td title={e.user_agent ?? undefined}>{e.ip}</td>
             </tr>
           ))}

@@ -92,3 +92,24 @@ export async function usageByPeriod(clickhouse: ClickHouse, query: UsageQuery): 
   );
   return rows.map((row) => ({ period: row.period, messages: Number(row.messages), mediaBytes: Number(row.media_bytes) }));
 }
+
+/** Sends and stored media per period of a set of projects (a partner's connected ones), summed; only periods that have some, oldest first. */
+export async function projectsUsageByPeriod(
+  clickhouse: ClickHouse,
+  query: { readonly projects: readonly { readonly accountId: string; readonly projectId: string }[]; readonly from: number; readonly to: number; readonly granularity: Granularity },
+): Promise<PeriodUsage[]> {
+  if (query.projects.length === 0) return [];
+  const rows = await clickhouse.query<{ period: string; messages: string | number; media_bytes: string | number }>(
+    `SELECT toString(${bucket[query.granularity]}(occurred_at)) AS period,
+            sumIf(quantity, kind = 'message_sent') AS messages,
+            sumIf(quantity, kind = 'media_stored') AS media_bytes
+     FROM usage_events FINAL
+     WHERE account_id IN {accounts:Array(String)} AND project_id IN {projects:Array(String)}
+       AND occurred_at >= fromUnixTimestamp64Milli({from:Int64}, 'UTC')
+       AND occurred_at < fromUnixTimestamp64Milli({to:Int64}, 'UTC')
+     GROUP BY period
+     ORDER BY period`,
+    { accounts: [...new Set(query.projects.map((p) => p.accountId))], projects: query.projects.map((p) => p.projectId), from: query.from, to: query.to },
+  );
+  return rows.map((row) => ({ period: row.period, messages: Number(row.messages), mediaBytes: Number(row.media_bytes) }));
+}

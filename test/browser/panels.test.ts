@@ -283,6 +283,17 @@ describe('the panels in a browser', () => {
     await page.locator(`tr[data-number="${instanceId}"] td[data-status]`).getByText('connected').waitFor({ timeout: 20_000 });
     await shot(page, 'numbers');
     await expectAccessible(page, 'numbers');
+    // A number renamed in place: the list and the API say its new name.
+    const first = page.locator(`tr[data-number="${owner.instance_ids[0]}"]`);
+    await first.getByRole('button', { name: 'Rename' }).click();
+    const rename = page.getByRole('form', { name: /^Rename / });
+    await rename.getByLabel('Name of the number').fill('Loja centro');
+    await expectAccessible(page, 'rename');
+    await rename.getByRole('button', { name: 'Save' }).click();
+    await rename.waitFor({ state: 'detached' });
+    await first.locator('td[data-name]').getByText('Loja centro').waitFor();
+    const listed = (await call('GET', '/instances', { authorization: `Bearer ${owner.api_key}` })).body.data as { id: string; nickname: string }[];
+    expect(listed.find((n) => n.id === owner.instance_ids[0])?.nickname).toBe('Loja centro');
     await page.locator(`tr[data-number="${instanceId}"]`).getByRole('button', { name: 'Unlink' }).click();
     await answer(page, /^Unlink /, 'Unlink');
     await waitFor('the number unlinked', async () => ((await page.locator(`tr[data-number="${instanceId}"] td[data-status]`).innerText()) !== 'connected' || undefined), { timeoutMs: 20_000 });
@@ -412,6 +423,66 @@ describe('the panels in a browser', () => {
     const queued = await page.getByRole('status').filter({ hasText: 'Queued again as' }).innerText();
     expect(queued).toMatch(/dlv_/);
     await shot(page, 'partner-deliveries');
+    await context.close();
+  });
+
+  it("speaks the browser's language, switches to another and keeps it, and shows a partner's usage on dated axes", async () => {
+    const shot = screenshots('panel-locale');
+    const context = await browser.newContext({ locale: 'pt-BR' });
+    const page = await context.newPage();
+    await page.goto(`${base}/panel`);
+    await page.getByRole('heading', { name: 'Entrar' }).waitFor();
+    expect(await page.locator('html').getAttribute('lang')).toBe('pt');
+    expect(await page.title()).toBe('Painel do Gateway');
+    await expectAccessible(page, 'sign-in in Portuguese');
+    await page.getByLabel('Idioma').selectOption('de');
+    await page.getByRole('heading', { name: 'Anmelden' }).waitFor();
+    await page.reload();
+    await page.getByRole('heading', { name: 'Anmelden' }).waitFor();
+    expect(await page.locator('html').getAttribute('lang')).toBe('de');
+
+    const email = mail('ops');
+    await page.getByLabel('E-Mail').fill(email);
+    const before = (await readMailbox(email)).length;
+    await page.getByRole('button', { name: 'Code senden' }).click();
+    await page.getByLabel('Code').waitFor();
+    const code = await waitFor('the sign-in code', async () => {
+      const box = await readMailbox(email);
+      return box.length > before ? /\b(\d{6})\b/.exec(box[box.length - 1]!.text)?.[1] : undefined;
+    }, { timeoutMs: 20_000 });
+    await page.getByLabel('Code').fill(code);
+    await page.getByRole('button', { name: 'Anmelden' }).click();
+    await page.getByRole('button', { name: 'Abmelden' }).waitFor();
+    await page.getByRole('heading', { name: 'Plattformverwaltung' }).waitFor();
+    await page.getByLabel('Partner durchsuchen').waitFor();
+
+    // The partner's connected account (the member's test linked one) sent one message in the account's test.
+    const row = page.locator(`tr[data-partner="loja-${env.id}"]`);
+    await row.getByRole('cell', { name: 'aktiv', exact: true }).waitFor();
+    const usage = page.locator('[data-partner-usage]');
+    await waitFor("the partner's send in its chart", async () => {
+      await row.getByRole('button', { name: 'Nutzung' }).click();
+      await usage.getByRole('img', { name: /Nachrichten pro Tag/ }).waitFor();
+      const total = await usage.locator('[data-total]').getAttribute('data-total');
+      if (total !== '1') await row.getByRole('button', { name: 'Nutzung' }).click();
+      return total === '1' || undefined;
+    }, { timeoutMs: 30_000 });
+    expect(await usage.locator('svg.chart rect').count()).toBe(30);
+    const today = new Date().toISOString().slice(0, 10);
+    expect(await usage.locator(`svg.chart rect[data-day="${today}"]`).getAttribute('data-messages')).toBe('1');
+    const germanDay = new Intl.DateTimeFormat('de', { month: 'short', day: 'numeric', timeZone: 'UTC' }).format(new Date(`${today}T00:00:00Z`));
+    expect(await usage.locator(`[data-axis-day="${today}"]`).textContent()).toBe(germanDay);
+    await shot(page, 'partner-usage-de');
+    await expectAccessible(page, 'partner usage in German');
+
+    // The route: the partner's usage, a partner that does not exist, a backwards range, no platform credential.
+    const cookie = (await context.cookies()).find((c) => c.name === 'gw_panel')!;
+    const headers = { cookie: `gw_panel=${cookie.value}` };
+    const read = await call('GET', `/platform/partners/${partnerId}/usage?from=${today}`, headers);
+    expect(read).toMatchObject({ status: 200, body: { partner_id: partnerId, connections: 1, granularity: 'day', data: [{ period_start: today, messages: 1 }] } });
+    expect(await call('GET', '/platform/partners/ptn_nobody/usage', headers)).toMatchObject({ status: 404, body: { code: 'not_found' } });
+    expect(await call('GET', `/platform/partners/${partnerId}/usage?from=${today}&to=2020-01-01`, headers)).toMatchObject({ status: 400, body: { code: 'invalid_request' } });
+    expect([401, 403]).toContain((await call('GET', `/platform/partners/${partnerId}/usage`, { authorization: `Bearer ${owner.api_key}` })).status);
     await context.close();
   });
 });

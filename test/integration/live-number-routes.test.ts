@@ -22,7 +22,7 @@ describe('live number routes through the API on the sandbox', () => {
   let number: string;
   let events: { values: PublicEvent[]; consumer: TopicConsumer };
 
-  const call = async (account: CreatedAccount, method: 'GET' | 'POST' | 'DELETE', url: string, body?: unknown) => {
+  const call = async (account: CreatedAccount, method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, body?: unknown) => {
     const response = await roles.api!.app.inject({
       method,
       url,
@@ -224,6 +224,33 @@ describe('live number routes through the API on the sandbox', () => {
       }
       const notConnected = await call(idle, 'GET', `/labels?instance_id=${idle.instance_ids[0]}`);
       expect([notConnected.status, notConnected.body.code]).toEqual([409, 'not_connected']);
+    });
+  });
+
+  describe('PATCH /instances/{id}', () => {
+    it('renames a connected number; its session keeps it connected', async () => {
+      const renamed = await call(shop, 'PATCH', `/instances/${number}`, { nickname: 'Loja centro' });
+      expect(renamed).toMatchObject({ status: 200, body: { id: number, nickname: 'Loja centro', status: 'connected' } });
+      const listed = (await call(shop, 'GET', '/instances')).body.data as { id: string; nickname: string; status: string }[];
+      expect(listed.find((n) => n.id === number)).toMatchObject({ nickname: 'Loja centro', status: 'connected' });
+    });
+
+    it('refuses bad inputs with a code', async () => {
+      const cases: [string, unknown, number, string][] = [
+        [number, { nickname: '' }, 400, 'invalid_request'],
+        [number, { nickname: '   ' }, 400, 'invalid_request'],
+        [number, { nickname: 'x'.repeat(101) }, 400, 'invalid_request'],
+        [number, { nickname: 'ok', status: 'connected' }, 400, 'invalid_request'],
+        [number, {}, 400, 'invalid_request'],
+        ['inst_elsewhere', { nickname: 'ok' }, 404, 'not_found'],
+      ];
+      for (const [id, body, status, code] of cases) {
+        const answer = await call(shop, 'PATCH', `/instances/${id}`, body);
+        expect([answer.status, answer.body.code], JSON.stringify(body)).toEqual([status, code]);
+      }
+      // Another account's number is not found: the write is scoped to the key's project.
+      const foreign = await call(idle, 'PATCH', `/instances/${number}`, { nickname: 'mine' });
+      expect([foreign.status, foreign.body.code]).toEqual([404, 'not_found']);
     });
   });
 });
