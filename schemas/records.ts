@@ -64,7 +64,7 @@ export interface AuditRecord {
   readonly occurred_at: number;
   /** Account acted on; null for the platform's own actions (partners). */
   readonly account_id: null | AccountId;
-  /** What was done, as resource.verb: partner.secret_rotated, partner.webhook_secret_rotated, partner.deactivated, partner.activated, partner.changed, key.created, key.rotated, key.revoked, connection.disconnected, user.added, user.removed, number.unlinked, number.removed. */
+  /** What was done, as resource.verb: partner.secret_rotated, partner.webhook_secret_rotated, partner.deactivated, partner.activated, partner.changed, key.created, key.rotated, key.revoked, connection.disconnected, user.added, user.removed, number.renamed, number.unlinked, number.removed. */
   readonly action: string;
   /** Id of what was acted on (ptn_, key_, conn_, usr_, inst_). */
   readonly target_id: string;
