@@ -1404,6 +1404,8 @@ export interface MessageState {
   readonly change: null | MessageChangeState;
   /** Why the message failed, as its failed status fact said (the error_code is on its row); null when it has not failed or no reason was given. */
   readonly error_reason: null | string;
+  /** The campaign of a send of origin campaign, as its SendCommand said; null for any other message, and on states written before the field existed. */
+  readonly campaign_id: null | string;
 }
 
 /** A status fact about one of our sends, written by the connector; source of message.sent/delivered/read/failed. Decided here (spec 3.3 is silent): a message is `queued` until its first fact, then moves only forward sent < delivered < read; a late lower status is kept on the log but does not move the projection back; failed is final. */
