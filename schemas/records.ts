@@ -565,6 +565,8 @@ export interface ContactEvent {
   readonly tags: ReadonlyArray<string>;
   /** Cause: api, import, keyword:inbound, ... */
   readonly source: string;
+  /** The contact's IANA time zone (America/Sao_Paulo), which a campaign to contacts sends within the sending hours of; null when unknown (the campaign's zone applies). */
+  readonly time_zone: null | string;
 }
 
 /** What changed in a contact. */
@@ -603,6 +605,8 @@ export interface ContactState {
   readonly opt_event_id: null | string;
   /** When the contact was first known. */
   readonly created_at: number;
+  /** The contact's IANA time zone; null when unknown. */
+  readonly time_zone: null | string;
 }
 
 /** The connection block of Connect partner webhooks (spec 2.5). */
