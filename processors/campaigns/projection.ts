@@ -18,7 +18,15 @@ import { idleWatch } from './watch.js';
  */
 export function campaignsProjection(options: { readonly watch?: CampaignWatch; readonly mode?: 'live' | 'replay' } = {}): Projection {
   const watch = options.watch ?? idleWatch;
-  const applied = [on(topics.campaigns, applyState), on(topics.campaignRecipients, applyChunk)];
+  const applied = [
+    on(topics.campaigns, applyState),
+    on(topics.campaignRecipients, applyChunk),
+    // The autopilot pauses a campaign whose number is banned or logged out, and is stricter with a warming one.
+    // A replay (idle watch) reads the topic too, so the projection it swaps in does not read the numbers' past again.
+    on(topics.instances, async (_tx, number: InstanceState | null) => {
+      if (number !== null) watch.numberHealth?.(number.instance_id, number.status, number.status === 'warming');
+    }),
+  ];
   if (options.mode === 'replay') {
     return {
       name: 'campaigns',
@@ -36,10 +44,6 @@ export function campaignsProjection(options: { readonly watch?: CampaignWatch; r
       onBatch(topics.sendCommands, (tx, commands) => applyDispatched(tx, valuesOf(sendsTakenInTime(commands)))),
       onBatch(topics.messageStatus, (tx, records) => applyStatuses(tx, records, watch)),
       onBatch(topics.inboundMessages, (tx, records) => applyReplies(tx, records, watch)),
-      // The autopilot pauses a campaign whose number is banned or logged out, and is stricter with a warming one.
-      on(topics.instances, async (_tx, number: InstanceState | null) => {
-        if (number !== null) watch.numberHealth?.(number.instance_id, number.status, number.status === 'warming');
-      }),
     ],
   };
 }
