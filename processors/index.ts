@@ -52,7 +52,7 @@ export function projectionsFor(
     instancesProjection, connectionsProjection, conversationsProjection({ producer, mode }), contactsProjection({ producer, mode }), usageProjection(producer, mode),
     deliveriesProjection, callsProjection, paymentsProjection, audienceProjection, auditProjection,
     // A replay feeds no facts to the campaign watch: they are the past.
-    campaignsProjection({ watch: mode === 'live' ? watch : undefined }),
+    campaignsProjection({ watch: mode === 'live' ? watch : undefined, mode }),
   ];
   // The events projection only announces what happens now: replayed, it would announce the past again.
   if (mode === 'live') projections.push(eventsProjection({ producer, mediaLinks }));
@@ -63,7 +63,7 @@ export function projectionsFor(
  * Projections `gateway replay` rebuilds, at any age: what a projection needs longer than its event
  * topics keep it is on a changelog (`changelogCovers`), or on a topic kept for ever (`gw.usage`).
  */
-export const replayable = ['instances', 'connections', 'conversations', 'contacts', 'deliveries', 'calls', 'payments', 'usage', 'audience', 'audit'] as const;
+export const replayable = ['instances', 'connections', 'conversations', 'contacts', 'deliveries', 'calls', 'payments', 'usage', 'audience', 'audit', 'campaigns'] as const;
 
 /**
  * The ClickHouse tables `gateway replay <name>` rebuilds: with the Postgres projection of that

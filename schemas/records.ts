@@ -565,6 +565,8 @@ export interface ContactEvent {
   readonly tags: ReadonlyArray<string>;
   /** Cause: api, import, keyword:inbound, ... */
   readonly source: string;
+  /** The contact's IANA time zone (America/Sao_Paulo), which a campaign to contacts sends within the sending hours of; null when unknown (the campaign's zone applies). */
+  readonly time_zone: null | string;
 }
 
 /** What changed in a contact. */
@@ -603,6 +605,8 @@ export interface ContactState {
   readonly opt_event_id: null | string;
   /** When the contact was first known. */
   readonly created_at: number;
+  /** The contact's IANA time zone; null when unknown. */
+  readonly time_zone: null | string;
 }
 
 /** The connection block of Connect partner webhooks (spec 2.5). */
@@ -1404,6 +1408,8 @@ export interface MessageState {
   readonly change: null | MessageChangeState;
   /** Why the message failed, as its failed status fact said (the error_code is on its row); null when it has not failed or no reason was given. */
   readonly error_reason: null | string;
+  /** The campaign of a send of origin campaign, as its SendCommand said; null for any other message, and on states written before the field existed. */
+  readonly campaign_id: null | string;
 }
 
 /** A status fact about one of our sends, written by the connector; source of message.sent/delivered/read/failed. Decided here (spec 3.3 is silent): a message is `queued` until its first fact, then moves only forward sent < delivered < read; a late lower status is kept on the log but does not move the projection back; failed is final. */

@@ -10,6 +10,8 @@ export interface ImportRow {
   readonly country?: string;
   readonly name?: string;
   readonly tags?: readonly string[];
+  /** IANA zone; replaces the contact's, an empty string clears it. Checked before planning (`badTimeZone`). */
+  readonly time_zone?: string;
 }
 
 export type InvalidRow =
@@ -63,6 +65,7 @@ export function planImport(
       phone,
       name: row.name === undefined ? (before?.name ?? null) : row.name.trim() || null,
       tags: row.tags === undefined ? (before?.tags ?? []) : normalizeTags(row.tags),
+      time_zone: row.time_zone === undefined ? (before?.time_zone ?? null) : row.time_zone.trim() || null,
     };
     if (before === undefined) plan.created += 1;
     else if (sameValues(before, after)) {
@@ -87,5 +90,5 @@ function normalizeTags(tags: readonly string[]): string[] {
 }
 
 function sameValues(a: ContactValues, b: ContactValues): boolean {
-  return a.name === b.name && a.tags.length === b.tags.length && a.tags.every((tag, i) => tag === b.tags[i]);
+  return a.name === b.name && a.time_zone === b.time_zone && a.tags.length === b.tags.length && a.tags.every((tag, i) => tag === b.tags[i]);
 }

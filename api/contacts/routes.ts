@@ -14,6 +14,7 @@ import type { PhoneChecker } from './network-checks.js';
 import { writeContacts, type ContactValues } from '../../processors/contacts/write.js';
 import { CheckBody, CheckOut, ContactFilters, ContactOut, ImportBody, ImportResult } from './schemas.js';
 import { IMPORT_BODY_LIMIT } from '../body-limits.js';
+import { isTimeZone } from '../../processors/campaigns/index.js';
 
 export interface ContactRouteOptions extends RouteOptions {
   /** Answers POST /contacts/check through a number of the project. */
@@ -26,6 +27,7 @@ function contactOut(row: ContactRow): Static<typeof ContactOut> {
     phone: row.phone,
     name: row.name,
     tags: row.tags,
+    time_zone: row.time_zone,
     opted_out: row.opted_out,
     opted_out_at: row.opted_out_at?.toISOString() ?? null,
     opt_out_source: row.opt_out_source,
@@ -84,6 +86,8 @@ export const contactRoutes: FastifyPluginAsyncTypebox<ContactRouteOptions> = asy
     async (request) => {
       const { accountId } = request.auth;
       const { rows, dry_run: dryRun = false } = request.body;
+      const zoneless = rows.findIndex((row) => row.time_zone !== undefined && row.time_zone.trim() !== '' && !isTimeZone(row.time_zone.trim()));
+      if (zoneless >= 0) throw gatewayError('invalid_request', { detail: `rows/${zoneless}/time_zone is not an IANA time zone` });
       const country = requestCountry(ctx.directory, accountId, request.body.country);
       const phones = rows.map((row) => rowPhone(row, country));
       const existing = await contactsByPhone(pool, accountId, phones.flatMap((phone) => (phone.ok ? [phone.e164] : [])));
@@ -196,5 +200,5 @@ function checkOut({ phone, on_network, jid, lid }: PhoneCheck): Static<typeof Ch
 }
 
 function valuesOf(row: ContactRow): ContactValues {
-  return { id: row.contact_id, phone: row.phone, name: row.name, tags: row.tags };
+  return { id: row.contact_id, phone: row.phone, name: row.name, tags: row.tags, time_zone: row.time_zone };
 }

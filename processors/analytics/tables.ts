@@ -8,7 +8,7 @@ import { sentUsage } from '../usage/rows.js';
 /**
  * Which record a row was read from, the ReplacingMergeTree's version: a row from the log record
  * itself (a command, a status fact) wins over the same row read from the history's changelog
- * `gw.messages.state`, which lacks a send's campaign. The changelog is
+ * `gw.messages.state` (a state written before states carried the campaign lacks it). The changelog is
  * read live as well as on replay, so a replay rebuilds what the live writer wrote.
  */
 const FROM_CHANGELOG = 1;
@@ -64,7 +64,7 @@ function sendOfState(state: MessageState): TableRow[] {
       instance_id: state.instance_id,
       message_id: state.message_id,
       recipient: state.message.jid,
-      campaign_id: null,
+      campaign_id: state.campaign_id,
       type: state.message.type ?? state.change?.change_kind ?? '',
       origin: state.message.origin ?? 'api',
       occurred_at: dateTimeText(sent.occurred_at),

@@ -43,8 +43,8 @@ export function isTimeZone(zone: string): boolean {
 /**
  * The recipients of an audience, now: each phone validated against its country's numbering plan
  * (the row's country, else the account's), each phone once (the first row wins; later ones are
- * reported `duplicate`). Contacts carry their name as the `name` variable; contacts have no time
- * zone, so theirs is the campaign's.
+ * reported `duplicate`). Contacts carry their name as the `name` variable and their time zone
+ * (the campaign's when they have none).
  */
 export async function resolveAudience(db: Pool, accountId: string, country: string | null, audience: Audience): Promise<ResolvedAudience> {
   if ('tag' in audience) return fromContacts(await db.query<ContactAudienceRow>(`${CONTACTS} AND $2 = ANY(c.tags) ORDER BY c.created_at, c.contact_id`, [accountId, audience.tag]));
@@ -78,14 +78,15 @@ interface ContactAudienceRow {
   contact_id: string;
   phone: string;
   name: string | null;
+  time_zone: string | null;
 }
 
-const CONTACTS = 'SELECT c.contact_id, c.phone, c.name FROM contacts.contacts c WHERE c.account_id = $1';
+const CONTACTS = 'SELECT c.contact_id, c.phone, c.name, c.time_zone FROM contacts.contacts c WHERE c.account_id = $1';
 
 function fromContacts({ rows }: { rows: ContactAudienceRow[] }): ResolvedAudience {
   if (rows.length > MAX_RECIPIENTS) throw new CampaignRefused('invalid_request', { detail: `an audience holds ${MAX_RECIPIENTS} recipients at most` });
   return {
-    recipients: rows.map((c) => ({ to: phoneJid(c.phone), phone: c.phone, contact_id: c.contact_id, time_zone: null, variables: { name: c.name ?? '', phone: c.phone } })),
+    recipients: rows.map((c) => ({ to: phoneJid(c.phone), phone: c.phone, contact_id: c.contact_id, time_zone: c.time_zone, variables: { name: c.name ?? '', phone: c.phone } })),
     invalid: [],
   };
 }

@@ -1,78 +1,110 @@
 import type { PoolClient } from 'pg';
-import type { CampaignRecipients, CampaignState, InboundMessage, InstanceState, MessageStatus } from '../../schemas/records.js';
+import type { CampaignRecipients, CampaignState, InboundMessage, InstanceState, MessageStatus, SendCommand } from '../../schemas/records.js';
 import { topics } from '../../topics/index.js';
-import { on, onBatch, valuesOf, type Applied, type Projection } from '../runtime/projection.js';
+import { on, onBatch, sendsTakenInTime, valuesOf, type Applied, type Projection } from '../runtime/projection.js';
 import { campaignMessageId } from './ids.js';
 import { isNegativeReply, type CampaignWatch } from './autopilot.js';
+import { foldStaged, replayedDdl, replayedHandlers } from './replayed.js';
 import { idleWatch } from './watch.js';
 
 /**
  * The `campaigns` projection: each campaign's latest state, its recipients, and what became of each
  * recipient's send, read from the status facts of its deterministic message id and from the
- * recipient's replies. The runner marks a recipient dispatched or skipped in the same table.
+ * recipient's replies. A recipient is dispatched once the log took its send command (the runner
+ * marks it at once, the projection again from the command); the runner marks a skip in the same
+ * table. `replay` mode rebuilds the marks and outcomes from the log (`replayed.ts`), the
+ * compacted `gw.messages.state` standing in for the commands, status facts and replies past
+ * their retention.
  */
-export function campaignsProjection(options: { readonly watch?: CampaignWatch } = {}): Projection {
+export function campaignsProjection(options: { readonly watch?: CampaignWatch; readonly mode?: 'live' | 'replay' } = {}): Projection {
   const watch = options.watch ?? idleWatch;
+  const applied = [
+    on(topics.campaigns, applyState),
+    on(topics.campaignRecipients, applyChunk),
+    // The autopilot pauses a campaign whose number is banned or logged out, and is stricter with a warming one.
+    // A replay (idle watch) reads the topic too, so the projection it swaps in does not read the numbers' past again.
+    on(topics.instances, async (_tx, number: InstanceState | null) => {
+      if (number !== null) watch.numberHealth?.(number.instance_id, number.status, number.status === 'warming');
+    }),
+  ];
+  if (options.mode === 'replay') {
+    return {
+      name: 'campaigns',
+      ddl: [...ddl, ...replayedDdl],
+      handlers: [...applied, ...replayedHandlers],
+      deriveAfterReplay: foldStaged,
+      changelogCovers: [topics.sendCommands, topics.messageStatus, topics.inboundMessages],
+    };
+  }
   return {
     name: 'campaigns',
-    ddl: [
-      `CREATE TABLE IF NOT EXISTS campaigns (
-        campaign_id text PRIMARY KEY,
-        account_id text NOT NULL,
-        project_id text NOT NULL,
-        name text NOT NULL,
-        status text NOT NULL,
-        state jsonb NOT NULL,
-        created_at timestamptz NOT NULL,
-        updated_at timestamptz NOT NULL
-      )`,
-      `CREATE INDEX IF NOT EXISTS campaigns_newest ON campaigns (project_id, created_at DESC, campaign_id DESC)`,
-      `CREATE INDEX IF NOT EXISTS campaigns_running ON campaigns (status) WHERE status IN ('running', 'scheduled')`,
-      `CREATE TABLE IF NOT EXISTS recipients (
-        campaign_id text NOT NULL,
-        idx integer NOT NULL,
-        to_jid text NOT NULL,
-        phone text NOT NULL,
-        contact_id text,
-        time_zone text,
-        variables jsonb NOT NULL,
-        message_id text NOT NULL,
-        instance_id text,
-        skip_reason text,
-        error_code text,
-        error_reason text,
-        dispatched_at timestamptz,
-        sent_at timestamptz,
-        delivered_at timestamptz,
-        read_at timestamptz,
-        failed_at timestamptz,
-        replied_at timestamptz,
-        status text GENERATED ALWAYS AS (CASE
-          WHEN skip_reason IS NOT NULL THEN 'skipped'
-          WHEN failed_at IS NOT NULL THEN 'failed'
-          WHEN read_at IS NOT NULL THEN 'read'
-          WHEN delivered_at IS NOT NULL THEN 'delivered'
-          WHEN sent_at IS NOT NULL THEN 'sent'
-          WHEN dispatched_at IS NOT NULL THEN 'queued'
-          ELSE 'pending' END) STORED,
-        PRIMARY KEY (campaign_id, idx)
-      )`,
-      `CREATE UNIQUE INDEX IF NOT EXISTS recipients_message ON recipients (message_id)`,
-      `CREATE INDEX IF NOT EXISTS recipients_pending ON recipients (campaign_id, idx) WHERE dispatched_at IS NULL AND skip_reason IS NULL`,
-      `CREATE INDEX IF NOT EXISTS recipients_status ON recipients (campaign_id, status, idx)`,
-      `CREATE INDEX IF NOT EXISTS recipients_replies ON recipients (instance_id, to_jid) WHERE replied_at IS NULL`,
-    ],
+    ddl,
     handlers: [
-      on(topics.campaigns, applyState),
-      on(topics.campaignRecipients, applyChunk),
+      ...applied,
+      onBatch(topics.sendCommands, (tx, commands) => applyDispatched(tx, valuesOf(sendsTakenInTime(commands)))),
       onBatch(topics.messageStatus, (tx, records) => applyStatuses(tx, records, watch)),
       onBatch(topics.inboundMessages, (tx, records) => applyReplies(tx, records, watch)),
-      // The autopilot pauses a campaign whose number is banned or logged out, and is stricter with a warming one.
-      on(topics.instances, async (_tx, number: InstanceState | null) => {
-        if (number !== null) watch.numberHealth?.(number.instance_id, number.status, number.status === 'warming');
-      }),
     ],
   };
+}
+
+const ddl = [
+  `CREATE TABLE IF NOT EXISTS campaigns (
+    campaign_id text PRIMARY KEY,
+    account_id text NOT NULL,
+    project_id text NOT NULL,
+    name text NOT NULL,
+    status text NOT NULL,
+    state jsonb NOT NULL,
+    created_at timestamptz NOT NULL,
+    updated_at timestamptz NOT NULL
+  )`,
+  `CREATE INDEX IF NOT EXISTS campaigns_newest ON campaigns (project_id, created_at DESC, campaign_id DESC)`,
+  `CREATE INDEX IF NOT EXISTS campaigns_running ON campaigns (status) WHERE status IN ('running', 'scheduled')`,
+  `CREATE TABLE IF NOT EXISTS recipients (
+    campaign_id text NOT NULL,
+    idx integer NOT NULL,
+    to_jid text NOT NULL,
+    phone text NOT NULL,
+    contact_id text,
+    time_zone text,
+    variables jsonb NOT NULL,
+    message_id text NOT NULL,
+    instance_id text,
+    skip_reason text,
+    error_code text,
+    error_reason text,
+    dispatched_at timestamptz,
+    sent_at timestamptz,
+    delivered_at timestamptz,
+    read_at timestamptz,
+    failed_at timestamptz,
+    replied_at timestamptz,
+    status text GENERATED ALWAYS AS (CASE
+      WHEN skip_reason IS NOT NULL THEN 'skipped'
+      WHEN failed_at IS NOT NULL THEN 'failed'
+      WHEN read_at IS NOT NULL THEN 'read'
+      WHEN delivered_at IS NOT NULL THEN 'delivered'
+      WHEN sent_at IS NOT NULL THEN 'sent'
+      WHEN dispatched_at IS NOT NULL THEN 'queued'
+      ELSE 'pending' END) STORED,
+    PRIMARY KEY (campaign_id, idx)
+  )`,
+  `CREATE UNIQUE INDEX IF NOT EXISTS recipients_message ON recipients (message_id)`,
+  `CREATE INDEX IF NOT EXISTS recipients_pending ON recipients (campaign_id, idx) WHERE dispatched_at IS NULL AND skip_reason IS NULL`,
+  `CREATE INDEX IF NOT EXISTS recipients_status ON recipients (campaign_id, status, idx)`,
+  `CREATE INDEX IF NOT EXISTS recipients_replies ON recipients (instance_id, to_jid) WHERE replied_at IS NULL`,
+];
+
+/** Marks the recipients of campaign send commands dispatched, when the command was written (as the runner does). */
+export async function applyDispatched(tx: PoolClient, commands: readonly SendCommand[]): Promise<void> {
+  const sends = commands.filter((c) => c.campaign_id !== null);
+  if (sends.length === 0) return;
+  await tx.query(
+    `UPDATE recipients r SET dispatched_at = coalesce(r.dispatched_at, s.at), instance_id = coalesce(r.instance_id, s.instance_id)
+     FROM unnest($1::text[], $2::text[], $3::timestamptz[]) AS s(message_id, instance_id, at) WHERE r.message_id = s.message_id`,
+    [sends.map((c) => c.message_id), sends.map((c) => c.instance_id), sends.map((c) => new Date(c.occurred_at))],
+  );
 }
 
 async function applyState(tx: PoolClient, state: CampaignState | null, meta: { key: string | null }): Promise<void> {

@@ -173,10 +173,11 @@ export async function startCampaignRunner(deps: CampaignRunnerDeps): Promise<{ s
     if (commands.length === 0) return 0;
     const taken = await appendSends(deps.producer, commands);
     const sent = commands.filter((_, i) => taken[i]);
+    // Dispatched when the command was written, as the projection (and a replay) reads it from the command.
     await deps.pool.query(
-      `UPDATE campaigns.recipients r SET dispatched_at = coalesce(r.dispatched_at, now()), instance_id = coalesce(r.instance_id, s.instance_id)
-       FROM unnest($2::text[], $3::text[]) AS s(message_id, instance_id) WHERE r.campaign_id = $1 AND r.message_id = s.message_id`,
-      [state.campaign_id, sent.map((c) => c.message_id), sent.map((c) => c.instance_id)],
+      `UPDATE campaigns.recipients r SET dispatched_at = coalesce(r.dispatched_at, s.at), instance_id = coalesce(r.instance_id, s.instance_id)
+       FROM unnest($2::text[], $3::text[], $4::timestamptz[]) AS s(message_id, instance_id, at) WHERE r.campaign_id = $1 AND r.message_id = s.message_id`,
+      [state.campaign_id, sent.map((c) => c.message_id), sent.map((c) => c.instance_id), sent.map((c) => new Date(c.occurred_at))],
     );
     return sent.length;
   };

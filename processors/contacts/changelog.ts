@@ -11,6 +11,7 @@ interface ContactRow {
   phone: string;
   name: string | null;
   tags: string[];
+  time_zone: string | null;
   opted_out: boolean;
   opted_out_at: Date | null;
   opt_out_source: string | null;
@@ -49,6 +50,7 @@ function stateOf(row: ContactRow, eventId: string): ContactState {
     opt_changed_at: row.opt_changed_at?.getTime() ?? null,
     opt_event_id: row.opt_event_id,
     created_at: row.created_at.getTime(),
+    time_zone: row.time_zone,
   };
 }
 
@@ -63,7 +65,7 @@ export async function applyContactState(tx: PoolClient, state: ContactState | nu
     if (key !== null) await tx.query(`DELETE FROM contacts WHERE contact_id = $1`, [key]);
     return;
   }
-  await upsertContact(tx, { contactId: state.contact_id, accountId: state.account_id, phone: state.phone, name: state.name, tags: state.tags, at: state.created_at });
+  await upsertContact(tx, { contactId: state.contact_id, accountId: state.account_id, phone: state.phone, name: state.name, tags: state.tags, timeZone: state.time_zone, at: state.created_at });
   await tx.query(`UPDATE contacts SET updated_at = GREATEST(updated_at, $2) WHERE contact_id = $1`, [state.contact_id, new Date(state.occurred_at)]);
   if (state.opt_changed_at === null || state.opt_event_id === null) return;
   await applyOptChange(tx, state.contact_id, { optedOut: state.opted_out, at: state.opt_changed_at, source: state.opt_out_source ?? 'api', eventId: state.opt_event_id });

@@ -48,6 +48,8 @@ export function contactsProjection(options: ContactsProjectionOptions): Projecti
       )`,
       `CREATE INDEX IF NOT EXISTS contacts_newest ON contacts (account_id, created_at DESC, contact_id DESC)`,
       `CREATE INDEX IF NOT EXISTS contacts_tags ON contacts USING gin (tags)`,
+      // Added after the table: the zone a campaign to contacts keeps the sending hours in.
+      `ALTER TABLE contacts ADD COLUMN IF NOT EXISTS time_zone text`,
     ],
     // Live, every change is written to the changelog; a replay reads it back, so contacts and
     // opt-outs older than the retention of gw.contacts and gw.messages.inbound are rebuilt too.
@@ -79,6 +81,7 @@ async function applyContactChange(tx: PoolClient, event: ContactEvent): Promise<
     phone: event.phone,
     name: event.name,
     tags: event.tags,
+    timeZone: event.time_zone,
     at: event.occurred_at,
   });
   if (event.kind === 'upserted') return;
@@ -96,7 +99,7 @@ function keywordOptOut(options: ContactsProjectionOptions) {
     if (message === null || phone === undefined) return;
     const id = contactId(message.account_id, phone);
     const eventId = keywordOptOutEventId(message.event_id);
-    await ensureContact(tx, { contactId: id, accountId: message.account_id, phone, name: null, tags: [], at: message.occurred_at });
+    await ensureContact(tx, { contactId: id, accountId: message.account_id, phone, name: null, tags: [], timeZone: null, at: message.occurred_at });
     const optedOut = await applyOptChange(tx, id, { optedOut: true, at: message.occurred_at, source: KEYWORD_SOURCE, eventId });
     if (!(await isNews(options, tx, meta))) return;
     await publishContactState(tx, options.producer, id, eventId);

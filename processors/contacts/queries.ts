@@ -7,6 +7,7 @@ export interface ContactRow {
   readonly phone: string;
   readonly name: string | null;
   readonly tags: string[];
+  readonly time_zone: string | null;
   readonly opted_out: boolean;
   readonly opted_out_at: Date | null;
   readonly opt_out_source: string | null;
@@ -29,7 +30,7 @@ export interface ContactPage {
   readonly after?: { readonly at: Date; readonly id: string };
 }
 
-const COLUMNS = 'contact_id, account_id, phone, name, tags, opted_out, opted_out_at, opt_out_source, created_at, updated_at';
+const COLUMNS = 'contact_id, account_id, phone, name, tags, time_zone, opted_out, opted_out_at, opt_out_source, created_at, updated_at';
 
 /** Whether the account's contact with this E.164 phone opted out (sends to it are refused). */
 export async function optedOut(db: Pool, accountId: string, phone: string): Promise<boolean> {

@@ -1,12 +1,14 @@
 import type { PoolClient } from 'pg';
 
-/** A contact as records carry it: the current phone, name and tags. */
+/** A contact as records carry it: the current phone, name, tags and time zone. */
 export interface ContactFields {
   readonly contactId: string;
   readonly accountId: string;
   readonly phone: string;
   readonly name: string | null;
   readonly tags: readonly string[];
+  /** IANA zone; null when unknown. */
+  readonly timeZone: string | null;
   /** Record time. */
   readonly at: number;
 }
@@ -18,21 +20,21 @@ export interface OptChange {
   readonly eventId: string;
 }
 
-/** Creates the contact or takes the name and tags of the record (records of `gw.contacts` carry the full current values). */
+/** Creates the contact or takes the name, tags and time zone of the record (records of `gw.contacts` carry the full current values). */
 export async function upsertContact(tx: PoolClient, contact: ContactFields): Promise<void> {
   await tx.query(
-    `INSERT INTO contacts (contact_id, account_id, phone, name, tags, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $6)
+    `INSERT INTO contacts (contact_id, account_id, phone, name, tags, time_zone, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $7, $6, $6)
      ON CONFLICT (contact_id) DO UPDATE SET
-       name = EXCLUDED.name, tags = EXCLUDED.tags,
+       name = EXCLUDED.name, tags = EXCLUDED.tags, time_zone = EXCLUDED.time_zone,
        created_at = LEAST(contacts.created_at, EXCLUDED.created_at),
        updated_at = GREATEST(contacts.updated_at, EXCLUDED.updated_at)`,
-    [contact.contactId, contact.accountId, contact.phone, contact.name, contact.tags, new Date(contact.at)],
+    [contact.contactId, contact.accountId, contact.phone, contact.name, contact.tags, new Date(contact.at), contact.timeZone],
   );
 }
 
 /**
- * Creates the contact if it is unknown and leaves a known one as it is: name and tags belong to
+ * Creates the contact if it is unknown and leaves a known one as it is: name, tags and zone belong to
  * `gw.contacts`, whose order relative to other topics a replay does not keep.
  */
 export async function ensureContact(tx: PoolClient, contact: ContactFields): Promise<void> {

@@ -13,6 +13,8 @@ export interface ContactValues {
   readonly phone: string;
   readonly name: string | null;
   readonly tags: readonly string[];
+  /** IANA zone; null when unknown. */
+  readonly time_zone: string | null;
 }
 
 /** One change of the account's contact base. None of these is a public event. */
@@ -39,6 +41,7 @@ export async function writeContacts(producer: Producer, accountId: string, chang
       phone: contact.phone,
       name: contact.name,
       tags: contact.tags,
+      time_zone: contact.time_zone,
       source,
     } satisfies ContactEvent,
   }));
@@ -58,7 +61,7 @@ export async function retag(deps: { pool: Pool; producer: Producer }, accountId:
   for (;;) {
     const rows: ContactRow[] = await listContacts(deps.pool, accountId, { tag }, { limit: STEP, after });
     if (rows.length === 0) return changed;
-    const changes = rows.map((row) => ({ kind: 'upserted' as const, contact: { id: row.contact_id, phone: row.phone, name: row.name, tags: change(row.tags) } }));
+    const changes = rows.map((row) => ({ kind: 'upserted' as const, contact: { id: row.contact_id, phone: row.phone, name: row.name, tags: change(row.tags), time_zone: row.time_zone } }));
     await writeContacts(deps.producer, accountId, changes, 'api', Date.now());
     changed += rows.length;
     const last = rows[rows.length - 1]!;

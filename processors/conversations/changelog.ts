@@ -63,11 +63,12 @@ function stateOf(id: string, row: StoredRow | undefined, change: ChangeRow | und
     message: row ? rowState(row) : null,
     change: change ? { target_wa_id: change.target_wa_id, change_kind: change.kind, body: change.body, occurred_at: change.occurred_at.getTime() } : null,
     error_reason: row?.error_reason ?? null,
+    campaign_id: row?.campaign_id ?? null,
   };
 }
 
 function rowState(row: StoredRow): MessageRowState {
-  const { message_id: _id, account_id: _account, project_id: _project, instance_id: _instance, error_reason: _reason, ...columns } = row;
+  const { message_id: _id, account_id: _account, project_id: _project, instance_id: _instance, error_reason: _reason, campaign_id: _campaign, ...columns } = row;
   const ms = (time: Date | null) => time?.getTime() ?? null;
   return {
     ...columns,
@@ -89,6 +90,7 @@ export function rowOf(state: MessageState, row: MessageRowState): Record<string,
     message_id: state.message_id,
     account_id: state.account_id,
     error_reason: state.error_reason,
+    campaign_id: state.campaign_id,
     project_id: state.project_id,
     instance_id: state.instance_id,
     occurred_at: new Date(row.occurred_at),

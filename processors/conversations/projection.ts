@@ -67,6 +67,8 @@ const tables: Pick<Projection, 'name' | 'ddl'> = {
     )`,
     // Added after the table: a failure's reason, kept so the history's changelog carries it.
     `ALTER TABLE messages ADD COLUMN IF NOT EXISTS error_reason text`,
+    // Added after the table: a campaign send's campaign, so the changelog carries it past the commands' retention.
+    `ALTER TABLE messages ADD COLUMN IF NOT EXISTS campaign_id text`,
     // type (and origin) stay null on a row that only status facts have created so far.
     `CREATE INDEX IF NOT EXISTS messages_history ON messages (project_id, jid, occurred_at DESC, message_id DESC)`,
     `CREATE TABLE IF NOT EXISTS conversations (

@@ -30,6 +30,8 @@ export interface MessageRow extends ContentColumns {
   readonly status: 'queued' | null;
   readonly queued_at: Date | null;
   readonly client_reference: string | null;
+  /** The campaign of a send of origin campaign. */
+  readonly campaign_id: string | null;
 }
 
 /** A received message, or one the number's owner sent from the phone (origin external: direction out). */
@@ -59,6 +61,7 @@ export function inboundRow(message: InboundMessage): MessageRow {
     status: null,
     queued_at: null,
     client_reference: null,
+    campaign_id: null,
     ...inboundContent(message.content),
   };
 }
@@ -90,6 +93,7 @@ export function sendRow(command: SendCommand): MessageRow {
     status: 'queued',
     queued_at: at,
     client_reference: command.client_reference,
+    campaign_id: command.campaign_id,
     ...sendContent(command.content),
   };
 }

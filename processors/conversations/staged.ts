@@ -102,7 +102,7 @@ export function stagedMessages(): StagedMessages {
 /**
  * One row per staged message, applied to `messages` as a state is: its base is its first write
  * with content (or, without any, its first write), its status the furthest (failed is final),
- * each status time the first, its network id, error code and reason the first known. One sort of the staged
+ * each status time the first, its network id, error code, reason and campaign the first known. One sort of the staged
  * rows serves the base (the first of each message) and the merged columns (its window).
  */
 function mergeStatement(columns: readonly string[]): string {
@@ -115,6 +115,8 @@ function mergeStatement(columns: readonly string[]): string {
     wa_message_id: '(array_agg(wa_message_id) FILTER (WHERE wa_message_id IS NOT NULL) OVER w)[1]',
     error_code: '(array_agg(error_code) FILTER (WHERE error_code IS NOT NULL) OVER w)[1]',
     error_reason: '(array_agg(error_reason) FILTER (WHERE error_reason IS NOT NULL) OVER w)[1]',
+    // A state written before states carried the campaign has none: its send's command has.
+    campaign_id: '(array_agg(campaign_id) FILTER (WHERE campaign_id IS NOT NULL) OVER w)[1]',
   };
   return `INSERT INTO messages (${columns.join(', ')})
     SELECT DISTINCT ON (message_id) ${columns.map((c) => merged[c] ?? c).join(', ')}

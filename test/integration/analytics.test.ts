@@ -178,16 +178,17 @@ describe('analytics tables and the read-only SQL path', () => {
     expect(await sql('SELECT 1', undefined, account.api_key)).toMatchObject({ status: 403, body: { code: 'forbidden' } });
   });
 
-  it("rebuilds sends, statuses (with failures' reasons) and received messages after retention deleted their topics, from the history changelog, without campaign", async () => {
+  it("rebuilds sends (with their campaign), statuses (with failures' reasons) and received messages after retention deleted their topics, from the history changelog", async () => {
     const live = await snapshot();
     const messageTables = analyticsTables.filter((table) => table.name !== 'webhook_deliveries');
     for (const spec of [topics.sendCommands, topics.messageStatus, topics.inboundMessages]) await deleteRecords(spec);
     for (const table of messageTables) await clients.clickhouse.command(`DROP TABLE ${table.name}`);
     for (const table of messageTables) expect((await replayTable(clients, table, { deadlineMs: 120_000 })).gaps).toEqual([]);
     const rebuilt = await snapshot();
-    // What the changelog does not carry comes back null, the rows read from it (source 1).
+    // The rows read from the changelog (source 1), the campaign sends still with their campaign.
     const fromChangelog = (row: unknown) => ({ ...(row as Row), source: 1 });
-    expect(rebuilt.message_sends).toEqual(live.message_sends!.map((row) => ({ ...fromChangelog(row), campaign_id: null })));
+    expect(rebuilt.message_sends).toEqual(live.message_sends!.map(fromChangelog));
+    expect(rebuilt.message_sends!.filter((row) => (row as Row).campaign_id === campaign)).toHaveLength(4);
     expect(rebuilt.message_statuses).toEqual(live.message_statuses!.map(fromChangelog));
     expect(rebuilt.message_statuses!.filter((row) => (row as Row).status === 'failed').map((row) => (row as Row).error_reason)).toEqual([
       'sandbox: the recipient is marked failing',

@@ -211,6 +211,32 @@ describe('campaigns', () => {
     expect(messages).toMatchObject([{ message_id: sent[0]!.message_id, origin: 'campaign', body: 'Hello Contact 3!' }]);
   });
 
+  it("keeps the sending hours in each contact's time zone, the campaign's for a contact without one", async () => {
+    // A window of the campaign's zone (UTC) five to seven hours from now: now is outside it in UTC
+    // and in UTC-3, inside it in UTC+6.
+    const hour = (later: number) => `${String((new Date().getUTCHours() + later) % 24).padStart(2, '0')}:00`;
+    const rows = [
+      { phone: phone(600), name: 'East', tags: ['zoned'], time_zone: 'Etc/GMT-6' },
+      { phone: phone(601), name: 'Here', tags: ['zoned'] },
+      { phone: phone(602), name: 'West', tags: ['zoned'], time_zone: 'Etc/GMT+3' },
+    ];
+    expect((await as(shop)('POST', '/contacts/import', { rows })).status).toBe(200);
+    await waitFor('the zoned contacts projected', async () => ((await as(shop)('GET', '/contacts?tag=zoned')).body.data as unknown[]).length === 3);
+    const created = await as(shop)('POST', '/campaigns', {
+      name: 'Zoned', message: { type: 'text', body: 'Hi' }, audience: { tag: 'zoned' }, pace_per_minute: 600,
+      schedule: { time_zone: 'UTC', sending_hours: { from: hour(5), to: hour(7) } },
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const id = created.body.id as string;
+    await as(shop)('POST', `/campaigns/${id}/start`);
+    const sent = await until('the contact within its hours sent', id, (p) => p.sent === 1);
+    // The tick that took the first recipient excluded the other two in the same query.
+    expect(sent).toMatchObject({ recipients: 3, queued: 1, pending: 2 });
+    const recipients = (await as(shop)('GET', `/campaigns/${id}/recipients`)).body.data as Body[];
+    expect(recipients.filter((r) => r.status !== 'pending').map((r) => r.to)).toEqual([phone(600)]);
+    expect((await as(shop)('POST', `/campaigns/${id}/cancel`)).body).toMatchObject({ status: 'cancelled' });
+  });
+
   it('pauses, resumes and cancels; a scheduled campaign waits for its time', async () => {
     const created = await as(shop)('POST', '/campaigns', { name: 'Paced', message: { type: 'text', body: 'Hi' }, audience: { list: list(30, 200) }, pace_per_minute: 600 });
     const id = created.body.id as string;

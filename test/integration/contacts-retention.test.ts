@@ -56,7 +56,7 @@ describe('contacts older than the retention of their topics', () => {
     const phone = (n: number) => `+55119${String(10_000_000 + n)}`;
     const change = (n: number, kind: ContactEvent['kind'], at: number, name = `Customer ${n}`): ContactEvent => ({
       event_id: asEventId(newId('evt')), occurred_at: at, account_id: accountId, project_id: null, instance_id: null,
-      kind, contact_id: contactId(accountId, phone(n)), phone: phone(n), name, tags: n % 2 === 0 ? ['vip'] : [], source: 'api',
+      kind, contact_id: contactId(accountId, phone(n)), phone: phone(n), name, tags: n % 2 === 0 ? ['vip'] : [], source: 'api', time_zone: null,
     });
     const changes = [
       ...Array.from({ length: 30 }, (_, n) => change(n, 'upserted', T0 + n)),

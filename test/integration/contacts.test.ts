@@ -16,6 +16,7 @@ import type { Clients } from '../../stack/clients.js';
 import { createConsumer, endOffsets, topicName, topics, type TopicConsumer } from '../../topics/index.js';
 import { testClients } from '../support/clients.js';
 import { createTestEnv, waitFor, type TestEnv } from '../support/env.js';
+import { collectTopic } from '../support/topic-collector.js';
 
 const ACCOUNT = asAccountId('acc_contacts');
 const PROJECT = asProjectId('prj_contacts');
@@ -43,6 +44,7 @@ interface ContactItem {
   phone: string;
   name: string | null;
   tags: string[];
+  time_zone: string | null;
   opted_out: boolean;
   opted_out_at: string | null;
   opt_out_source: string | null;
@@ -223,7 +225,7 @@ describe('contacts projection and routes on the real stack', () => {
     const id = contactId(ACCOUNT, phone);
     const optIn: ContactEvent = {
       event_id: asEventId('evt_optin'), occurred_at: T0 + 10_000_000, account_id: ACCOUNT, project_id: null, instance_id: null,
-      kind: 'opted_in', contact_id: id, phone, name: 'Late', tags: [], source: 'api',
+      kind: 'opted_in', contact_id: id, phone, name: 'Late', tags: [], source: 'api', time_zone: null,
     };
     await clients.producer.send(topics.contacts, [{ key: ACCOUNT, value: optIn }]);
     await settle();
@@ -232,6 +234,24 @@ describe('contacts projection and routes on the real stack', () => {
     await settle();
     expect(await optedOut(clients.pool, ACCOUNT, phone)).toBe(false);
     expect(await recordsIn(topics.events)).toBe(1);
+  });
+
+  it('keeps a contact\'s time zone, on its changelog too, and refuses one that is not an IANA zone with invalid_request, writing nothing', async () => {
+    const bad = await request<{ code: string; message: string }>('POST', '/contacts/import', { rows: [{ phone: '+5511900000007' }, { phone: '+5511900000008', time_zone: 'Mars/Olympus' }] });
+    expect(bad.status).toBe(400);
+    expect(bad.body.code).toBe('invalid_request');
+    expect(bad.text).toContain('rows/1/time_zone is not an IANA time zone');
+    const zoned = await request('POST', '/contacts/import', { rows: [{ phone: '+5511900000007', name: 'Zoned', time_zone: 'Asia/Tokyo' }] });
+    expect(zoned.body).toMatchObject({ created: 1, invalid: 0 });
+    await settle();
+    expect((await contacts()).find((c) => c.phone === '+5511900000007')).toMatchObject({ name: 'Zoned', time_zone: 'Asia/Tokyo' });
+    expect((await contacts()).find((c) => c.phone === '+5511900000008')).toBeUndefined();
+    const states = await collectTopic(clients, topics.contactStates, `${env.id}.zone-states`);
+    try {
+      await waitFor('the zoned contact on the changelog', async () => states.values.some((state) => state.phone === '+5511900000007' && state.time_zone === 'Asia/Tokyo'));
+    } finally {
+      await states.consumer.stop();
+    }
   });
 
   it('replays without announcing anything again', async () => {

@@ -85,8 +85,8 @@ describe('import plan', () => {
   const plan = (rows: ImportRow[], existing: ReadonlyMap<string, ContactValues>, country: string | null) =>
     planImport('acc_1', rows, rows.map((row) => rowPhone(row, country)), existing);
   const existing = new Map<string, ContactValues>([
-    ['+5511900000001', { id: 'ct_one', phone: '+5511900000001', name: 'One', tags: ['vip'] }],
-    ['+5511900000002', { id: 'ct_two', phone: '+5511900000002', name: 'Two', tags: [] }],
+    ['+5511900000001', { id: 'ct_one', phone: '+5511900000001', name: 'One', tags: ['vip'], time_zone: null }],
+    ['+5511900000002', { id: 'ct_two', phone: '+5511900000002', name: 'Two', tags: [], time_zone: null }],
   ]);
 
   it('counts created, updated, unchanged and invalid rows, and lists the invalid ones', () => {
@@ -98,14 +98,22 @@ describe('import plan', () => {
     ], existing, null);
     expect(planned).toMatchObject({ created: 1, updated: 1, unchanged: 1, invalidRows: [{ index: 3, phone: 'not a phone', reason: 'invalid_phone', problem: 'not_a_number' }] });
     expect(planned.upserts).toEqual([
-      { id: 'ct_two', phone: '+5511900000002', name: 'Deux', tags: [] },
-      { id: contactId('acc_1', '+5511900000003'), phone: '+5511900000003', name: null, tags: ['new'] },
+      { id: 'ct_two', phone: '+5511900000002', name: 'Deux', tags: [], time_zone: null },
+      { id: contactId('acc_1', '+5511900000003'), phone: '+5511900000003', name: null, tags: ['new'], time_zone: null },
     ]);
   });
 
   it('keeps fields a row leaves out, and clears a name given empty', () => {
     const planned = plan([{ phone: '+5511900000001', name: ' ' }], existing, null);
-    expect(planned.upserts).toEqual([{ id: 'ct_one', phone: '+5511900000001', name: null, tags: ['vip'] }]);
+    expect(planned.upserts).toEqual([{ id: 'ct_one', phone: '+5511900000001', name: null, tags: ['vip'], time_zone: null }]);
+  });
+
+  it('sets a time zone, keeps it when a row leaves it out, clears it given empty', () => {
+    const zoned = plan([{ phone: '+5511900000002', time_zone: 'Europe/Lisbon' }], existing, null);
+    expect(zoned).toMatchObject({ updated: 1, upserts: [{ id: 'ct_two', time_zone: 'Europe/Lisbon', name: 'Two' }] });
+    const after = new Map([...existing, ['+5511900000002', zoned.upserts[0]!] as const]);
+    expect(plan([{ phone: '+5511900000002', name: 'Two' }], after, null)).toMatchObject({ unchanged: 1 });
+    expect(plan([{ phone: '+5511900000002', time_zone: '' }], after, null).upserts).toMatchObject([{ time_zone: null }]);
   });
 
   it('applies a phone repeated in one import over its earlier row', () => {
@@ -146,6 +154,7 @@ describe('CSV export', () => {
     phone: '+5511900000001',
     name: 'Silva, "Ana"',
     tags: ['vip', 'sp'],
+    time_zone: null,
     opted_out: true,
     opted_out_at: new Date('2026-01-02T03:04:05.000Z'),
     opt_out_source: 'api',

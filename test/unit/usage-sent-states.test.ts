@@ -15,7 +15,7 @@ const row = (fields: Partial<MessageRowState>): MessageRowState => ({
 
 const state = (message: MessageRowState | null, change: MessageState['change'] = null, account: string | null = 'acc_states'): MessageState => ({
   event_id: asEventId('evt_state'), occurred_at: T0 + 9, account_id: account === null ? null : asAccountId(account), project_id: asProjectId('prj_states'),
-  instance_id: asInstanceId('inst_states'), message_id: asMessageId('msg_states'), message, change, error_reason: null,
+  instance_id: asInstanceId('inst_states'), message_id: asMessageId('msg_states'), message, change, error_reason: null, campaign_id: null,
 });
 
 const counted = (occurredAt: number) => ({
