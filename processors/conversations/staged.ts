@@ -1,9 +1,9 @@
 import type { PoolClient } from 'pg';
-import type { InboundMessage, MessageState, MessageStatus, SendCommand } from '../../schemas/records.js';
+import type { InboundMessage, MessageRowState, MessageState, MessageStatus, SendCommand } from '../../schemas/records.js';
 import type { Applied } from '../runtime/projection.js';
-import { checkStagingKept, copyStaged, STAGING_DDL, STAGING_TABLES } from '../runtime/staging.js';
+import { checkStagingKept, copyStaged, STAGING_DDL, STAGING_TABLES, type ColumnOf } from '../runtime/staging.js';
 import type { Producer } from '../../topics/index.js';
-import { latestStates, publishMessageStates, rowOf, stateChanges, stateMerge } from './changelog.js';
+import { latestStates, publishMessageStates, stateChanges, stateMerge } from './changelog.js';
 import { isChange, recordChanges, type ChangeRow } from './changes.js';
 import type { MessageRow, StoredRow } from './rows.js';
 
@@ -26,9 +26,9 @@ export const stagedDdl = [
   `CREATE UNLOGGED TABLE IF NOT EXISTS staged_news (message_id text NOT NULL)`,
 ];
 
+const NEWS_COLUMNS: ReadonlyMap<string, ColumnOf<string>> = new Map([['message_id', (id: string) => id]]);
 const FROM_STATE = 0;
 const FROM_RECORD = 1;
-const STATUS_TIME = { sent: 'sent_at', delivered: 'delivered_at', read: 'read_at', failed: 'failed_at' } as const;
 const FORWARD = `ARRAY['queued', 'sent', 'delivered', 'read']`;
 
 export interface StagedMessages {
@@ -48,6 +48,65 @@ export interface StagedMessages {
   mergeAtSwap(tx: PoolClient, producer: Producer): Promise<void>;
 }
 
+/** A staged write of a message: what it says, where it came from (`FROM_STATE`, `FROM_RECORD`) and its offset. */
+interface Staged<T> {
+  readonly of: T;
+  readonly source: number;
+  readonly seq: number;
+}
+
+type Accessors<T> = ReadonlyMap<string, ColumnOf<Staged<T>>>;
+
+/** The columns of a status fact's row (`applyStatuses`'s INSERT); the others are NULL. */
+const FACT_COLUMNS: Readonly<Record<string, ColumnOf<MessageStatus>>> = {
+  message_id: (f) => f.message_id,
+  account_id: (f) => f.account_id,
+  project_id: (f) => f.project_id,
+  instance_id: (f) => f.instance_id,
+  jid: (f) => f.to,
+  direction: () => 'out',
+  occurred_at: (f) => new Date(f.occurred_at),
+  to_jid: (f) => f.to,
+  mentions: () => [],
+  client_reference: (f) => f.client_reference,
+  status: (f) => f.status,
+  sent_at: (f) => (f.status === 'sent' ? new Date(f.occurred_at) : null),
+  delivered_at: (f) => (f.status === 'delivered' ? new Date(f.occurred_at) : null),
+  read_at: (f) => (f.status === 'read' ? new Date(f.occurred_at) : null),
+  failed_at: (f) => (f.status === 'failed' ? new Date(f.occurred_at) : null),
+  wa_message_id: (f) => f.wa_message_id,
+  error_code: (f) => f.error_code,
+  error_reason: (f) => f.error_reason,
+};
+
+const STATE_TIMES = new Set(['occurred_at', 'queued_at', 'sent_at', 'delivered_at', 'read_at', 'failed_at']);
+const STATE_OWN = new Set(['message_id', 'account_id', 'project_id', 'instance_id', 'error_reason']);
+
+/** A state's column: the message's, its ids and failure reason the state's own, times as timestamps. */
+function stateColumn(column: string): ColumnOf<MessageState> {
+  const key = column as keyof MessageState & keyof MessageRowState;
+  if (STATE_OWN.has(column)) return (state) => state[key];
+  if (STATE_TIMES.has(column)) {
+    return (state) => {
+      const ms = state.message![key] as number | null;
+      return ms === null ? null : new Date(ms);
+    };
+  }
+  return (state) => state.message![key];
+}
+
+/** Accessors of every column of `staged_messages`, the staged item's own value read by `column`. */
+function accessors<T>(columns: readonly string[], column: (name: string) => ColumnOf<T> | undefined): Accessors<T> {
+  return new Map(
+    columns.map((name): [string, ColumnOf<Staged<T>>] => {
+      if (name === 'source') return [name, (s) => s.source];
+      if (name === 'seq') return [name, (s) => s.seq];
+      const of = column(name);
+      return [name, of ? (s) => of(s.of) : () => null];
+    }),
+  );
+}
+
 export function stagedMessages(): StagedMessages {
   // The columns of `staged_messages`, read once from the table (the projection's DDL defines them).
   let columns: Promise<string[]> | undefined;
@@ -57,34 +116,27 @@ export function stagedMessages(): StagedMessages {
         `SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = 'staged_messages' ORDER BY ordinal_position`,
       )
       .then(({ rows }) => rows.map((row) => row.column_name)));
-  const stage = async (tx: PoolClient, rows: readonly object[]) => {
-    if (rows.length > 0) await copyStaged(tx, 'staged_messages', await columnsOf(tx), rows);
+  const once = <T>(make: (columns: readonly string[]) => Accessors<T>) => {
+    let made: Accessors<T> | undefined;
+    return async (tx: PoolClient) => (made ??= make(await columnsOf(tx)));
+  };
+  const messageColumns = once<MessageRow>((names) => accessors(names, (name) => (row) => row[name as keyof MessageRow]));
+  const factColumns = once<MessageStatus>((names) => accessors(names, (name) => FACT_COLUMNS[name]));
+  const stateColumns = once<MessageState>((names) => accessors(names, stateColumn));
+  const stage = async <T>(tx: PoolClient, columnsFor: (tx: PoolClient) => Promise<Accessors<T>>, items: readonly Staged<T>[]) => {
+    if (items.length > 0) await copyStaged(tx, 'staged_messages', await columnsFor(tx), items);
   };
   return {
-    // The rows are fresh objects: they take their source and offset in place rather than in a copy (a replay stages every record).
     stageMessages: (tx, records, rowOf) =>
-      stage(tx, records.flatMap(({ value, meta }) => (value === null || isChange(value) ? [] : [Object.assign(rowOf(value), { source: FROM_RECORD, seq: meta.offset })]))),
-    stageStatuses: (tx, facts) =>
-      stage(
-        tx,
-        facts.flatMap(({ value: fact, meta }) => {
-          if (fact === null) return [];
-          const at = new Date(fact.occurred_at);
-          return [{
-            message_id: fact.message_id, account_id: fact.account_id, project_id: fact.project_id, instance_id: fact.instance_id,
-            jid: fact.to, direction: 'out', occurred_at: at, to_jid: fact.to, mentions: [], client_reference: fact.client_reference,
-            status: fact.status, [STATUS_TIME[fact.status]]: at, wa_message_id: fact.wa_message_id, error_code: fact.error_code, error_reason: fact.error_reason,
-            source: FROM_RECORD, seq: meta.offset,
-          }];
-        }),
-      ),
+      stage(tx, messageColumns, records.flatMap(({ value, meta }) => (value === null || isChange(value) ? [] : [{ of: rowOf(value), source: FROM_RECORD, seq: meta.offset }]))),
+    stageStatuses: (tx, facts) => stage(tx, factColumns, facts.flatMap(({ value, meta }) => (value === null ? [] : [{ of: value, source: FROM_RECORD, seq: meta.offset }]))),
     stageStates: async (tx, records) => {
       const offsets = new Map(records.flatMap((r) => (r.value === null ? [] : [[r.value.message_id, r.meta.offset] as const])));
       const states = latestStates(records);
-      await stage(tx, states.flatMap((state) => (state.message ? [Object.assign(rowOf(state, state.message), { source: FROM_STATE, seq: offsets.get(state.message_id)! })] : [])));
+      await stage(tx, stateColumns, states.flatMap((state) => (state.message ? [{ of: state, source: FROM_STATE, seq: offsets.get(state.message_id)! }] : [])));
       await recordChanges(tx, stateChanges(states));
     },
-    stageNews: (tx, messageIds) => copyStaged(tx, 'staged_news', ['message_id'], messageIds.map((id) => ({ message_id: id }))),
+    stageNews: (tx, messageIds) => copyStaged(tx, 'staged_news', NEWS_COLUMNS, messageIds),
     async mergeAtSwap(tx, producer) {
       await checkStagingKept(tx);
       // The staged rows are sorted once, in memory.
