@@ -155,7 +155,8 @@ export function stagedMessages(): StagedMessages {
  * One row per staged message, applied to `messages` as a state is: its base is its first write
  * with content (or, without any, its first write), its status the furthest (failed is final),
  * each status time the first, its network id, error code and reason the first known. One sort of the staged
- * rows serves the base (the first of each message) and the merged columns (its window).
+ * rows serves the base (the first of each message) and the merged columns (its window); bytewise
+ * (COLLATE "C"), which groups the same ids and sorts several times faster than the locale's order.
  */
 function mergeStatement(columns: readonly string[]): string {
   const merged: Record<string, string> = {
@@ -169,9 +170,9 @@ function mergeStatement(columns: readonly string[]): string {
     error_reason: '(array_agg(error_reason) FILTER (WHERE error_reason IS NOT NULL) OVER w)[1]',
   };
   return `INSERT INTO messages (${columns.join(', ')})
-    SELECT DISTINCT ON (message_id) ${columns.map((c) => merged[c] ?? c).join(', ')}
+    SELECT DISTINCT ON (message_id COLLATE "C") ${columns.map((c) => merged[c] ?? c).join(', ')}
     FROM staged_messages
-    WINDOW w AS (PARTITION BY message_id ORDER BY type IS NULL, source, seq ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
-    ORDER BY message_id, type IS NULL, source, seq
+    WINDOW w AS (PARTITION BY message_id COLLATE "C" ORDER BY type IS NULL, source, seq ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
+    ORDER BY message_id COLLATE "C", type IS NULL, source, seq
     ON CONFLICT (message_id) DO UPDATE SET ${stateMerge(columns)}`;
 }
