@@ -2,7 +2,6 @@ import type { Pool, PoolClient } from 'pg';
 import { asAccountId, asEventId, asInstanceId, asMessageId, asProjectId, newId } from '../../schemas/ids.js';
 import type { MessageRowState, MessageState } from '../../schemas/records.js';
 import { topics, type Producer } from '../../topics/index.js';
-import { valuesOf, type Applied } from '../runtime/projection.js';
 import { projectionLockKey } from '../runtime/store.js';
 import { changesDdl, type ChangeRow } from './changes.js';
 import type { StoredRow } from './rows.js';
@@ -79,11 +78,6 @@ function rowState(row: StoredRow): MessageRowState {
     read_at: ms(row.read_at),
     failed_at: ms(row.failed_at),
   };
-}
-
-/** The last state of each message in the records: it holds what the earlier ones held. */
-export function latestStates(records: readonly Applied<MessageState>[]): MessageState[] {
-  return [...new Map(valuesOf(records).map((state) => [state.message_id, state])).values()];
 }
 
 /** The changes (edits, deletions) the states carry, as `message_changes` rows. */

@@ -3,7 +3,7 @@ import type { InboundMessage, MessageRowState, MessageState, MessageStatus, Send
 import type { Applied } from '../runtime/projection.js';
 import { checkStagingKept, copyStaged, STAGING_DDL, STAGING_TABLES, type ColumnOf } from '../runtime/staging.js';
 import type { Producer } from '../../topics/index.js';
-import { latestStates, publishMessageStates, stateChanges, stateMerge } from './changelog.js';
+import { publishMessageStates, stateChanges, stateMerge } from './changelog.js';
 import { isChange, recordChanges, type ChangeRow } from './changes.js';
 import type { MessageRow, StoredRow } from './rows.js';
 
@@ -127,14 +127,24 @@ export function stagedMessages(): StagedMessages {
     if (items.length > 0) await copyStaged(tx, 'staged_messages', await columnsFor(tx), items);
   };
   return {
-    stageMessages: (tx, records, rowOf) =>
-      stage(tx, messageColumns, records.flatMap(({ value, meta }) => (value === null || isChange(value) ? [] : [{ of: rowOf(value), source: FROM_RECORD, seq: meta.offset }]))),
-    stageStatuses: (tx, facts) => stage(tx, factColumns, facts.flatMap(({ value, meta }) => (value === null ? [] : [{ of: value, source: FROM_RECORD, seq: meta.offset }]))),
+    // Loops rather than flatMap: a replay stages every record, and an array per record is garbage to collect.
+    stageMessages: (tx, records, rowOf) => {
+      const items: Staged<MessageRow>[] = [];
+      for (const { value, meta } of records) if (value !== null && !isChange(value)) items.push({ of: rowOf(value), source: FROM_RECORD, seq: meta.offset });
+      return stage(tx, messageColumns, items);
+    },
+    stageStatuses: (tx, facts) => {
+      const items: Staged<MessageStatus>[] = [];
+      for (const { value, meta } of facts) if (value !== null) items.push({ of: value, source: FROM_RECORD, seq: meta.offset });
+      return stage(tx, factColumns, items);
+    },
     stageStates: async (tx, records) => {
-      const offsets = new Map(records.flatMap((r) => (r.value === null ? [] : [[r.value.message_id, r.meta.offset] as const])));
-      const states = latestStates(records);
-      await stage(tx, stateColumns, states.flatMap((state) => (state.message ? [{ of: state, source: FROM_STATE, seq: offsets.get(state.message_id)! }] : [])));
-      await recordChanges(tx, stateChanges(states));
+      // The last state of each message in the records, at its offset: it holds what the earlier ones held.
+      const latest = new Map<string, Staged<MessageState>>();
+      for (const { value, meta } of records) if (value !== null) latest.set(value.message_id, { of: value, source: FROM_STATE, seq: meta.offset });
+      const states = [...latest.values()];
+      await stage(tx, stateColumns, states.filter((state) => state.of.message !== null));
+      await recordChanges(tx, stateChanges(states.map((state) => state.of)));
     },
     stageNews: (tx, messageIds) => copyStaged(tx, 'staged_news', NEWS_COLUMNS, messageIds),
     async mergeAtSwap(tx, producer) {
