@@ -2,7 +2,6 @@ import type { Pool, PoolClient } from 'pg';
 import { asAccountId, asEventId, asInstanceId, asMessageId, asProjectId, newId } from '../../schemas/ids.js';
 import type { MessageRowState, MessageState } from '../../schemas/records.js';
 import { topics, type Producer } from '../../topics/index.js';
-import { valuesOf, type Applied } from '../runtime/projection.js';
 import { projectionLockKey } from '../runtime/store.js';
 import { changesDdl, type ChangeRow } from './changes.js';
 import type { StoredRow } from './rows.js';
@@ -80,31 +79,6 @@ function rowState(row: StoredRow): MessageRowState {
     read_at: ms(row.read_at),
     failed_at: ms(row.failed_at),
   };
-}
-
-/** A state's row as `json_populate_recordset(NULL::messages, ...)` reads it. */
-export function rowOf(state: MessageState, row: MessageRowState): Record<string, unknown> {
-  const time = (ms: number | null) => (ms === null ? null : new Date(ms));
-  return {
-    ...row,
-    message_id: state.message_id,
-    account_id: state.account_id,
-    error_reason: state.error_reason,
-    campaign_id: state.campaign_id,
-    project_id: state.project_id,
-    instance_id: state.instance_id,
-    occurred_at: new Date(row.occurred_at),
-    queued_at: time(row.queued_at),
-    sent_at: time(row.sent_at),
-    delivered_at: time(row.delivered_at),
-    read_at: time(row.read_at),
-    failed_at: time(row.failed_at),
-  };
-}
-
-/** The last state of each message in the records: it holds what the earlier ones held. */
-export function latestStates(records: readonly Applied<MessageState>[]): MessageState[] {
-  return [...new Map(valuesOf(records).map((state) => [state.message_id, state])).values()];
 }
 
 /** The changes (edits, deletions) the states carry, as `message_changes` rows. */

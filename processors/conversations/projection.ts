@@ -6,6 +6,7 @@ import { applyStatuses, deriveConversations, recordMessages } from './store.js';
 import { changeRow, changesDdl, isChange, recordChanges } from './changes.js';
 import { changelogDdl, publishMessageStates } from './changelog.js';
 import { stagedDdl, stagedMessages } from './staged.js';
+import { withoutSecondaryIndexes } from '../runtime/staging.js';
 
 export interface ConversationsProjectionOptions {
   /** Where the states of the messages go (`gw.messages.state`). */
@@ -143,10 +144,12 @@ function replayed(producer: Producer): Projection {
   return {
     ...tables,
     ddl: [...changelogDdl, ...tables.ddl, ...stagedDdl],
-    deriveAfterReplay: async (tx) => {
-      await staged.mergeAtSwap(tx, producer);
-      await deriveConversations(tx);
-    },
+    // The replay's tables are empty until the swap fills them: their indexes are built once, after.
+    deriveAfterReplay: (tx) =>
+      withoutSecondaryIndexes(tx, ['messages', 'conversation_numbers', 'conversations'], async () => {
+        await staged.mergeAtSwap(tx, producer);
+        await deriveConversations(tx);
+      }),
     handlers: [
       onBatch(topics.messageStates, (tx, states) => staged.stageStates(tx, states)),
       onBatch(topics.sendCommands, async (tx, commands) => {

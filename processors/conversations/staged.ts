@@ -1,9 +1,9 @@
 import type { PoolClient } from 'pg';
-import type { InboundMessage, MessageState, MessageStatus, SendCommand } from '../../schemas/records.js';
+import type { InboundMessage, MessageRowState, MessageState, MessageStatus, SendCommand } from '../../schemas/records.js';
 import type { Applied } from '../runtime/projection.js';
-import { checkStagingKept, copyStaged, STAGING_DDL, STAGING_TABLES } from '../runtime/staging.js';
+import { checkStagingKept, copyStaged, STAGING_DDL, STAGING_TABLES, type ColumnOf } from '../runtime/staging.js';
 import type { Producer } from '../../topics/index.js';
-import { latestStates, publishMessageStates, rowOf, stateChanges, stateMerge } from './changelog.js';
+import { publishMessageStates, stateChanges, stateMerge } from './changelog.js';
 import { isChange, recordChanges, type ChangeRow } from './changes.js';
 import type { MessageRow, StoredRow } from './rows.js';
 
@@ -26,9 +26,9 @@ export const stagedDdl = [
   `CREATE UNLOGGED TABLE IF NOT EXISTS staged_news (message_id text NOT NULL)`,
 ];
 
+const NEWS_COLUMNS: ReadonlyMap<string, ColumnOf<string>> = new Map([['message_id', (id: string) => id]]);
 const FROM_STATE = 0;
 const FROM_RECORD = 1;
-const STATUS_TIME = { sent: 'sent_at', delivered: 'delivered_at', read: 'read_at', failed: 'failed_at' } as const;
 const FORWARD = `ARRAY['queued', 'sent', 'delivered', 'read']`;
 
 export interface StagedMessages {
@@ -48,6 +48,65 @@ export interface StagedMessages {
   mergeAtSwap(tx: PoolClient, producer: Producer): Promise<void>;
 }
 
+/** A staged write of a message: what it says, where it came from (`FROM_STATE`, `FROM_RECORD`) and its offset. */
+interface Staged<T> {
+  readonly of: T;
+  readonly source: number;
+  readonly seq: number;
+}
+
+type Accessors<T> = ReadonlyMap<string, ColumnOf<Staged<T>>>;
+
+/** The columns of a status fact's row (`applyStatuses`'s INSERT); the others are NULL. */
+const FACT_COLUMNS: Readonly<Record<string, ColumnOf<MessageStatus>>> = {
+  message_id: (f) => f.message_id,
+  account_id: (f) => f.account_id,
+  project_id: (f) => f.project_id,
+  instance_id: (f) => f.instance_id,
+  jid: (f) => f.to,
+  direction: () => 'out',
+  occurred_at: (f) => new Date(f.occurred_at),
+  to_jid: (f) => f.to,
+  mentions: () => [],
+  client_reference: (f) => f.client_reference,
+  status: (f) => f.status,
+  sent_at: (f) => (f.status === 'sent' ? new Date(f.occurred_at) : null),
+  delivered_at: (f) => (f.status === 'delivered' ? new Date(f.occurred_at) : null),
+  read_at: (f) => (f.status === 'read' ? new Date(f.occurred_at) : null),
+  failed_at: (f) => (f.status === 'failed' ? new Date(f.occurred_at) : null),
+  wa_message_id: (f) => f.wa_message_id,
+  error_code: (f) => f.error_code,
+  error_reason: (f) => f.error_reason,
+};
+
+const STATE_TIMES = new Set(['occurred_at', 'queued_at', 'sent_at', 'delivered_at', 'read_at', 'failed_at']);
+const STATE_OWN = new Set(['message_id', 'account_id', 'project_id', 'instance_id', 'error_reason', 'campaign_id']);
+
+/** A state's column: the message's, its ids, failure reason and campaign the state's own, times as timestamps. */
+function stateColumn(column: string): ColumnOf<MessageState> {
+  const key = column as keyof MessageState & keyof MessageRowState;
+  if (STATE_OWN.has(column)) return (state) => state[key];
+  if (STATE_TIMES.has(column)) {
+    return (state) => {
+      const ms = state.message![key] as number | null;
+      return ms === null ? null : new Date(ms);
+    };
+  }
+  return (state) => state.message![key];
+}
+
+/** Accessors of every column of `staged_messages`, the staged item's own value read by `column`. */
+function accessors<T>(columns: readonly string[], column: (name: string) => ColumnOf<T> | undefined): Accessors<T> {
+  return new Map(
+    columns.map((name): [string, ColumnOf<Staged<T>>] => {
+      if (name === 'source') return [name, (s) => s.source];
+      if (name === 'seq') return [name, (s) => s.seq];
+      const of = column(name);
+      return [name, of ? (s) => of(s.of) : () => null];
+    }),
+  );
+}
+
 export function stagedMessages(): StagedMessages {
   // The columns of `staged_messages`, read once from the table (the projection's DDL defines them).
   let columns: Promise<string[]> | undefined;
@@ -57,34 +116,37 @@ export function stagedMessages(): StagedMessages {
         `SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = 'staged_messages' ORDER BY ordinal_position`,
       )
       .then(({ rows }) => rows.map((row) => row.column_name)));
-  const stage = async (tx: PoolClient, rows: readonly object[]) => {
-    if (rows.length > 0) await copyStaged(tx, 'staged_messages', await columnsOf(tx), rows);
+  const once = <T>(make: (columns: readonly string[]) => Accessors<T>) => {
+    let made: Accessors<T> | undefined;
+    return async (tx: PoolClient) => (made ??= make(await columnsOf(tx)));
+  };
+  const messageColumns = once<MessageRow>((names) => accessors(names, (name) => (row) => row[name as keyof MessageRow]));
+  const factColumns = once<MessageStatus>((names) => accessors(names, (name) => FACT_COLUMNS[name]));
+  const stateColumns = once<MessageState>((names) => accessors(names, stateColumn));
+  const stage = async <T>(tx: PoolClient, columnsFor: (tx: PoolClient) => Promise<Accessors<T>>, items: readonly Staged<T>[]) => {
+    if (items.length > 0) await copyStaged(tx, 'staged_messages', await columnsFor(tx), items);
   };
   return {
-    // The rows are fresh objects: they take their source and offset in place rather than in a copy (a replay stages every record).
-    stageMessages: (tx, records, rowOf) =>
-      stage(tx, records.flatMap(({ value, meta }) => (value === null || isChange(value) ? [] : [Object.assign(rowOf(value), { source: FROM_RECORD, seq: meta.offset })]))),
-    stageStatuses: (tx, facts) =>
-      stage(
-        tx,
-        facts.flatMap(({ value: fact, meta }) => {
-          if (fact === null) return [];
-          const at = new Date(fact.occurred_at);
-          return [{
-            message_id: fact.message_id, account_id: fact.account_id, project_id: fact.project_id, instance_id: fact.instance_id,
-            jid: fact.to, direction: 'out', occurred_at: at, to_jid: fact.to, mentions: [], client_reference: fact.client_reference,
-            status: fact.status, [STATUS_TIME[fact.status]]: at, wa_message_id: fact.wa_message_id, error_code: fact.error_code, error_reason: fact.error_reason,
-            source: FROM_RECORD, seq: meta.offset,
-          }];
-        }),
-      ),
-    stageStates: async (tx, records) => {
-      const offsets = new Map(records.flatMap((r) => (r.value === null ? [] : [[r.value.message_id, r.meta.offset] as const])));
-      const states = latestStates(records);
-      await stage(tx, states.flatMap((state) => (state.message ? [Object.assign(rowOf(state, state.message), { source: FROM_STATE, seq: offsets.get(state.message_id)! })] : [])));
-      await recordChanges(tx, stateChanges(states));
+    // Loops rather than flatMap: a replay stages every record, and an array per record is garbage to collect.
+    stageMessages: (tx, records, rowOf) => {
+      const items: Staged<MessageRow>[] = [];
+      for (const { value, meta } of records) if (value !== null && !isChange(value)) items.push({ of: rowOf(value), source: FROM_RECORD, seq: meta.offset });
+      return stage(tx, messageColumns, items);
     },
-    stageNews: (tx, messageIds) => copyStaged(tx, 'staged_news', ['message_id'], messageIds.map((id) => ({ message_id: id }))),
+    stageStatuses: (tx, facts) => {
+      const items: Staged<MessageStatus>[] = [];
+      for (const { value, meta } of facts) if (value !== null) items.push({ of: value, source: FROM_RECORD, seq: meta.offset });
+      return stage(tx, factColumns, items);
+    },
+    stageStates: async (tx, records) => {
+      // The last state of each message in the records, at its offset: it holds what the earlier ones held.
+      const latest = new Map<string, Staged<MessageState>>();
+      for (const { value, meta } of records) if (value !== null) latest.set(value.message_id, { of: value, source: FROM_STATE, seq: meta.offset });
+      const states = [...latest.values()];
+      await stage(tx, stateColumns, states.filter((state) => state.of.message !== null));
+      await recordChanges(tx, stateChanges(states.map((state) => state.of)));
+    },
+    stageNews: (tx, messageIds) => copyStaged(tx, 'staged_news', NEWS_COLUMNS, messageIds),
     async mergeAtSwap(tx, producer) {
       await checkStagingKept(tx);
       // The staged rows are sorted once, in memory.
@@ -103,7 +165,8 @@ export function stagedMessages(): StagedMessages {
  * One row per staged message, applied to `messages` as a state is: its base is its first write
  * with content (or, without any, its first write), its status the furthest (failed is final),
  * each status time the first, its network id, error code, reason and campaign the first known. One sort of the staged
- * rows serves the base (the first of each message) and the merged columns (its window).
+ * rows serves the base (the first of each message) and the merged columns (its window); bytewise
+ * (COLLATE "C"), which groups the same ids and sorts several times faster than the locale's order.
  */
 function mergeStatement(columns: readonly string[]): string {
   const merged: Record<string, string> = {
@@ -119,9 +182,9 @@ function mergeStatement(columns: readonly string[]): string {
     campaign_id: '(array_agg(campaign_id) FILTER (WHERE campaign_id IS NOT NULL) OVER w)[1]',
   };
   return `INSERT INTO messages (${columns.join(', ')})
-    SELECT DISTINCT ON (message_id) ${columns.map((c) => merged[c] ?? c).join(', ')}
+    SELECT DISTINCT ON (message_id COLLATE "C") ${columns.map((c) => merged[c] ?? c).join(', ')}
     FROM staged_messages
-    WINDOW w AS (PARTITION BY message_id ORDER BY type IS NULL, source, seq ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
-    ORDER BY message_id, type IS NULL, source, seq
+    WINDOW w AS (PARTITION BY message_id COLLATE "C" ORDER BY type IS NULL, source, seq ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
+    ORDER BY message_id COLLATE "C", type IS NULL, source, seq
     ON CONFLICT (message_id) DO UPDATE SET ${stateMerge(columns)}`;
 }

@@ -209,31 +209,20 @@ export async function deriveConversations(tx: PoolClient): Promise<void> {
      SELECT DISTINCT project_id, jid, instance_id FROM messages WHERE type IS NOT NULL
      ORDER BY project_id, instance_id, jid ON CONFLICT DO NOTHING`,
   );
+  // One sort of the typed messages, newest first per conversation, gives each conversation's latest
+  // message, newest name and unread count (the messages before its first outgoing one in that order).
   await tx.query(
-    `WITH typed AS (SELECT * FROM messages WHERE type IS NOT NULL),
-     latest AS (SELECT DISTINCT ON (project_id, jid) * FROM typed ORDER BY project_id, jid, occurred_at DESC, message_id DESC),
-     named AS (
-       SELECT DISTINCT ON (project_id, jid) project_id, jid, chat_name FROM typed WHERE chat_name IS NOT NULL
-       ORDER BY project_id, jid, occurred_at DESC, message_id DESC
-     ),
-     replied AS (
-       SELECT DISTINCT ON (project_id, jid) project_id, jid, occurred_at, message_id FROM typed WHERE direction = 'out'
-       ORDER BY project_id, jid, occurred_at DESC, message_id DESC
-     ),
-     unread AS (
-       SELECT m.project_id, m.jid, count(*) AS n FROM typed m LEFT JOIN replied r USING (project_id, jid)
-       WHERE m.direction = 'in'
-         AND (m.occurred_at, m.message_id) > (COALESCE(r.occurred_at, '-infinity'), COALESCE(r.message_id, ''))
-       GROUP BY m.project_id, m.jid
-     )
-     INSERT INTO conversations (project_id, jid, account_id, name, last_instance_id, last_message_id, last_message_at,
+    `INSERT INTO conversations (project_id, jid, account_id, name, last_instance_id, last_message_id, last_message_at,
                                 last_message_type, last_message_direction, last_message_preview, unread_count)
-     SELECT latest.project_id, latest.jid, latest.account_id, named.chat_name, latest.instance_id, latest.message_id,
-            latest.occurred_at, latest.type, latest.direction, left(latest.body, 200), COALESCE(unread.n, 0)
-     FROM latest
-     LEFT JOIN named USING (project_id, jid)
-     LEFT JOIN unread USING (project_id, jid)
-     ORDER BY latest.project_id, latest.jid
+     SELECT DISTINCT ON (project_id, jid) project_id, jid, account_id, (array_agg(chat_name) FILTER (WHERE chat_name IS NOT NULL) OVER w)[1],
+            instance_id, message_id, occurred_at, type, direction, left(body, 200),
+            COALESCE(min(newer) FILTER (WHERE direction = 'out') OVER w, count(*) OVER w)
+     FROM (
+       SELECT *, row_number() OVER (PARTITION BY project_id, jid ORDER BY occurred_at DESC, message_id DESC) - 1 AS newer
+       FROM messages WHERE type IS NOT NULL
+     ) m
+     WINDOW w AS (PARTITION BY project_id, jid ORDER BY occurred_at DESC, message_id DESC ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
+     ORDER BY project_id, jid, occurred_at DESC, message_id DESC
      ON CONFLICT (project_id, jid) DO UPDATE SET
        name = EXCLUDED.name, last_instance_id = EXCLUDED.last_instance_id, last_message_id = EXCLUDED.last_message_id,
        last_message_at = EXCLUDED.last_message_at, last_message_type = EXCLUDED.last_message_type,
