@@ -1,6 +1,6 @@
 import type { Pool } from 'pg';
 import { runDdl } from '../../shared/ddl.js';
-import { KeyedSerial } from '../../shared/serial.js';
+import { gatheredCalls, KeyedSerial } from '../../shared/serial.js';
 
 /** A receipt the simulated network owes for an accepted send, as the real network keeps it server-side. */
 export interface OwedReceipt {
@@ -19,12 +19,6 @@ export interface NetworkSend {
   readonly wa_message_ids: readonly string[];
   readonly receipts: readonly OwedReceipt[];
   readonly sent_at: number;
-}
-
-interface Taking {
-  readonly send: NetworkSend;
-  /** Set by the statement: false when the network had taken these ids before. */
-  taken?: boolean;
 }
 
 /**
@@ -67,6 +61,7 @@ const KEEP_MS = 8 * 86_400_000;
 export class PendingReceipts {
   /** One insert and one delete statement at a time; what callers add meanwhile goes into the next one. */
   private readonly statements = new KeyedSerial();
+  private readonly taking = gatheredCalls((_key: string, sends: readonly NetworkSend[]) => this.insert(sends));
 
   constructor(private readonly pool: Pool) {}
 
@@ -80,10 +75,8 @@ export class PendingReceipts {
    * Takes a send onto the network and stores the receipts it owes. Resolves with false when the
    * network had taken its ids before (a send repeated after a crash): nothing new is owed then.
    */
-  async take(send: NetworkSend): Promise<boolean> {
-    const taking: Taking = { send };
-    await this.statements.gather('insert', this.insert, taking);
-    return taking.taken!;
+  take(send: NetworkSend): Promise<boolean> {
+    return this.taking('insert', send);
   }
 
   /** Resolves once the receipts are no longer owed. */
@@ -102,9 +95,9 @@ export class PendingReceipts {
     return rows.map((row) => ({ instance_id: instanceId, wa_message_id: row.wa_message_id, status: row.status, due_at: Number(row.due_at), sent_at: Number(row.sent_at) }));
   }
 
-  private readonly insert = async (batch: readonly Taking[]): Promise<void> => {
-    const messages = batch.flatMap(({ send }) => send.wa_message_ids.map((id) => ({ instance: send.instance_id, id, at: send.sent_at })));
-    const receipts = batch.flatMap(({ send }) => send.receipts);
+  private async insert(sends: readonly NetworkSend[]): Promise<boolean[]> {
+    const messages = sends.flatMap((send) => send.wa_message_ids.map((id) => ({ instance: send.instance_id, id, at: send.sent_at })));
+    const receipts = sends.flatMap((send) => send.receipts);
     const { rows } = await this.pool.query<{ instance_id: string; wa_message_id: string }>(
       `WITH taken AS (
          INSERT INTO sandbox.network_messages (instance_id, wa_message_id, sent_at)
@@ -130,8 +123,8 @@ export class PendingReceipts {
       ],
     );
     const taken = new Set(rows.map((row) => `${row.instance_id}\u0000${row.wa_message_id}`));
-    for (const taking of batch) taking.taken = taken.has(`${taking.send.instance_id}\u0000${taking.send.wa_message_ids[0]}`);
-  };
+    return sends.map((send) => taken.has(`${send.instance_id}\u0000${send.wa_message_ids[0]}`));
+  }
 
   private readonly delete = async (batches: readonly (readonly OwedReceipt[])[]): Promise<void> => {
     const rows = batches.flat();

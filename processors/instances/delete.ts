@@ -1,32 +1,14 @@
-import { asAccountId, asEventId, asInstanceId, asProjectId, newId } from '../../schemas/ids.js';
-import type { InstanceState } from '../../schemas/records.js';
 import { withDeadline } from '../../shared/deadline.js';
 import { topics, type Producer } from '../../topics/index.js';
 import { WRITE_DEADLINE_MS } from '../config/write.js';
 import type { Pool } from 'pg';
 import { projectInstances, type InstanceRow } from './queries.js';
+import { stateFromRow } from './row-state.js';
 
 /** Removes numbers: a tombstone state of each on `gw.instances`, and the connector closes its session. */
 export async function deleteInstances(producer: Producer, rows: readonly InstanceRow[]): Promise<void> {
   if (rows.length === 0) return;
-  const states = rows.map(
-    (row): InstanceState => ({
-      event_id: asEventId(newId('evt')),
-      occurred_at: Date.now(),
-      account_id: asAccountId(row.account_id),
-      project_id: asProjectId(row.project_id),
-      instance_id: asInstanceId(row.instance_id),
-      phone: row.phone,
-      nickname: row.nickname,
-      status: row.status,
-      previous_status: null,
-      reason: 'deleted',
-      health_score: row.health_score,
-      pool_ids: row.pool_ids,
-      connector: row.connector === 'baileys' ? 'baileys' : 'sandbox',
-      deleted: true,
-    }),
-  );
+  const states = rows.map((row) => stateFromRow(row, { nickname: row.nickname, reason: 'deleted', deleted: true }));
   await withDeadline(producer.send(topics.instances, states.map((value) => ({ key: value.instance_id, value }))), WRITE_DEADLINE_MS);
 }
 
