@@ -256,6 +256,7 @@ async function main(): Promise<void> {
       console.log(
         `  ${name.padEnd(14)} ${String(records).padStart(9)} ${String(rate(bareRecords, bareSeconds)).padStart(13)} ${String(rate(records, liveSeconds)).padStart(15)} ${String(rate(result!.records, replaySeconds)).padStart(10)} ${(bareSeconds > 0 ? rate(result!.records, replaySeconds) / rate(bareRecords, bareSeconds) : 0).toFixed(2).padStart(13)}   ${equal ? 'yes' : 'NO'}`,
       );
+      console.log(`    of the replay's ${replaySeconds.toFixed(1)} s, ${(result!.swapMs / 1_000).toFixed(1)} s swapping in (merges, derived tables, indexes)`);
       if (!equal) console.log(`    live     ${JSON.stringify(before)}\n    replayed ${JSON.stringify(after)}`);
     }
     for (const [name, tables] of clickhouseTablesFor('replay')) {

@@ -21,6 +21,7 @@ import { listDeadLetters, redrive, redriveAll, type DeadLetter } from '../topics
 import { listDeadDeliveries, redeliverDead, type DeadDelivery, type DeadSelection } from '../connectors/webhooks/dead-deliveries.js';
 import { retrySchedules } from '../connectors/webhooks/index.js';
 import { quietKnownWarnings } from './process-warnings.js';
+import { REPLAY_FLAGS, rerunWith } from './node-flags.js';
 
 async function main(argv: string[]): Promise<number> {
   const line = readCommandLine(argv);
@@ -78,7 +79,7 @@ async function main(argv: string[]): Promise<number> {
     case 'stack':
       return stackCommand(config, arg);
     case 'replay':
-      return replay(config, values.all === true ? 'all' : arg, values['allow-gaps'] === true);
+      return rerunWith(REPLAY_FLAGS) ?? replay(config, values.all === true ? 'all' : arg, values['allow-gaps'] === true);
     case 'sql':
       return sqlCommand(config, positionals.slice(1).join(' '), values.limit);
     case 'dead-letters':
@@ -366,7 +367,7 @@ async function sqlCommand(config: Config, sql: string, limitArg: string | undefi
 function replayLine(r: ReplayResult): string {
   const seconds = r.durationMs / 1_000;
   const gaps = r.gaps.length > 0 ? `  (without ${r.gaps.length} partition start(s) retention deleted)` : '';
-  return `${r.projection.padEnd(14)} ${String(r.records).padStart(9)} records ${seconds.toFixed(1).padStart(7)} s ${Math.round(r.records / seconds).toString().padStart(8)} records/s${gaps}`;
+  return `${r.projection.padEnd(14)} ${String(r.records).padStart(9)} records ${seconds.toFixed(1).padStart(7)} s ${Math.round(r.records / seconds).toString().padStart(8)} records/s (${(r.swapMs / 1_000).toFixed(1)} s of it swapping in)${gaps}`;
 }
 
 quietKnownWarnings();

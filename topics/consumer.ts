@@ -26,6 +26,8 @@ export interface ConsumedBatch {
   readonly partition: number;
   /** Offset after the last record the broker had when this batch was fetched. */
   readonly highWatermark: number;
+  /** Offset of the first record fetched: `records` may start later when superseded records were left out (`latestPerKey`). */
+  readonly firstOffset: number;
   readonly records: readonly ConsumedRecord<unknown>[];
   heartbeat(): Promise<void>;
   /** Marks records up to `offset` as processed, so the next fetch starts after it. */
@@ -67,6 +69,12 @@ export interface ConsumerOptions {
   readonly fromBeginning: boolean;
   /** How much a fetch asks for; live consumers keep kafkajs' sizes and a short wait. */
   readonly fetch?: FetchSettings;
+  /**
+   * Compacted topics read for each key's latest value (a replay of a changelog): a record that a
+   * later one of its batch with the same key supersedes is left out without being decoded, as if
+   * compaction had run.
+   */
+  readonly latestPerKey?: readonly TopicSpec<unknown>[];
 }
 
 export interface FetchSettings {
@@ -104,6 +112,7 @@ export async function createConsumer(kafka: Kafka, serdes: TopicSerdes, options:
     ...fetch,
   });
   await consumer.connect();
+  const latestOnly = new Set((options.latestPerKey ?? []).map((spec) => topicName(spec, serdes.prefix)));
   await consumer.subscribe({
     topics: options.topics.map((spec) => topicName(spec, serdes.prefix)),
     fromBeginning: options.fromBeginning,
@@ -116,7 +125,7 @@ export async function createConsumer(kafka: Kafka, serdes: TopicSerdes, options:
         partitionsConsumedConcurrently: partitionsAtOnce,
         eachBatchAutoResolve: false,
         eachBatch: async (payload: EachBatchPayload) => {
-          const batch = await decodeBatch(payload, serdes);
+          const batch = await decodeBatch(payload, serdes, latestOnly.has(payload.batch.topic));
           await eachBatch(batch);
         },
       });
@@ -131,12 +140,18 @@ export async function createConsumer(kafka: Kafka, serdes: TopicSerdes, options:
   };
 }
 
-/** Decodes a fetched batch through the registry; undecodable records carry their error. */
-export async function decodeBatch(payload: EachBatchPayload, serdes: TopicSerdes): Promise<ConsumedBatch> {
+/**
+ * Decodes a fetched batch through the registry; undecodable records carry their error. With
+ * `latestOnly`, records whose key comes again later in the batch are left out.
+ */
+export async function decodeBatch(payload: EachBatchPayload, serdes: TopicSerdes, latestOnly = false): Promise<ConsumedBatch> {
   const { batch } = payload;
   const serde = serdes.byTopicName(batch.topic);
   const records: ConsumedRecord<unknown>[] = [];
-  for (const message of batch.messages) {
+  const superseded = latestOnly ? supersededIn(batch.messages) : undefined;
+  for (let at = 0; at < batch.messages.length; at++) {
+    if (superseded?.has(at)) continue;
+    const message = batch.messages[at]!;
     const raw = message.value;
     let decoded: Decoded<unknown>;
     if (raw === null) decoded = { ok: true, value: null };
@@ -166,12 +181,28 @@ export async function decodeBatch(payload: EachBatchPayload, serdes: TopicSerdes
     prefix: serdes.prefix,
     partition: batch.partition,
     highWatermark: Number(batch.highWatermark),
+    firstOffset: Number(batch.messages[0]?.offset ?? batch.highWatermark),
     records,
     heartbeat: () => payload.heartbeat(),
     resolve: (offset) => payload.resolveOffset(String(offset)),
     isRunning: () => payload.isRunning() && !payload.isStale(),
     pause: () => payload.pause(),
   };
+}
+
+/** Positions of the messages a later one with the same key supersedes (keyless ones never are). */
+function supersededIn(messages: readonly { readonly key?: Buffer | null }[]): Set<number> {
+  const last = new Map<string, number>();
+  const superseded = new Set<number>();
+  for (let at = 0; at < messages.length; at++) {
+    const key = messages[at]!.key;
+    if (key === null || key === undefined) continue;
+    const text = key.toString('latin1');
+    const before = last.get(text);
+    if (before !== undefined) superseded.add(before);
+    last.set(text, at);
+  }
+  return superseded;
 }
 
 const noHeaders: Readonly<Record<string, string>> = Object.freeze({});

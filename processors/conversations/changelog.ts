@@ -5,7 +5,6 @@ import { topics, type Producer } from '../../topics/index.js';
 import { projectionLockKey } from '../runtime/store.js';
 import { changesDdl, type ChangeRow } from './changes.js';
 import type { StoredRow } from './rows.js';
-import { STATUS_COLUMNS, STATUS_MERGE } from './store.js';
 
 /**
  * The history's changelog, `gw.messages.state`: the latest state of each message, its row of
@@ -88,16 +87,6 @@ export function stateChanges(states: readonly MessageState[]): ChangeRow[] {
       ? [{ change_id: message_id, project_id, instance_id, target_wa_id: change.target_wa_id, kind: change.change_kind as ChangeRow['kind'], body: change.body, occurred_at: new Date(change.occurred_at) }]
       : [],
   );
-}
-
-/**
- * How a message's row takes a state's (EXCLUDED) in `ON CONFLICT ... DO UPDATE SET`: the content
- * columns only while the row has no type and the state has one, the status columns merged.
- */
-export function stateMerge(columns: readonly string[]): string {
-  const content = columns.filter((c) => c !== 'message_id' && !(STATUS_COLUMNS as readonly string[]).includes(c));
-  return `${content.map((c) => `${c} = CASE WHEN messages.type IS NULL AND EXCLUDED.type IS NOT NULL THEN EXCLUDED.${c} ELSE messages.${c} END`).join(', ')},
-    ${STATUS_MERGE}`;
 }
 
 /** Rows written to the changelog per statement and request when seeding it. */

@@ -6,7 +6,7 @@ import { applyStatuses, deriveConversations, recordMessages } from './store.js';
 import { changeRow, changesDdl, isChange, recordChanges } from './changes.js';
 import { changelogDdl, publishMessageStates } from './changelog.js';
 import { stagedDdl, stagedMessages } from './staged.js';
-import { withoutSecondaryIndexes } from '../runtime/staging.js';
+import { intoEmptyTables } from '../runtime/staging.js';
 
 export interface ConversationsProjectionOptions {
   /** Where the states of the messages go (`gw.messages.state`). */
@@ -144,14 +144,14 @@ function replayed(producer: Producer): Projection {
   return {
     ...tables,
     ddl: [...changelogDdl, ...tables.ddl, ...stagedDdl],
-    // The replay's tables are empty until the swap fills them: their indexes are built once, after.
+    // The replay's tables are empty until the swap fills them: their keys and indexes are built once, after.
     deriveAfterReplay: (tx) =>
-      withoutSecondaryIndexes(tx, ['messages', 'conversation_numbers', 'conversations'], async () => {
+      intoEmptyTables(tx, ['messages', 'conversation_numbers', 'conversations'], async () => {
         await staged.mergeAtSwap(tx, producer);
-        await deriveConversations(tx);
+        await deriveConversations(tx, 'empty');
       }),
     handlers: [
-      onBatch(topics.messageStates, (tx, states) => staged.stageStates(tx, states)),
+      onBatch(topics.messageStates, (tx, states) => staged.stageStates(tx, states), { latestPerKey: true }),
       onBatch(topics.sendCommands, async (tx, commands) => {
         const taken = sendsTakenInTime(commands);
         await staged.stageMessages(tx, taken, sendRow);

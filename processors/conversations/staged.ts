@@ -3,7 +3,7 @@ import type { InboundMessage, MessageRowState, MessageState, MessageStatus, Send
 import type { Applied } from '../runtime/projection.js';
 import { checkStagingKept, copyStaged, STAGING_DDL, STAGING_TABLES, type ColumnOf } from '../runtime/staging.js';
 import type { Producer } from '../../topics/index.js';
-import { publishMessageStates, stateChanges, stateMerge } from './changelog.js';
+import { publishMessageStates, stateChanges } from './changelog.js';
 import { isChange, recordChanges, type ChangeRow } from './changes.js';
 import type { MessageRow, StoredRow } from './rows.js';
 
@@ -44,7 +44,7 @@ export interface StagedMessages {
   stageStates(tx: PoolClient, records: readonly Applied<MessageState>[]): Promise<void>;
   /** Messages whose states go to the changelog at the swap. */
   stageNews(tx: PoolClient, messageIds: readonly string[]): Promise<void>;
-  /** At the swap: folds the staged rows into `messages`, writes the states of the news, drops the staging tables. */
+  /** At the swap: folds the staged rows into the empty `messages`, writes the states of the news, drops the staging tables. */
   mergeAtSwap(tx: PoolClient, producer: Producer): Promise<void>;
 }
 
@@ -95,16 +95,17 @@ function stateColumn(column: string): ColumnOf<MessageState> {
   return (state) => state.message![key];
 }
 
-/** Accessors of every column of `staged_messages`, the staged item's own value read by `column`. */
+/** Accessors of the columns of `staged_messages` an item has a value for (`column`); COPY leaves the others NULL. */
 function accessors<T>(columns: readonly string[], column: (name: string) => ColumnOf<T> | undefined): Accessors<T> {
-  return new Map(
-    columns.map((name): [string, ColumnOf<Staged<T>>] => {
-      if (name === 'source') return [name, (s) => s.source];
-      if (name === 'seq') return [name, (s) => s.seq];
-      const of = column(name);
-      return [name, of ? (s) => of(s.of) : () => null];
-    }),
-  );
+  const staged = new Map<string, ColumnOf<Staged<T>>>([
+    ['source', (s) => s.source],
+    ['seq', (s) => s.seq],
+  ]);
+  for (const name of columns) {
+    const of = name === 'source' || name === 'seq' ? undefined : column(name);
+    if (of) staged.set(name, (s) => of(s.of));
+  }
+  return staged;
 }
 
 export function stagedMessages(): StagedMessages {
@@ -162,7 +163,7 @@ export function stagedMessages(): StagedMessages {
 }
 
 /**
- * One row per staged message, applied to `messages` as a state is: its base is its first write
+ * One row per staged message, inserted into the empty `messages`, merged as a state is applied: its base is its first write
  * with content (or, without any, its first write), its status the furthest (failed is final),
  * each status time the first, its network id, error code, reason and campaign the first known. One sort of the staged
  * rows serves the base (the first of each message) and the merged columns (its window); bytewise
@@ -185,6 +186,5 @@ function mergeStatement(columns: readonly string[]): string {
     SELECT DISTINCT ON (message_id COLLATE "C") ${columns.map((c) => merged[c] ?? c).join(', ')}
     FROM staged_messages
     WINDOW w AS (PARTITION BY message_id COLLATE "C" ORDER BY type IS NULL, source, seq ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
-    ORDER BY message_id COLLATE "C", type IS NULL, source, seq
-    ON CONFLICT (message_id) DO UPDATE SET ${stateMerge(columns)}`;
+    ORDER BY message_id COLLATE "C", type IS NULL, source, seq`;
 }

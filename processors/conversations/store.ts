@@ -50,9 +50,6 @@ export async function recordConversations(tx: PoolClient, recorded: readonly { p
   await refreshConversations(tx, firstOfEach(recorded, (r) => `${r.project_id}\u0000${r.jid}`));
 }
 
-/** The columns of a message's status facts. */
-export const STATUS_COLUMNS = ['status', 'sent_at', 'delivered_at', 'read_at', 'failed_at', 'wa_message_id', 'error_code', 'error_reason'] as const;
-
 /** How a message's row takes the status columns of another write (EXCLUDED) in `ON CONFLICT ... DO UPDATE SET`. */
 export const STATUS_MERGE = `
   status = CASE
@@ -201,13 +198,15 @@ async function refreshConversations(tx: PoolClient, keys: readonly { project_id:
  * leaves each after a batch: the numbers are those of the messages that have a type (a message's
  * number and conversation no longer change once it has one), the rest as `refreshConversations`.
  */
-export async function deriveConversations(tx: PoolClient): Promise<void> {
+export async function deriveConversations(tx: PoolClient, into: 'filled' | 'empty' = 'filled'): Promise<void> {
   // The sorts of every message fit in memory; rows inserted in key order touch each index page once.
   await tx.query(`SET LOCAL work_mem TO '256MB'`);
+  // Into empty tables without their keys (a replay's), the rows go in as they come and nothing conflicts.
+  const onConflict = (clause: string) => (into === 'empty' ? '' : clause);
   await tx.query(
-    `INSERT INTO conversation_numbers (project_id, jid, instance_id)
-     SELECT DISTINCT project_id, jid, instance_id FROM messages WHERE type IS NOT NULL
-     ORDER BY project_id, instance_id, jid ON CONFLICT DO NOTHING`,
+    `INSERT INTO conversation_numbers (project_id, instance_id, jid)
+     SELECT project_id, instance_id, jid FROM messages WHERE type IS NOT NULL GROUP BY project_id, instance_id, jid
+     ${onConflict('ORDER BY project_id, instance_id, jid ON CONFLICT DO NOTHING')}`,
   );
   // One sort of the typed messages, newest first per conversation, gives each conversation's latest
   // message, newest name and unread count (the messages before its first outgoing one in that order).
@@ -223,11 +222,11 @@ export async function deriveConversations(tx: PoolClient): Promise<void> {
      ) m
      WINDOW w AS (PARTITION BY project_id, jid ORDER BY occurred_at DESC, message_id DESC ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
      ORDER BY project_id, jid, occurred_at DESC, message_id DESC
-     ON CONFLICT (project_id, jid) DO UPDATE SET
+     ${onConflict(`ON CONFLICT (project_id, jid) DO UPDATE SET
        name = EXCLUDED.name, last_instance_id = EXCLUDED.last_instance_id, last_message_id = EXCLUDED.last_message_id,
        last_message_at = EXCLUDED.last_message_at, last_message_type = EXCLUDED.last_message_type,
        last_message_direction = EXCLUDED.last_message_direction, last_message_preview = EXCLUDED.last_message_preview,
-       unread_count = EXCLUDED.unread_count`,
+       unread_count = EXCLUDED.unread_count`)}`,
   );
 }
 

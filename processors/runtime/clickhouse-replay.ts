@@ -41,10 +41,13 @@ export async function replayTable(deps: TableWriterDeps, table: ClickHouseTable,
   const firsts = await heldFrom(deps, topics);
   let writer: RunningTableWriter | undefined = await write(replica);
   let swapped = false;
+  let swapStarted = Date.now();
+  let swapEnded = swapStarted;
   try {
     await caughtUp(deps, replica, topics, positions, deadline);
     await writer.stop();
     writer = undefined;
+    swapStarted = Date.now();
     const existed = await tableExists(deps, table.name);
     await deps.clickhouse.command(existed ? `EXCHANGE TABLES ${quoteTable(table.name)} AND ${quoteTable(replica)}` : `RENAME TABLE ${quoteTable(replica)} TO ${quoteTable(table.name)}`);
     swapped = true;
@@ -53,6 +56,7 @@ export async function replayTable(deps: TableWriterDeps, table: ClickHouseTable,
     await writer.stop();
     writer = undefined;
     if (existed) await deps.clickhouse.command(`DROP TABLE IF EXISTS ${quoteTable(replica)}`);
+    swapEnded = Date.now();
   } catch (error) {
     await writer?.stop().catch(() => undefined);
     if (!swapped) await deps.clickhouse.command(`DROP TABLE IF EXISTS ${quoteTable(replica)}`).catch(() => undefined);
@@ -61,7 +65,7 @@ export async function replayTable(deps: TableWriterDeps, table: ClickHouseTable,
   await deleteGroup(deps.kafka, groupId).catch((err: unknown) => logger.warn({ err, groupId }, 'could not delete the replay group'));
   let records = 0;
   for (const [key, first] of firsts) records += Math.max(0, (positions.get(key) ?? first) - first);
-  const result = { projection: table.name, records, durationMs: Date.now() - started, gaps };
+  const result = { projection: table.name, records, durationMs: Date.now() - started, swapMs: swapEnded - swapStarted, gaps };
   logger.info(result, 'replay swapped in');
   return result;
 }

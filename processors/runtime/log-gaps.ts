@@ -4,6 +4,8 @@ export interface ReplayResult {
   readonly projection: string;
   readonly records: number;
   readonly durationMs: number;
+  /** Of `durationMs`, the time under the lock once caught up: derived tables, merges and the rename. */
+  readonly swapMs: number;
   /** What the log no longer held, which the rebuilt projection lacks (replayed with `allowGaps`). */
   readonly gaps: readonly LogGap[];
 }

@@ -36,6 +36,11 @@ export interface Handler<V> {
    * the one at fault.
    */
   applyAll?(tx: PoolClient, records: readonly Applied<V>[], scope?: ApplyScope): Promise<void>;
+  /**
+   * The topic is a compacted changelog that only each key's latest value matters of: a replay
+   * leaves out, undecoded, the records of a batch that a later one with the same key supersedes.
+   */
+  readonly latestPerKey?: boolean;
 }
 
 /**
@@ -67,8 +72,8 @@ export function on<V>(topic: TopicSpec<V>, apply: Handler<V>['apply']): Handler<
 }
 
 /** A handler that applies a batch's records together; a single record is a batch of one. */
-export function onBatch<V>(topic: TopicSpec<V>, applyAll: NonNullable<Handler<V>['applyAll']>): Handler<unknown> {
-  const handler: Handler<V> = { topic, applyAll, apply: (tx, value, meta, scope) => applyAll(tx, [{ value, meta }], scope) };
+export function onBatch<V>(topic: TopicSpec<V>, applyAll: NonNullable<Handler<V>['applyAll']>, options: { latestPerKey?: boolean } = {}): Handler<unknown> {
+  const handler: Handler<V> = { topic, applyAll, apply: (tx, value, meta, scope) => applyAll(tx, [{ value, meta }], scope), ...options };
   return handler;
 }
 

@@ -82,12 +82,14 @@ export async function replayProjection(
   });
 
   const lock = await deps.pool.connect();
+  let swapStarted = Date.now();
   try {
     await waitUntilCaughtUp(deps, schema, topics, deadline, logger);
     await lock.query('SELECT pg_advisory_lock(hashtext($1))', [projectionLockKey(projection)]);
     try {
       await waitUntilCaughtUp(deps, schema, topics, deadline, logger);
       await running.stop();
+      swapStarted = Date.now();
       const retired = `${projection.name}__retired_${stamp}`;
       if (projection.deriveAfterReplay) {
         await lock.query('BEGIN');
@@ -118,9 +120,10 @@ export async function replayProjection(
   } finally {
     lock.release();
   }
+  const swapEnded = Date.now();
   await deleteGroup(deps.kafka, running.groupId).catch((err: unknown) => logger.warn({ err, groupId: running.groupId }, 'could not delete the replay group'));
   const records = await countApplied(deps, projection.name, topics, gaps);
-  const result = { projection: projection.name, records, durationMs: Date.now() - started, gaps };
+  const result = { projection: projection.name, records, durationMs: Date.now() - started, swapMs: swapEnded - swapStarted, gaps };
   logger.info(result, 'replay swapped in');
   return result;
 }

@@ -62,6 +62,7 @@ export async function runProjection(deps: RunnerDeps, projection: Projection, op
     topics: projection.handlers.map((h) => h.topic),
     fromBeginning: true,
     fetch: options.fetch,
+    latestPerKey: options.replaying ? projection.handlers.filter((h) => h.latestPerKey).map((h) => h.topic) : [],
   });
   const { pool, producer } = deps;
   await applyBatches({ pool, producer, logger, prefix: deps.serdes.prefix }, consumer, projection, {
@@ -187,7 +188,7 @@ async function applyOnce(
     // A replay's schema is not read until the swap, which commits synchronously after it.
     if (ctx.replaying) await client.query('SET LOCAL synchronous_commit TO off');
     const stored = await lockStoredOffset(client, batch);
-    const first = batch.records[0]?.offset ?? 0;
+    const first = batch.firstOffset;
     const partitionKey = `${batch.topic}:${batch.partition}`;
     if (stored !== undefined && stored < first && ctx.soughtTo.get(partitionKey) !== stored) {
       // The consumer is ahead of what was committed here (a replay swapped in an older position):

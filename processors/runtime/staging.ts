@@ -42,18 +42,30 @@ export async function checkStagingKept(tx: PoolClient): Promise<void> {
 }
 
 /**
- * Runs `load` with the tables' secondary indexes (those no constraint uses) dropped, then builds
- * them again: a sort per index after a bulk insert costs a fraction of keeping it up row by row.
+ * Fills empty tables by `load` with none of their indexes, keys included, then builds them: one sort
+ * per index after a bulk insert costs a fraction of keeping it up row by row. `load` must write no
+ * two rows with the same key (nothing checks it before the keys are built, which then fail).
  */
-export async function withoutSecondaryIndexes(tx: PoolClient, tables: readonly string[], load: () => Promise<void>): Promise<void> {
+export async function intoEmptyTables(tx: PoolClient, tables: readonly string[], load: () => Promise<void>): Promise<void> {
+  for (const table of tables) {
+    const { rows } = await tx.query<{ filled: boolean }>(`SELECT EXISTS (SELECT 1 FROM ${quoteIdent(table)}) AS filled`);
+    if (rows[0]?.filled) throw new Error(`${table} is not empty: it cannot be loaded without its keys`);
+  }
+  const { rows: keys } = await tx.query<{ table_name: string; name: string; definition: string }>(
+    `SELECT conrelid::regclass::text AS table_name, conname AS name, pg_get_constraintdef(oid) AS definition FROM pg_constraint
+     WHERE conrelid = ANY($1::text[]::regclass[]) AND contype IN ('p', 'u')`,
+    [tables],
+  );
   const { rows: indexes } = await tx.query<{ name: string; definition: string }>(
     `SELECT i.indexrelid::regclass::text AS name, pg_get_indexdef(i.indexrelid) AS definition FROM pg_index i
      WHERE i.indrelid = ANY($1::text[]::regclass[]) AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = i.indexrelid)`,
     [tables],
   );
+  for (const key of keys) await tx.query(`ALTER TABLE ${key.table_name} DROP CONSTRAINT ${quoteIdent(key.name)}`);
   for (const { name } of indexes) await tx.query(`DROP INDEX ${name}`);
   await load();
   await tx.query(`SET LOCAL maintenance_work_mem TO '256MB'`);
+  for (const key of keys) await tx.query(`ALTER TABLE ${key.table_name} ADD CONSTRAINT ${quoteIdent(key.name)} ${key.definition}`);
   for (const { definition } of indexes) await tx.query(definition);
 }
 

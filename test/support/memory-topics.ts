@@ -21,6 +21,7 @@ export class MemoryBatch implements ConsumedBatch {
   readonly topic: string;
   readonly partition: number;
   readonly highWatermark: number;
+  readonly firstOffset: number;
   /** Offsets passed to `resolve`, in order. */
   readonly resolved: number[] = [];
   pauses = 0;
@@ -37,6 +38,7 @@ export class MemoryBatch implements ConsumedBatch {
     this.topic = first.topic;
     this.partition = first.partition;
     this.highWatermark = records[records.length - 1]!.offset + 1;
+    this.firstOffset = first.offset;
   }
 
   heartbeat(): Promise<void> {
