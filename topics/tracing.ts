@@ -28,6 +28,7 @@ export interface HopOptions {
 
 const kinds = { producer: SpanKind.PRODUCER, consumer: SpanKind.CONSUMER, client: SpanKind.CLIENT } as const;
 
+const EXPORT_TIMEOUT_MS = 5_000;
 const off: Hop = { headers: undefined, mark: () => undefined, end: () => undefined };
 const propagator = new W3CTraceContextPropagator();
 let tracer: Tracer | undefined;
@@ -40,7 +41,13 @@ export function startTracing(serviceName: string, endpoint: string | undefined):
   if (endpoint === undefined) return { stop: async () => undefined };
   const provider = new TracerProvider({
     resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: serviceName }),
-    spanProcessors: [new BatchSpanProcessor({ exporter: new OTLPTraceExporter({ url: `${endpoint.replace(/\/$/, '')}/v1/traces` }) })],
+    // A collector that is down holds up a stopping process by at most EXPORT_TIMEOUT_MS, not the SDK's 30 s.
+    spanProcessors: [
+      new BatchSpanProcessor({
+        exporter: new OTLPTraceExporter({ url: `${endpoint.replace(/\/$/, '')}/v1/traces`, timeoutMillis: EXPORT_TIMEOUT_MS }),
+        exportTimeoutMillis: EXPORT_TIMEOUT_MS,
+      }),
+    ],
   });
   tracer = provider.getTracer('gateway');
   return {
