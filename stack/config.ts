@@ -28,6 +28,8 @@ export interface Config {
    * default: a client could otherwise pick its own address), true (any), or addresses and CIDRs.
    */
   readonly trustProxy: boolean | string;
+  /** Base URL of an OTLP/HTTP collector (spans go to `/v1/traces`); unset: tracing is off and costs nothing. */
+  readonly otlpEndpoint: string | undefined;
   readonly logLevel: string;
   readonly logFormat: 'json' | 'pretty';
   readonly kafka: {
@@ -170,6 +172,7 @@ export function loadConfig(env: Env = process.env, { defaultMode = 'production' 
     port,
     metricsPort: integer(env, 'METRICS_PORT', 0),
     metricsToken: env.METRICS_TOKEN?.trim() || undefined,
+    otlpEndpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim() || undefined,
     trustProxy: trustProxy(text(env, 'TRUST_PROXY', 'false')),
     logLevel: text(env, 'LOG_LEVEL', 'info'),
     logFormat: text(env, 'LOG_FORMAT', process.stdout.isTTY ? 'pretty' : 'json') === 'pretty' ? 'pretty' : 'json',
@@ -321,6 +324,7 @@ export function redactConfig(config: Config): unknown {
     ...config,
     databaseUrl: mask(config.databaseUrl),
     smtpUrl: mask(config.smtpUrl),
+    otlpEndpoint: config.otlpEndpoint === undefined ? undefined : mask(config.otlpEndpoint),
     clickhouse: config.clickhouse.kind === 'server' ? { kind: 'server', url: mask(config.clickhouse.url) } : config.clickhouse,
     s3: { ...config.s3, secretAccessKey: '***' },
     secretsKey: '***',

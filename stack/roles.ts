@@ -14,6 +14,7 @@ import type { Clients } from './clients.js';
 import type pg from 'pg';
 import { mediaSink } from './media-sink.js';
 import { serveMetrics } from './metrics.js';
+import { startTracing } from '../topics/index.js';
 
 export const roleNames = ['api', 'processor', 'connector', 'dispatcher', 'sweeper'] as const;
 export type Role = (typeof roleNames)[number];
@@ -37,8 +38,9 @@ export interface RunningRoles extends Running {
 }
 
 export async function startRoles(roles: readonly Role[], clients: Clients): Promise<RunningRoles> {
-  const running: Running[] = [];
   const { logger } = clients;
+  const tracing = startTracing(roles.join(','), clients.config.otlpEndpoint);
+  const running: Running[] = [];
   if (roles.includes('processor')) {
     const seeded = await seedChangelogs(clients);
     if (seeded.contacts + seeded.messages > 0) logger.info(seeded, 'contacts and messages written to their changelogs for the first time');
@@ -72,6 +74,8 @@ export async function startRoles(roles: readonly Role[], clients: Clients): Prom
     api,
     async stop() {
       for (const part of running) await part.stop().catch((err: unknown) => logger.warn({ err }, 'stop failed'));
+      // Last: the spans of the roles' final work still go out.
+      await tracing.stop().catch((err: unknown) => logger.warn({ err }, 'stopping tracing failed'));
     },
   };
 }

@@ -16,6 +16,7 @@ import { SendAccepted, sendBodies, sendTypes, type AnySendBody, type SendType } 
 import { phoneJid, phoneOfJid } from '../../schemas/phones.js';
 import { requestCountry, requestPhone } from '../phone-input.js';
 import { appendSend } from '../../processors/sends/append.js';
+import { inTrace } from '../../topics/index.js';
 import { standingRefusal, type RecipientStanding, type StandingKind } from '../../processors/audience/index.js';
 import { MEDIA_BODY_LIMIT, TEXT_BODY_LIMIT } from '../body-limits.js';
 import { withinAllowance } from '../media/allowance.js';
@@ -76,7 +77,9 @@ export const messageRoutes: FastifyPluginAsyncTypebox<MessageRouteOptions> = asy
       content,
       ...replyOf(type, body),
     };
-    await appendSend(clients.producer, command);
+    await inTrace('send.accept', { kind: 'producer', attributes: { message_id: messageId, account_id: auth.accountId } }, (hop) =>
+      appendSend(clients.producer, command, hop.headers),
+    );
     return { message_id: messageId, status: 'queued', client_reference: body.client_reference ?? null };
   };
 

@@ -1,13 +1,13 @@
 import type { Logger } from 'pino';
 import type { SendCommand } from '../../schemas/records.js';
-import { recordsOf, sendToDeadLetters, takenInTime, topics, untilSettled, type ConsumedBatch, type ConsumedRecord, type Producer } from '../../topics/index.js';
+import { recordsOf, sendToDeadLetters, takenInTime, topics, untilSettled, type ConsumedBatch, type ConsumedRecord, type Producer, type RecordHeaders } from '../../topics/index.js';
 import type { Addressed, ConnectorCommands } from './connector.js';
 
 export interface CommandBatchesDeps {
   /** The connectors' own command topics and what applies their commands. */
   readonly controls: readonly ConnectorCommands[];
-  /** Executes sends together, in order; resolves once their status records are on the log. */
-  readonly execute: (sends: readonly SendCommand[]) => Promise<void>;
+  /** Executes sends together, in order; resolves once their status records are on the log. `headers`: of each send's record. */
+  readonly execute: (sends: readonly SendCommand[], headers: readonly RecordHeaders[]) => Promise<void>;
   /** Whether this worker holds the number a command is for. */
   readonly knows: (instanceId: string) => boolean;
   /** Whether the states of the partition are loaded. */
@@ -106,7 +106,7 @@ export class CommandBatches {
    * dead-lettered. False when the batch stopped first.
    */
   private async execute(batch: ConsumedBatch, sends: readonly PendingSend[]): Promise<boolean> {
-    const settled = await untilSettled(() => this.deps.execute(sends.map((s) => s.command)), {
+    const settled = await untilSettled(() => this.deps.execute(sends.map((s) => s.command), sends.map((s) => s.record.headers)), {
       isRunning: () => batch.isRunning(),
       heartbeat: () => batch.heartbeat(),
       logger: this.deps.logger,

@@ -87,7 +87,7 @@ export class ConnectorRunner {
     });
     this.commands = new CommandBatches({
       controls,
-      execute: (commands) => sends.send(commands),
+      execute: (commands, headers) => sends.send(commands, headers),
       knows: (id) => this.sessions.numberOf(id) !== undefined,
       isLoaded: (p) => this.partitions.isLoaded(p),
       statesMayBeBehind: (p, record) => this.partitions.statesMayBeBehind(p, record),

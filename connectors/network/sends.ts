@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { InstanceId } from '../../schemas/ids.js';
 import type { MessageStatus, SendCommand } from '../../schemas/records.js';
-import { topics, type OutgoingRecord, type Producer } from '../../topics/index.js';
+import { continueTrace, topics, type Hop, type OutgoingRecord, type Producer, type RecordHeaders } from '../../topics/index.js';
 import type { NumberSession, SendResult, StatusFact } from './connector.js';
 import type { ExecutedSends, SendOutcome, SendRef } from './executed.js';
 import { statusRecord } from './fact-records.js';
@@ -33,6 +33,7 @@ const otpExpired: SendResult = {
 interface PendingStatus {
   readonly send: SendRef;
   readonly outcome: Promise<SendOutcome>;
+  readonly hop: Hop;
 }
 
 /** A receipt waiting in its number's writer; `current` is false once the session that saw it has closed. */
@@ -55,28 +56,42 @@ export class Sends {
 
   constructor(private readonly deps: SendsDeps) {}
 
-  /** Executes the commands in order; resolves once their status records are on the log. */
-  async send(commands: readonly SendCommand[]): Promise<void> {
+  /**
+   * Executes the commands in order; resolves once their status records are on the log. Each send
+   * is a `send.network` hop, a child of the hop that wrote its command (`headers`, of each command's record).
+   */
+  async send(commands: readonly SendCommand[], headers: readonly RecordHeaders[] = []): Promise<void> {
     const { executed } = this.deps;
     const sends = firstOfEachMessage(commands);
-    const claims = await executed.claim(sends);
+    const hops = sends.map((send) =>
+      continueTrace('send.network', headers[commands.indexOf(send)], { attributes: { message_id: send.message_id, account_id: send.account_id } }),
+    );
+    const claims = await executed.claim(sends).catch((err: unknown) => {
+      for (const hop of hops) hop.end(err instanceof Error ? err.message : String(err));
+      throw err;
+    });
+    for (const hop of hops) hop.mark('claimed');
     const stored = deferred<Map<string, SendOutcome>>();
     const executing: { send: SendCommand; result: Promise<SendResult> }[] = [];
     const written: Promise<void>[] = [];
     for (const [i, command] of sends.entries()) {
       const claim = claims[i]!;
-      if (claim.kind === 'elsewhere') continue;
+      if (claim.kind === 'elsewhere') {
+        hops[i]!.end();
+        continue;
+      }
       if (claim.kind === 'done') {
-        written.push(this.writeStatus(command, Promise.resolve(claim.outcome)));
+        written.push(this.writeStatus(command, Promise.resolve(claim.outcome), hops[i]!));
         continue;
       }
       // Started in order, each without waiting for the answer to the one before (see `NumberSession.send`).
       // An interrupted send goes again under the same network ids (`sentNetworkId`): the network keeps one message per id.
       const unfinished = this.unfinished.get(command.message_id);
-      const result = unfinished ? Promise.resolve(unfinished) : this.execute(command);
+      const hop = hops[i]!;
+      const result = (unfinished ? Promise.resolve(unfinished) : this.execute(command)).finally(() => hop.mark('sent'));
       executing.push({ send: command, result });
       // Queued in the number's writer now, before the network can answer with a receipt: sent comes first.
-      written.push(this.writeStatus(command, stored.promise.then((outcomes) => outcomes.get(command.message_id)!)));
+      written.push(this.writeStatus(command, stored.promise.then((outcomes) => outcomes.get(command.message_id)!), hop));
     }
     const results: { send: SendRef; result: SendResult }[] = [];
     for (const { send, result } of executing) {
@@ -118,15 +133,18 @@ export class Sends {
     }
   }
 
-  private writeStatus(send: SendRef, outcome: Promise<SendOutcome>): Promise<void> {
+  /** Ends the send's hop once its status record is on the log. */
+  private writeStatus(send: SendRef, outcome: Promise<SendOutcome>, hop: Hop): Promise<void> {
     // Handled where the batch fails; the writer may only await it later.
     outcome.catch(() => undefined);
-    return this.deps.writer.gather(send.instance_id, this.writeStatuses, { send, outcome });
+    const written = this.deps.writer.gather(send.instance_id, this.writeStatuses, { send, outcome, hop });
+    written.then(() => hop.end(), (err: unknown) => hop.end(err instanceof Error ? err.message : String(err)));
+    return written;
   }
 
   private readonly writeStatuses = async (pending: readonly PendingStatus[]): Promise<void> => {
     const records: OutgoingRecord<MessageStatus>[] = [];
-    for (const { send, outcome } of pending) records.push({ key: send.instance_id, value: statusOf(send, await outcome) });
+    for (const { send, outcome, hop } of pending) records.push({ key: send.instance_id, value: statusOf(send, await outcome), headers: hop.headers });
     await this.deps.producer.send(topics.messageStatus, records);
   };
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { DeliveryAttempt, DeliveryTask } from '../../schemas/records.js';
 import { deliveryHeaders } from '../../events/signature.js';
-import { GatewayFailure, topics, type Producer } from '../../topics/index.js';
+import { continueTrace, GatewayFailure, topics, type Hop, type Producer, type RecordHeaders } from '../../topics/index.js';
 import type { Endpoints } from './endpoint.js';
 import type { EndpointLimiter } from './limiter.js';
 import { eventTimeOf, type DeliveryMetrics } from './metrics.js';
@@ -26,8 +26,10 @@ export interface DeliverDeps {
  * handed to a retry tier or the dead-letter topic with the producer's ack, its attempt recorded on
  * `gw.deliveries.attempts`. Rejects when it could not be settled: the intake tries it again, or
  * dead-letters its record when the failure is for good (a record too large for any topic).
+ * Each attempt is a `webhook.deliver` hop, a child of the hop that wrote `headers` (of the task's
+ * record): the records it writes (the attempt, the next attempt's task) carry it on.
  */
-export type Deliver = (task: DeliveryTask) => Promise<void>;
+export type Deliver = (task: DeliveryTask, headers?: RecordHeaders) => Promise<void>;
 
 /** What happened at the endpoint; only this part holds one of the endpoint's slots. */
 type Exchange =
@@ -35,17 +37,30 @@ type Exchange =
   | { readonly kind: 'posted'; readonly url: string; readonly startedAt: number; readonly result: Exclude<PostResult, { kind: 'aborted' }> };
 
 export function createDeliver(deps: DeliverDeps): Deliver {
-  return async (task) => {
-    const exchanged = deps.limiter.run(task.target_id, () => exchange(deps, task));
-    if (exchanged === undefined) return overflow(deps, task);
-    const done = await exchanged;
-    if (done.kind === 'gone') {
-      deps.metrics.ended('dropped', task.target_kind);
-      deps.logger.info({ ...ids(task), reason: done.reason }, 'delivery dropped');
-      return;
+  return async (task, headers) => {
+    const { event_id, delivery_id, account_id, attempt, target_kind } = task;
+    const hop = continueTrace('webhook.deliver', headers, { kind: 'client', attributes: { event_id, delivery_id, account_id, attempt, target_kind } });
+    try {
+      await settle(deps, task, hop);
+      hop.end();
+    } catch (error) {
+      hop.end(error instanceof Error ? error.message : String(error));
+      throw error;
     }
-    await record(deps, task, done);
   };
+}
+
+async function settle(deps: DeliverDeps, task: DeliveryTask, hop: Hop): Promise<void> {
+  const exchanged = deps.limiter.run(task.target_id, () => exchange(deps, task));
+  if (exchanged === undefined) return overflow(deps, task, hop);
+  const done = await exchanged;
+  if (done.kind === 'gone') {
+    deps.metrics.ended('dropped', task.target_kind);
+    deps.logger.info({ ...ids(task), reason: done.reason }, 'delivery dropped');
+    return;
+  }
+  hop.mark('posted');
+  await record(deps, task, done, hop);
 }
 
 const ids = (task: DeliveryTask) => ({ delivery_id: task.delivery_id, event_id: task.event_id, target_id: task.target_id, attempt: task.attempt });
@@ -62,7 +77,7 @@ async function exchange(deps: DeliverDeps, task: DeliveryTask): Promise<Exchange
 }
 
 /** Writes the attempt and, when it failed, the task of the next attempt or the dead letter. */
-async function record(deps: DeliverDeps, task: DeliveryTask, { url, startedAt, result }: Extract<Exchange, { kind: 'posted' }>): Promise<void> {
+async function record(deps: DeliverDeps, task: DeliveryTask, { url, startedAt, result }: Extract<Exchange, { kind: 'posted' }>, { headers }: Hop): Promise<void> {
   const verdict = judge(result, task.target_kind);
   const now = Date.now();
   const step: NextStep | undefined = verdict.delivered ? undefined : nextStep(task, verdict.retryable, deps.schedules[task.target_kind], now);
@@ -89,14 +104,14 @@ async function record(deps: DeliverDeps, task: DeliveryTask, { url, startedAt, r
     body_json: task.attempt === 1 ? task.body_json : null,
   };
   const key = task.target_id;
-  const writes = [deps.producer.send(topics.deliveryAttempts, [{ key, value: attempt }])];
+  const writes = [deps.producer.send(topics.deliveryAttempts, [{ key, value: attempt, headers }])];
   const lastError = verdict.delivered ? null : verdict.summary;
   if (step?.kind === 'retry') {
     const next: DeliveryTask = { ...task, occurred_at: now, attempt: task.attempt + 1, not_before: step.notBefore, last_error: lastError };
-    writes.push(deps.producer.send(step.topic, [{ key, value: next }]));
+    writes.push(deps.producer.send(step.topic, [{ key, value: next, headers }]));
   } else if (step?.kind === 'dead') {
     const dead: DeliveryTask = { ...task, occurred_at: now, attempt: task.attempt + 1, not_before: now, last_error: lastError };
-    writes.push(deps.producer.send(topics.deliveryDead, [{ key, value: dead }]));
+    writes.push(deps.producer.send(topics.deliveryDead, [{ key, value: dead, headers }]));
     deps.logger.info({ ...ids(task), error: lastError }, 'delivery given up: dead-lettered');
   }
   await Promise.all(writes);
@@ -107,10 +122,10 @@ async function record(deps: DeliverDeps, task: DeliveryTask, { url, startedAt, r
 }
 
 /** The endpoint has a full queue: the task waits on the first tier, its attempt not counted. */
-async function overflow(deps: DeliverDeps, task: DeliveryTask): Promise<void> {
+async function overflow(deps: DeliverDeps, task: DeliveryTask, { headers }: Hop): Promise<void> {
   const now = Date.now();
   const step = overflowStep(deps.schedules[task.target_kind], now);
-  await deps.producer.send(step.topic, [{ key: task.target_id, value: { ...task, occurred_at: now, not_before: step.notBefore } }]);
+  await deps.producer.send(step.topic, [{ key: task.target_id, value: { ...task, occurred_at: now, not_before: step.notBefore }, headers }]);
   deps.metrics.ended('deferred', task.target_kind);
   deps.logger.debug({ ...ids(task) }, 'endpoint queue full: delivery moved to the first retry tier');
 }

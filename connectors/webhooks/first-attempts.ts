@@ -1,7 +1,7 @@
 import type { Directory } from '../../processors/directory.js';
 import type { ConnectionsView } from '../../processors/connections/view.js';
 import type { DeliveryTask, PublicEvent } from '../../schemas/records.js';
-import { createConsumer, openOffsetReader, topicName, topics } from '../../topics/index.js';
+import { createConsumer, openOffsetReader, topicName, topics, type ConsumedRecord } from '../../topics/index.js';
 import { ConfigSync } from './config-sync.js';
 import { waitForBusyEndpoints } from './backpressure.js';
 import { Intake, type ConsumerDeps, type RunningIntake } from './intake.js';
@@ -38,13 +38,13 @@ export async function consumeEvents(deps: ConsumerDeps & { readonly directory: D
    * Deliveries of an event judged once the directory (and the connections) hold every write before
    * it; `known` start at once and are not started twice.
    */
-  const afterSync = async (event: PublicEvent, writtenAt: number, known: readonly DeliveryTask[]): Promise<void> => {
-    const started = known.map((task) => deps.deliver(task));
+  const afterSync = async (event: PublicEvent, { timestamp: writtenAt, headers }: ConsumedRecord<unknown>, known: readonly DeliveryTask[]): Promise<void> => {
+    const started = known.map((task) => deps.deliver(task, headers));
     await Promise.all([sync.covering(writtenAt), connectionsSync.covering(writtenAt)]);
     const tasks = tasksOf(event);
     const ids = new Set(known.map((task) => task.delivery_id));
     const added = tasks instanceof Error ? [] : tasks.filter((task) => !ids.has(task.delivery_id));
-    await Promise.all([...started, ...added.map((task) => deps.deliver(task))]);
+    await Promise.all([...started, ...added.map((task) => deps.deliver(task, headers))]);
   };
   const partnersRegistered = () => [...deps.directory.partners.values()].some(reachablePartner);
   await intake.consume([topics.events], (record, event, batch) => {
@@ -52,8 +52,8 @@ export async function consumeEvents(deps: ConsumerDeps & { readonly directory: D
     if (!(tasks instanceof Error) && waitForBusyEndpoints(deps.limiter, tasks, batch)) return false;
     if (tasks instanceof Error) intake.deadLetter(record, tasks.message);
     else if (tasks.length > 0 && event.scope !== 'account' && (event.project_id === null || !partnersRegistered())) {
-      intake.admit(record, () => tasks.map((task) => () => deps.deliver(task)));
-    } else intake.admit(record, () => [() => afterSync(event, record.timestamp, event.scope === 'account' ? [] : tasks)]);
+      intake.admit(record, () => tasks.map((task) => () => deps.deliver(task, record.headers)));
+    } else intake.admit(record, () => [() => afterSync(event, record, event.scope === 'account' ? [] : tasks)]);
     return true;
   });
   return {

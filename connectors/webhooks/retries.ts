@@ -33,7 +33,7 @@ export async function consumeRetries(deps: ConsumerDeps, tiers: readonly TopicSp
       return false;
     }
     if (waitForBusyEndpoints(deps.limiter, [task], batch)) return false;
-    intake.admit(record, () => [() => deps.deliver(task)]);
+    intake.admit(record, () => [() => deps.deliver(task, record.headers)]);
     return true;
   });
   return {

@@ -2,7 +2,7 @@ import { publishEvents } from '../../events/publish.js';
 import { callEvents, connectionEvents, groupEvent, inboundEvent, instanceEvents, pairingEvent, statusEvent } from '../../events/renderers/index.js';
 import type { MediaLinks } from '../../shared/media-links.js';
 import type { PublicEvent } from '../../schemas/records.js';
-import { GatewayFailure, topics, type Producer, type TopicSpec } from '../../topics/index.js';
+import { continueTrace, GatewayFailure, topics, type Producer, type TopicSpec, type TraceHeaders } from '../../topics/index.js';
 import { onBatch, valuesOf, type Handler, type Projection } from '../runtime/projection.js';
 
 export interface EventsProjectionDeps {
@@ -22,13 +22,33 @@ export function eventsProjection({ producer, mediaLinks }: EventsProjectionDeps)
     onBatch(topic, async (_tx, records) => {
       await publishEvents(producer, valuesOf(records).flatMap((value) => rendered(render, value)));
     });
+  /** Status facts of traced sends: each record is a `status.apply` hop, the parent of its events. */
+  const publishStatuses: Handler<unknown> = onBatch(topics.messageStatus, async (_tx, records) => {
+    const events: PublicEvent[] = [];
+    const traces: (TraceHeaders | undefined)[] = [];
+    const hops = records.flatMap(({ value, meta }) => {
+      if (value === null) return [];
+      const rendering = [rendered(statusEvent, value)].flat();
+      const hop = continueTrace('status.apply', meta.headers, { attributes: { message_id: value.message_id, account_id: value.account_id, status: value.status } });
+      for (const event of rendering) {
+        events.push(event);
+        traces.push(hop.headers);
+      }
+      return [hop];
+    });
+    try {
+      await publishEvents(producer, events, traces);
+    } finally {
+      for (const hop of hops) hop.end();
+    }
+  });
   const mediaUrl = (mediaId: string) => mediaLinks.mediaUrl(mediaId);
   return {
     name: 'events',
     ddl: [],
     handlers: [
       publish(topics.inboundMessages, (message) => inboundEvent(message, mediaUrl)),
-      publish(topics.messageStatus, statusEvent),
+      publishStatuses,
       publish(topics.instances, instanceEvents),
       publish(topics.pairing, pairingEvent),
       publish(topics.groups, groupEvent),

@@ -1,6 +1,6 @@
 import type { PoolClient } from 'pg';
 import type { SendCommand } from '../../schemas/records.js';
-import { takenInTime, type TopicSpec } from '../../topics/index.js';
+import { takenInTime, type RecordHeaders, type TopicSpec } from '../../topics/index.js';
 
 /** Where a record sits in the log, for handlers that keep it (ordering, idempotence). */
 export interface RecordMeta {
@@ -9,6 +9,8 @@ export interface RecordMeta {
   readonly offset: number;
   readonly key: string | null;
   readonly timestamp: number;
+  /** The record's headers, where the runner reads them from the log (its trace context). */
+  readonly headers?: RecordHeaders;
 }
 
 /** A record of a batch as handlers see it; `value` null is a tombstone. */
