@@ -5,6 +5,7 @@ import { topicName, type TopicSpec } from './catalogue.js';
 import { decodeBatch, type ConsumedBatch } from './consumer.js';
 import { coPartitionedAssigner } from './co-partitioned-assigner.js';
 import type { TopicSerdes } from './serdes.js';
+import { withDeadline } from '../shared/deadline.js';
 
 export interface PartitionOwnerOptions {
   readonly groupId: string;
@@ -28,6 +29,22 @@ export interface PartitionOwner {
   watermarks(topic: string): Promise<Map<number, { low: number; high: number }>>;
   stop(): Promise<void>;
 }
+
+/**
+ * How long a batch waits for its offsets' commit. A commit kafkajs cannot send while the member
+ * leaves its group never settles, and the leave waits for the batch that asked: SIGTERM under load
+ * hung the connector role until killed. The offsets stay where they were; the sends they cover are
+ * claimed, so the next owner skips them.
+ */
+const COMMIT_DEADLINE_MS = 5_000;
+
+/**
+ * How long a stopping member waits to leave its group. Under load kafkajs' disconnect can wait on
+ * a batch that has returned (seen with the connector role at SIGTERM, cause not found); past this
+ * the process goes on stopping, and the group hands the partitions over when the session times
+ * out, as after a crash.
+ */
+const LEAVE_DEADLINE_MS = 10_000;
 
 /** Batches of different partitions run side by side, so one number's slow batch does not hold the others. */
 const PARTITIONS_AT_ONCE = 4;
@@ -92,11 +109,13 @@ export async function createPartitionOwner(kafka: Kafka, serdes: TopicSerdes, op
     resume: (topic, partition) => consumer.resume([{ topic, partitions: [partition] }]),
     seek: (topic, partition, offset) => consumer.seek({ topic, partition, offset: String(offset) }),
     async commit(topic, partition, nextOffset) {
-      await consumer.commitOffsets([{ topic, partition, offset: String(nextOffset) }]);
+      await withDeadline(consumer.commitOffsets([{ topic, partition, offset: String(nextOffset) }]), COMMIT_DEADLINE_MS);
     },
     watermarks: (topic) => readWatermarks(admin, topic),
     async stop() {
-      await consumer.disconnect();
+      await withDeadline(consumer.disconnect(), LEAVE_DEADLINE_MS).catch((err: unknown) =>
+        options.logger.warn({ err, groupId: options.groupId }, 'did not leave the group in time; its session ends it'),
+      );
       assign([]);
       await settled;
       await admin.disconnect();

@@ -10,6 +10,7 @@ import { OwnedPartitions } from './partitions.js';
 import type { SendMetrics } from './metrics.js';
 import { Sends } from './sends.js';
 import { KeyedSerial } from '../../shared/serial.js';
+import { withDeadline } from '../../shared/deadline.js';
 import { OwnedSessions } from './sessions.js';
 import { OtpKeys, type OpenedOtpCodes } from './otp-keys.js';
 
@@ -34,6 +35,13 @@ const OTP_PURGE_EVERY_MS = 60_000;
  * sessions of the numbers in its partitions, executes their sends once, and writes what the
  * sessions observe to the log.
  */
+/**
+ * How long a stopping connector waits for its numbers' last facts (statuses, receipts) to be
+ * written. Under load a write was seen never to settle at SIGTERM (cause not found), holding the
+ * process until it was killed; past this the process stops, saying so.
+ */
+const DRAIN_DEADLINE_MS = 15_000;
+
 export class ConnectorRunner {
   /** Partitions are consumed side by side; the batches of one partition number (states, commands) one at a time. */
   private readonly partitionWork = new KeyedSerial();
@@ -130,7 +138,9 @@ export class ConnectorRunner {
     clearInterval(this.purgeTimer);
     clearInterval(this.otpPurgeTimer);
     await this.owner?.stop();
-    await this.sessions.drain();
+    await withDeadline(this.sessions.drain(), DRAIN_DEADLINE_MS).catch((err: unknown) =>
+      this.deps.logger.error({ err }, 'the numbers\' last facts were not all written before stopping'),
+    );
   }
 
   private onBatch(batch: ConsumedBatch): Promise<void> {

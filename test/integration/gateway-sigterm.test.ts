@@ -1,0 +1,81 @@
+import { createServer } from 'node:net';
+import { Pool } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestEnv, waitFor, type TestEnv } from '../support/env.js';
+import { spawnGateway, type GatewayProcess } from '../support/gateway.js';
+
+const RATE_PER_10_MS = 10;
+const LOAD_MS = 10_000;
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/**
+ * A gateway running every role, stopped with SIGTERM right after a steady 1,000 sends/s whose
+ * receipts are still being written, stops by itself. It did not: the connector's commit of a
+ * batch's offsets and its leave of the group never settled, then a receipt's write, and the
+ * process waited until it was killed (bench:send never ended).
+ */
+describe('a gateway stopped with SIGTERM under load', () => {
+  let env: TestEnv;
+  let gateway: GatewayProcess | undefined;
+
+  beforeAll(async () => {
+    env = await createTestEnv();
+  });
+
+  afterAll(async () => {
+    gateway?.child.kill('SIGKILL');
+    await gateway?.exited;
+    await env?.dispose();
+  });
+
+  it('exits by itself once its roles have stopped', async () => {
+    const created = spawnGateway(['accounts', 'create', '--name', 'Stop', '--email', 'stop@gateway.test', '--sandbox-numbers', '4', '--plan', 'scale', '--json'], env.env);
+    expect(await created.exited, created.output()).toBe(0);
+    const account = JSON.parse(created.stdout().trim().split('\n').pop()!) as { api_key: string; instance_ids: string[] };
+    const port = await freePort();
+    gateway = spawnGateway(['all'], { ...env.env, PORT: String(port), HOST: '127.0.0.1' });
+    const running = gateway;
+    const pool = new Pool(`http://127.0.0.1:${port}`, { connections: 64 });
+    const headers = { authorization: `Bearer ${account.api_key}`, 'content-type': 'application/json' };
+    const call = async (method: 'GET' | 'POST', path: string, body?: unknown) => {
+      const response = await pool.request({ method, path, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+      return { status: response.statusCode, body: (await response.body.json()) as Record<string, unknown> };
+    };
+    try {
+      await waitFor('the numbers connected', async () => {
+        running.assertRunning();
+        const listed = await call('GET', '/instances').catch(() => undefined);
+        const data = (listed?.body.data ?? []) as Array<{ status: string }>;
+        return (data.length === 4 && data.every((n) => n.status === 'connected')) || undefined;
+      }, { timeoutMs: 120_000, intervalMs: 200 });
+      for (const id of account.instance_ids) await call('POST', `/sandbox/instances/${id}/behaviour`, { delivered_after_ms: 0, read_after_ms: 0 });
+
+      // A steady 1,000 sends/s, paced by the clock like a client's traffic.
+      let accepted = 0;
+      const inFlight: Promise<void>[] = [];
+      const started = performance.now();
+      for (let tick = 0, n = 0; performance.now() - started < LOAD_MS; tick++) {
+        const wait = started + tick * 10 - performance.now();
+        if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+        for (let i = 0; i < RATE_PER_10_MS; i++, n++) {
+          const body = { to: `+55119${String(10_000_000 + (n % 1_000))}`, body: `Order ${n} is on its way.` };
+          inFlight.push(call('POST', '/messages/text', body).then((r) => void (r.status === 202 && accepted++), () => undefined));
+        }
+      }
+      await Promise.all(inFlight);
+      expect(accepted).toBeGreaterThan(0);
+    } finally {
+      await pool.close();
+    }
+    running.child.kill('SIGTERM');
+    const exit = await waitFor('the gateway exits', () => running.child.exitCode ?? running.child.signalCode ?? undefined, { timeoutMs: 120_000 });
+    expect(exit, running.output().slice(-2_000)).toBe(0);
+  }, 300_000);
+});
