@@ -89,7 +89,11 @@ function Numbers({ admin }: { admin: boolean }) {
   const { busy, error, run } = useAction();
   const [renaming, setRenaming] = useState<string | null>(null);
   const { confirm, dialog } = useConfirm();
-  const load = () => run(async () => setNumbers((await api.call<{ data: NumberRow[] }>('GET', '/instances')).data));
+  // What the stream said of each number: the list is a projection that can lag behind the stream,
+  // and a list read after an event must not undo it.
+  const streamed = useRef(new Map<string, Partial<NumberRow>>());
+  const withStreamed = (rows: NumberRow[]) => rows.map((n) => ({ ...n, ...streamed.current.get(n.id) }));
+  const load = () => run(async () => setNumbers(withStreamed((await api.call<{ data: NumberRow[] }>('GET', '/instances')).data)));
   const list = useListView(numbers, {
     searchLabel: t('searchNumbers'),
     textOf: (n) => `${n.phone ?? ''} ${n.nickname ?? ''} ${n.id}`,
@@ -129,13 +133,15 @@ function Numbers({ admin }: { admin: boolean }) {
     // The event itself says the new status: the list (a projection) may not have it yet.
     source.addEventListener('instance.status', (event) => {
       const payload = payloadOf(event);
-      setNumbers((rows) =>
-        rows.map((n) =>
-          n.id === payload.instance_id
-            ? { ...n, status: String(payload.status), phone: typeof payload.phone === 'string' ? payload.phone : n.phone, health_score: typeof payload.health_score === 'number' ? payload.health_score : n.health_score }
-            : n,
-        ),
-      );
+      const id = String(payload.instance_id);
+      const said: Partial<NumberRow> = {
+        ...streamed.current.get(id),
+        status: String(payload.status),
+        ...(typeof payload.phone === 'string' && { phone: payload.phone }),
+        ...(typeof payload.health_score === 'number' && { health_score: payload.health_score }),
+      };
+      streamed.current.set(id, said);
+      setNumbers((rows) => rows.map((n) => (n.id === id ? { ...n, ...said } : n)));
     });
     return () => source.close();
   }, []);
