@@ -32,7 +32,7 @@ export function campaignsProjection(options: { readonly watch?: CampaignWatch; r
       name: 'campaigns',
       ddl: [...ddl, ...replayedDdl],
       handlers: [...applied, ...replayedHandlers],
-      deriveAfterReplay: foldStaged,
+      deriveAfterReplay: (swap) => swap.step(foldStaged),
       changelogCovers: [topics.sendCommands, topics.messageStatus, topics.inboundMessages],
     };
   }

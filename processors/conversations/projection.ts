@@ -6,7 +6,7 @@ import { applyStatuses, deriveConversations, recordMessages } from './store.js';
 import { changeRow, changesDdl, isChange, recordChanges } from './changes.js';
 import { changelogDdl, publishMessageStates } from './changelog.js';
 import { stagedDdl, stagedMessages } from './staged.js';
-import { intoEmptyTables } from '../runtime/staging.js';
+import { intoEmptyTables, swapParts } from '../runtime/staging.js';
 
 export interface ConversationsProjectionOptions {
   /** Where the states of the messages go (`gw.messages.state`). */
@@ -110,7 +110,7 @@ export function conversationsProjection(options: ConversationsProjectionOptions)
   return {
     ...tables,
     ddl: [...changelogDdl, ...tables.ddl],
-    deriveAfterReplay: deriveConversations,
+    deriveAfterReplay: (swap) => swap.step((tx) => deriveConversations(tx)),
     // Every message changed goes to the changelog.
     handlers: [
       onBatch(topics.sendCommands, async (tx, commands, scope) => {
@@ -145,10 +145,10 @@ function replayed(producer: Producer): Projection {
     ...tables,
     ddl: [...changelogDdl, ...tables.ddl, ...stagedDdl],
     // The replay's tables are empty until the swap fills them: their keys and indexes are built once, after.
-    deriveAfterReplay: (tx) =>
-      intoEmptyTables(tx, ['messages', 'conversation_numbers', 'conversations'], async () => {
-        await staged.mergeAtSwap(tx, producer);
-        await deriveConversations(tx, 'empty');
+    deriveAfterReplay: (swap) =>
+      intoEmptyTables(swap, ['messages', 'conversation_numbers', 'conversations'], async () => {
+        await staged.mergeAtSwap(swap, producer);
+        await swap.together(swapParts().map((part) => (tx) => deriveConversations(tx, 'empty', part)));
       }),
     handlers: [
       onBatch(topics.messageStates, (tx, states) => staged.stageStates(tx, states), { latestPerKey: true }),

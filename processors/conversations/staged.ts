@@ -1,7 +1,8 @@
 import type { PoolClient } from 'pg';
 import type { InboundMessage, MessageRowState, MessageState, MessageStatus, SendCommand } from '../../schemas/records.js';
 import type { Applied } from '../runtime/projection.js';
-import { checkStagingKept, copyStaged, STAGING_DDL, STAGING_TABLES, type ColumnOf } from '../runtime/staging.js';
+import type { ReplaySwap } from '../runtime/projection.js';
+import { checkStagingKept, copyStaged, inPart, STAGING_DDL, STAGING_TABLES, swapParts, type ColumnOf, type SwapPart } from '../runtime/staging.js';
 import type { Producer } from '../../topics/index.js';
 import { publishMessageStates, stateChanges } from './changelog.js';
 import { isChange, recordChanges, type ChangeRow } from './changes.js';
@@ -44,8 +45,8 @@ export interface StagedMessages {
   stageStates(tx: PoolClient, records: readonly Applied<MessageState>[]): Promise<void>;
   /** Messages whose states go to the changelog at the swap. */
   stageNews(tx: PoolClient, messageIds: readonly string[]): Promise<void>;
-  /** At the swap: folds the staged rows into the empty `messages`, writes the states of the news, drops the staging tables. */
-  mergeAtSwap(tx: PoolClient, producer: Producer): Promise<void>;
+  /** At the swap: folds the staged rows into the empty `messages` (its parts side by side), writes the states of the news, drops the staging tables. */
+  mergeAtSwap(swap: ReplaySwap, producer: Producer): Promise<void>;
 }
 
 /** A staged write of a message: what it says, where it came from (`FROM_STATE`, `FROM_RECORD`) and its offset. */
@@ -148,28 +149,34 @@ export function stagedMessages(): StagedMessages {
       await recordChanges(tx, stateChanges(states.map((state) => state.of)));
     },
     stageNews: (tx, messageIds) => copyStaged(tx, 'staged_news', NEWS_COLUMNS, messageIds),
-    async mergeAtSwap(tx, producer) {
-      await checkStagingKept(tx);
-      // The staged rows are sorted once, in memory.
-      await tx.query(`SET LOCAL work_mem TO '256MB'`);
-      await tx.query(mergeStatement((await columnsOf(tx)).filter((c) => c !== 'source' && c !== 'seq')));
-      const news = 'SELECT message_id FROM staged_news';
-      const { rows } = await tx.query<StoredRow>(`SELECT * FROM messages WHERE message_id IN (${news})`);
-      const { rows: changes } = await tx.query<ChangeRow>(`SELECT * FROM message_changes WHERE change_id IN (${news})`);
-      await publishMessageStates(tx, producer, rows, changes);
-      await tx.query(`DROP TABLE staged_messages, staged_news, ${STAGING_TABLES.join(', ')}`);
+    async mergeAtSwap(swap, producer) {
+      await swap.step(checkStagingKept);
+      await swap.together(
+        swapParts().map((part) => async (tx) => {
+          // The staged rows of the part are sorted once, in memory.
+          await tx.query(`SET LOCAL work_mem TO '256MB'`);
+          await tx.query(mergeStatement((await columnsOf(tx)).filter((c) => c !== 'source' && c !== 'seq'), part));
+        }),
+      );
+      await swap.step(async (tx) => {
+        const news = 'SELECT message_id FROM staged_news';
+        const { rows } = await tx.query<StoredRow>(`SELECT * FROM messages WHERE message_id IN (${news})`);
+        const { rows: changes } = await tx.query<ChangeRow>(`SELECT * FROM message_changes WHERE change_id IN (${news})`);
+        await publishMessageStates(tx, producer, rows, changes);
+        await tx.query(`DROP TABLE staged_messages, staged_news, ${STAGING_TABLES.join(', ')}`);
+      });
     },
   };
 }
 
 /**
- * One row per staged message, inserted into the empty `messages`, merged as a state is applied: its base is its first write
+ * One row per staged message of `part`, inserted into the empty `messages`, merged as a state is applied: its base is its first write
  * with content (or, without any, its first write), its status the furthest (failed is final),
  * each status time the first, its network id, error code, reason and campaign the first known. One sort of the staged
  * rows serves the base (the first of each message) and the merged columns (its window); bytewise
  * (COLLATE "C"), which groups the same ids and sorts several times faster than the locale's order.
  */
-function mergeStatement(columns: readonly string[]): string {
+function mergeStatement(columns: readonly string[], part: SwapPart): string {
   const merged: Record<string, string> = {
     status: `CASE WHEN bool_or(status = 'failed') OVER w THEN 'failed' ELSE (${FORWARD})[max(array_position(${FORWARD}, status)) OVER w] END`,
     sent_at: 'min(sent_at) OVER w',
@@ -185,6 +192,7 @@ function mergeStatement(columns: readonly string[]): string {
   return `INSERT INTO messages (${columns.join(', ')})
     SELECT DISTINCT ON (message_id COLLATE "C") ${columns.map((c) => merged[c] ?? c).join(', ')}
     FROM staged_messages
+    WHERE ${inPart('message_id', part)}
     WINDOW w AS (PARTITION BY message_id COLLATE "C" ORDER BY type IS NULL, source, seq ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
     ORDER BY message_id COLLATE "C", type IS NULL, source, seq`;
 }

@@ -2,6 +2,7 @@ import type { PoolClient } from 'pg';
 import type { MessageStatus, SendStatus } from '../../schemas/records.js';
 import type { ApplyScope } from '../runtime/projection.js';
 import type { MessageRow, StoredRow } from './rows.js';
+import { inPart, type SwapPart } from '../runtime/staging.js';
 
 /**
  * Writes of the conversations projection, a batch of records at a time. Every write is a merge
@@ -198,14 +199,16 @@ async function refreshConversations(tx: PoolClient, keys: readonly { project_id:
  * leaves each after a batch: the numbers are those of the messages that have a type (a message's
  * number and conversation no longer change once it has one), the rest as `refreshConversations`.
  */
-export async function deriveConversations(tx: PoolClient, into: 'filled' | 'empty' = 'filled'): Promise<void> {
+export async function deriveConversations(tx: PoolClient, into: 'filled' | 'empty' = 'filled', part?: SwapPart): Promise<void> {
   // The sorts of every message fit in memory; rows inserted in key order touch each index page once.
   await tx.query(`SET LOCAL work_mem TO '256MB'`);
   // Into empty tables without their keys (a replay's), the rows go in as they come and nothing conflicts.
   const onConflict = (clause: string) => (into === 'empty' ? '' : clause);
+  // A part (a replay's swap) derives the conversations whose key hashes into it, and their numbers.
+  const typed = `type IS NOT NULL${part ? ` AND ${inPart(`project_id || ' ' || jid`, part)}` : ''}`;
   await tx.query(
     `INSERT INTO conversation_numbers (project_id, instance_id, jid)
-     SELECT project_id, instance_id, jid FROM messages WHERE type IS NOT NULL GROUP BY project_id, instance_id, jid
+     SELECT project_id, instance_id, jid FROM messages WHERE ${typed} GROUP BY project_id, instance_id, jid
      ${onConflict('ORDER BY project_id, instance_id, jid ON CONFLICT DO NOTHING')}`,
   );
   // One sort of the typed messages, newest first per conversation, gives each conversation's latest
@@ -218,7 +221,7 @@ export async function deriveConversations(tx: PoolClient, into: 'filled' | 'empt
             COALESCE(min(newer) FILTER (WHERE direction = 'out') OVER w, count(*) OVER w)
      FROM (
        SELECT *, row_number() OVER (PARTITION BY project_id, jid ORDER BY occurred_at DESC, message_id DESC) - 1 AS newer
-       FROM messages WHERE type IS NOT NULL
+       FROM messages WHERE ${typed}
      ) m
      WINDOW w AS (PARTITION BY project_id, jid ORDER BY occurred_at DESC, message_id DESC ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
      ORDER BY project_id, jid, occurred_at DESC, message_id DESC

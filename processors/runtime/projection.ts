@@ -66,7 +66,21 @@ export interface Projection {
    * swap runs this once, after the last replayed record: the same tables, without recomputing
    * each derived row after every batch that touches it.
    */
-  readonly deriveAfterReplay?: (tx: PoolClient) => Promise<void>;
+  readonly deriveAfterReplay?: (swap: ReplaySwap) => Promise<void>;
+}
+
+/** Work of a replay's swap, in one transaction whose search path is the replay's schema. */
+export type SwapWork = (tx: PoolClient) => Promise<void>;
+
+/**
+ * The transactions of a replay's swap, each committed before the next begins (the replay's schema
+ * is nobody's until it is renamed, so a swap that fails half-way is dropped whole). Postgres runs
+ * a statement on one core: work split into parts that touch different rows runs `together`.
+ */
+export interface ReplaySwap {
+  step(work: SwapWork): Promise<void>;
+  /** Each work on a connection of its own, side by side; resolves when all are committed. */
+  together(works: readonly SwapWork[]): Promise<void>;
 }
 
 export function on<V>(topic: TopicSpec<V>, apply: Handler<V>['apply']): Handler<unknown> {

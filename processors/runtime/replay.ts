@@ -4,7 +4,8 @@ import { backlogFetch, deleteGroup, topicName, watermarks } from '../../topics/i
 import { replayTable, tableGaps } from './clickhouse-replay.js';
 import type { ClickHouseTable } from './clickhouse-table.js';
 import { LogGapsError, logGaps, type LogGap, type ProjectionGaps, type ReplayResult } from './log-gaps.js';
-import type { Projection } from './projection.js';
+import type { Pool, PoolClient } from 'pg';
+import type { Projection, ReplaySwap, SwapWork } from './projection.js';
 import { runProjection, type RunnerDeps } from './runner.js';
 import { projectionLockKey, quoteIdent, storedOffsets } from './store.js';
 
@@ -91,12 +92,7 @@ export async function replayProjection(
       await running.stop();
       swapStarted = Date.now();
       const retired = `${projection.name}__retired_${stamp}`;
-      if (projection.deriveAfterReplay) {
-        await lock.query('BEGIN');
-        await lock.query(`SET LOCAL search_path TO ${quoteIdent(schema)}`);
-        await projection.deriveAfterReplay(lock);
-        await lock.query('COMMIT');
-      }
+      if (projection.deriveAfterReplay) await projection.deriveAfterReplay(replaySwap(deps.pool, lock, schema));
       await lock.query('BEGIN');
       await lock.query(`ALTER SCHEMA ${quoteIdent(projection.name)} RENAME TO ${quoteIdent(retired)}`).catch(async (error: unknown) => {
         // First build of a projection that never ran live: nothing to retire.
@@ -126,6 +122,39 @@ export async function replayProjection(
   const result = { projection: projection.name, records, durationMs: Date.now() - started, swapMs: swapEnded - swapStarted, gaps };
   logger.info(result, 'replay swapped in');
   return result;
+}
+
+/** The swap of a replay into `schema`: its steps on the connection that holds the projection's lock, its parts on others of the pool. */
+export function replaySwap(pool: Pool, lock: PoolClient, schema: string): ReplaySwap {
+  const inSchema = async (client: PoolClient, work: SwapWork) => {
+    await client.query('BEGIN');
+    try {
+      await client.query(`SET LOCAL search_path TO ${quoteIdent(schema)}`);
+      await work(client);
+      await client.query('COMMIT');
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    }
+  };
+  return {
+    step: (work) => inSchema(lock, work),
+    async together(works) {
+      const done = await Promise.allSettled(
+        works.map(async (work) => {
+          const client = await pool.connect();
+          try {
+            await inSchema(client, work);
+          } finally {
+            client.release();
+          }
+        }),
+      );
+      // Every part has ended before a failure is thrown: the replay then drops the schema they write.
+      const failed = done.find((result) => result.status === 'rejected');
+      if (failed) throw failed.reason;
+    },
+  };
 }
 
 /**

@@ -2,6 +2,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { PoolClient } from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
+import type { ReplaySwap } from './projection.js';
 import { quoteIdent } from './store.js';
 
 /**
@@ -42,31 +43,70 @@ export async function checkStagingKept(tx: PoolClient): Promise<void> {
 }
 
 /**
- * Fills empty tables by `load` with none of their indexes, keys included, then builds them: one sort
- * per index after a bulk insert costs a fraction of keeping it up row by row. `load` must write no
- * two rows with the same key (nothing checks it before the keys are built, which then fail).
+ * Fills empty tables by `load` with none of their indexes, keys included, then builds them, each
+ * table's on a connection of its own: one sort per index after a bulk insert costs a fraction of
+ * keeping it up row by row. `load` must write no two rows with the same key (nothing checks it
+ * before the keys are built, which then fail).
  */
-export async function intoEmptyTables(tx: PoolClient, tables: readonly string[], load: () => Promise<void>): Promise<void> {
-  for (const table of tables) {
-    const { rows } = await tx.query<{ filled: boolean }>(`SELECT EXISTS (SELECT 1 FROM ${quoteIdent(table)}) AS filled`);
-    if (rows[0]?.filled) throw new Error(`${table} is not empty: it cannot be loaded without its keys`);
-  }
-  const { rows: keys } = await tx.query<{ table_name: string; name: string; definition: string }>(
-    `SELECT conrelid::regclass::text AS table_name, conname AS name, pg_get_constraintdef(oid) AS definition FROM pg_constraint
-     WHERE conrelid = ANY($1::text[]::regclass[]) AND contype IN ('p', 'u')`,
-    [tables],
-  );
-  const { rows: indexes } = await tx.query<{ name: string; definition: string }>(
-    `SELECT i.indexrelid::regclass::text AS name, pg_get_indexdef(i.indexrelid) AS definition FROM pg_index i
-     WHERE i.indrelid = ANY($1::text[]::regclass[]) AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = i.indexrelid)`,
-    [tables],
-  );
-  for (const key of keys) await tx.query(`ALTER TABLE ${key.table_name} DROP CONSTRAINT ${quoteIdent(key.name)}`);
-  for (const { name } of indexes) await tx.query(`DROP INDEX ${name}`);
+export async function intoEmptyTables(swap: ReplaySwap, tables: readonly string[], load: () => Promise<void>): Promise<void> {
+  const builds = new Map<string, string[]>(tables.map((table) => [table, []]));
+  // A key dropped is built again: a table named otherwise than its catalogue's name is refused before anything is dropped.
+  const buildsOf = (table: string) => {
+    const statements = builds.get(table);
+    if (statements === undefined) throw new Error(`${table} is none of ${tables.join(', ')}`);
+    return statements;
+  };
+  await swap.step(async (tx) => {
+    for (const table of tables) {
+      const { rows } = await tx.query<{ filled: boolean }>(`SELECT EXISTS (SELECT 1 FROM ${quoteIdent(table)}) AS filled`);
+      if (rows[0]?.filled) throw new Error(`${table} is not empty: it cannot be loaded without its keys`);
+    }
+    const { rows: keys } = await tx.query<{ table_name: string; name: string; definition: string }>(
+      `SELECT conrelid::regclass::text AS table_name, conname AS name, pg_get_constraintdef(oid) AS definition FROM pg_constraint
+       WHERE conrelid = ANY($1::text[]::regclass[]) AND contype IN ('p', 'u')`,
+      [tables],
+    );
+    const { rows: indexes } = await tx.query<{ table_name: string; name: string; definition: string }>(
+      `SELECT i.indrelid::regclass::text AS table_name, i.indexrelid::regclass::text AS name, pg_get_indexdef(i.indexrelid) AS definition FROM pg_index i
+       WHERE i.indrelid = ANY($1::text[]::regclass[]) AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = i.indexrelid)`,
+      [tables],
+    );
+    for (const { table_name } of [...keys, ...indexes]) buildsOf(table_name);
+    for (const key of keys) {
+      await tx.query(`ALTER TABLE ${key.table_name} DROP CONSTRAINT ${quoteIdent(key.name)}`);
+      buildsOf(key.table_name).push(`ALTER TABLE ${key.table_name} ADD CONSTRAINT ${quoteIdent(key.name)} ${key.definition}`);
+    }
+    for (const index of indexes) {
+      await tx.query(`DROP INDEX ${index.name}`);
+      buildsOf(index.table_name).push(index.definition);
+    }
+  });
   await load();
-  await tx.query(`SET LOCAL maintenance_work_mem TO '256MB'`);
-  for (const key of keys) await tx.query(`ALTER TABLE ${key.table_name} ADD CONSTRAINT ${quoteIdent(key.name)} ${key.definition}`);
-  for (const { definition } of indexes) await tx.query(definition);
+  await swap.together(
+    [...builds.values()].map((statements) => async (tx) => {
+      await tx.query(`SET LOCAL maintenance_work_mem TO '256MB'`);
+      for (const statement of statements) await tx.query(statement);
+    }),
+  );
+}
+
+/** How a swap's work is cut into parts that touch different rows: this part of `of`. */
+export interface SwapPart {
+  readonly index: number;
+  readonly of: number;
+}
+
+/** The parts a swap cuts its largest statements into: Postgres runs each on one core, and the development machine has two. */
+export const SWAP_PARTS = 2;
+
+/** Each part of `SWAP_PARTS`, for `ReplaySwap.together`. */
+export function swapParts(): SwapPart[] {
+  return Array.from({ length: SWAP_PARTS }, (_, index) => ({ index, of: SWAP_PARTS }));
+}
+
+/** SQL true for the rows of `part`, cut by a hash of `key` (an expression): the rows of one key fall in one part. */
+export function inPart(key: string, part: SwapPart): string {
+  return `mod(hashtext(${key})::bigint + 2147483648, ${part.of}) = ${part.index}`;
 }
 
 /** Lines of COPY's text format, a chunk of rows at a time. */

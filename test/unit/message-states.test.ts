@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { conversationsProjection } from '../../processors/conversations/index.js';
 import type { Projection } from '../../processors/runtime/projection.js';
+import { replaySwap } from '../../processors/runtime/replay.js';
 import { ensureProjectionSchema, quoteIdent } from '../../processors/runtime/store.js';
 import { asAccountId, asEventId, asInstanceId, asMessageId, asProjectId } from '../../schemas/ids.js';
 import type { InboundMessage, MessageState, MessageStatus, SendCommand, SendStatus } from '../../schemas/records.js';
@@ -84,14 +85,11 @@ describe('message states and the event topics, in any order', () => {
 
   /** The replay's swap: the staged writes folded into the tables, the derived ones recomputed. */
   async function swap(projection: Projection, schema: string): Promise<void> {
-    const tx = await db.pool.connect();
+    const lock = await db.pool.connect();
     try {
-      await tx.query('BEGIN');
-      await tx.query(`SET LOCAL search_path TO ${quoteIdent(schema)}`);
-      await projection.deriveAfterReplay!(tx);
-      await tx.query('COMMIT');
+      await projection.deriveAfterReplay!(replaySwap(db.pool, lock, schema));
     } finally {
-      tx.release();
+      lock.release();
     }
   }
 
