@@ -63,8 +63,9 @@ export class Sends {
   async send(commands: readonly SendCommand[], headers: readonly RecordHeaders[] = []): Promise<void> {
     const { executed } = this.deps;
     const sends = firstOfEachMessage(commands);
+    const headersOf = new Map(commands.map((command, i) => [command, headers[i]]));
     const hops = sends.map((send) =>
-      continueTrace('send.network', headers[commands.indexOf(send)], { attributes: { message_id: send.message_id, account_id: send.account_id } }),
+      continueTrace('send.network', headersOf.get(send), { attributes: { message_id: send.message_id, account_id: send.account_id } }),
     );
     const claims = await executed.claim(sends).catch((err: unknown) => {
       for (const hop of hops) hop.end(err instanceof Error ? err.message : String(err));
