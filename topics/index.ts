@@ -17,4 +17,4 @@ export { sendToDeadLetters, countingDeadLetters } from './dead-letter.js';
 export { RunningGroups, registerConsumerLag, type ConsumerLagOptions } from './consumer-lag.js';
 export { listDeadLetters, redrive, redriveAll, REDRIVEN_FROM, type DeadLetter, type DeadLetterDeps } from './dead-letters.js';
 export { readRange } from './range-reader.js';
-export { continueTrace, inTrace, startTrace, startTracing, type Hop, type HopOptions, type RecordHeaders, type TraceHeaders } from './tracing.js';
+export { continueTrace, inTrace, startTrace, startTracing, type Hop, type HopOptions, type RecordHeaders } from './tracing.js';

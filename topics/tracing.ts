@@ -5,20 +5,17 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 
-/** Kafka record headers: `traceparent` and `tracestate` when the record belongs to a trace. */
-export type TraceHeaders = Readonly<Record<string, string>>;
+/** A Kafka record's headers; a record that belongs to a trace carries `traceparent` and `tracestate`. */
+export type RecordHeaders = Readonly<Record<string, string>>;
 
 /** One hop of a send or a delivery: its span, and the headers that make the records it writes its children. */
 export interface Hop {
   /** Undefined while tracing is off: no header is written. */
-  readonly headers: TraceHeaders | undefined;
+  readonly headers: RecordHeaders | undefined;
   /** Notes the moment a step of the hop is done (an event on its span). */
   mark(step: string): void;
   end(failure?: string): void;
 }
-
-/** The headers of a record read from the log. */
-export type RecordHeaders = Readonly<Record<string, string>>;
 
 export interface HopOptions {
   readonly attributes?: Attributes;

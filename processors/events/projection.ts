@@ -2,7 +2,7 @@ import { publishEvents } from '../../events/publish.js';
 import { callEvents, connectionEvents, groupEvent, inboundEvent, instanceEvents, pairingEvent, statusEvent } from '../../events/renderers/index.js';
 import type { MediaLinks } from '../../shared/media-links.js';
 import type { PublicEvent } from '../../schemas/records.js';
-import { continueTrace, GatewayFailure, topics, type Producer, type TopicSpec, type TraceHeaders } from '../../topics/index.js';
+import { continueTrace, GatewayFailure, topics, type Producer, type TopicSpec, type RecordHeaders } from '../../topics/index.js';
 import { onBatch, valuesOf, type Handler, type Projection } from '../runtime/projection.js';
 
 export interface EventsProjectionDeps {
@@ -25,7 +25,7 @@ export function eventsProjection({ producer, mediaLinks }: EventsProjectionDeps)
   /** Status facts of traced sends: each record is a `status.apply` hop, the parent of its events. */
   const publishStatuses: Handler<unknown> = onBatch(topics.messageStatus, async (_tx, records) => {
     const events: PublicEvent[] = [];
-    const traces: (TraceHeaders | undefined)[] = [];
+    const traces: (RecordHeaders | undefined)[] = [];
     const hops = records.flatMap(({ value, meta }) => {
       if (value === null) return [];
       const rendering = [rendered(statusEvent, value)].flat();

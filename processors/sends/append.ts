@@ -1,5 +1,5 @@
 import type { SendCommand } from '../../schemas/records.js';
-import { partitionOf, takenInTime, topics, type Producer, type TraceHeaders } from '../../topics/index.js';
+import { partitionOf, takenInTime, topics, type Producer, type RecordHeaders } from '../../topics/index.js';
 import { withDeadline } from '../../shared/deadline.js';
 import { SendRefused } from './refused.js';
 
@@ -21,7 +21,7 @@ const ANSWER_WINDOW_MS = 60_000;
  * the log later (the producer retries on its own), and then every reader passes over it, so a
  * client may retry a 503, with or without an Idempotency-Key, without messaging anyone twice.
  */
-export async function appendSend(producer: Producer, command: Omit<SendCommand, 'expires_at'>, trace?: TraceHeaders): Promise<void> {
+export async function appendSend(producer: Producer, command: Omit<SendCommand, 'expires_at'>, trace?: RecordHeaders): Promise<void> {
   const [taken] = await appendSends(producer, [command], trace);
   if (!taken) throw new SendRefused('service_unavailable');
 }
@@ -31,7 +31,7 @@ export async function appendSend(producer: Producer, command: Omit<SendCommand, 
  * it in time (a campaign's tick writes many). One not taken in time is passed over by every reader.
  * `trace`: the headers of the hop that writes them, when it is traced.
  */
-export async function appendSends(producer: Producer, commands: readonly Omit<SendCommand, 'expires_at'>[], trace?: TraceHeaders): Promise<boolean[]> {
+export async function appendSends(producer: Producer, commands: readonly Omit<SendCommand, 'expires_at'>[], trace?: RecordHeaders): Promise<boolean[]> {
   if (commands.length === 0) return [];
   const expiresAt = Date.now() + SEND_DEADLINE_MS;
   const taken = await withDeadline(
