@@ -2,8 +2,14 @@ import { publishEvents } from '../../events/publish.js';
 import { callEvents, connectionEvents, groupEvent, inboundEvent, instanceEvents, pairingEvent, statusEvent } from '../../events/renderers/index.js';
 import type { MediaLinks } from '../../shared/media-links.js';
 import type { PublicEvent } from '../../schemas/records.js';
-import { continueTrace, GatewayFailure, topics, type Producer, type TopicSpec, type RecordHeaders } from '../../topics/index.js';
-import { onBatch, valuesOf, type Handler, type Projection } from '../runtime/projection.js';
+import { continueTrace, GatewayFailure, topics, type Hop, type HopOptions, type Producer, type RecordHeaders, type TopicSpec } from '../../topics/index.js';
+import { onBatch, type Handler, type Projection } from '../runtime/projection.js';
+
+/** A topic whose records continue their trace: the hop's name and its span's attributes. */
+interface Traced<V> {
+  readonly hop: string;
+  readonly attributes: (value: V) => HopOptions['attributes'];
+}
 
 export interface EventsProjectionDeps {
   readonly producer: Producer;
@@ -18,37 +24,40 @@ export interface EventsProjectionDeps {
  * on (spec 6.3, at least once). Live only: a replay would announce the past again.
  */
 export function eventsProjection({ producer, mediaLinks }: EventsProjectionDeps): Projection {
-  const publish = <V>(topic: TopicSpec<V>, render: (value: V) => PublicEvent | readonly PublicEvent[]): Handler<unknown> =>
+  /**
+   * Writes the events of each batch's records. A `traced` topic's records (the status facts of
+   * sends) are each a hop of their trace, named `traced.hop`, the parent of the events they give.
+   */
+  const publish = <V>(topic: TopicSpec<V>, render: (value: V) => PublicEvent | readonly PublicEvent[], traced?: Traced<V>): Handler<unknown> =>
     onBatch(topic, async (_tx, records) => {
-      await publishEvents(producer, valuesOf(records).flatMap((value) => rendered(render, value)));
-    });
-  /** Status facts of traced sends: each record is a `status.apply` hop, the parent of its events. */
-  const publishStatuses: Handler<unknown> = onBatch(topics.messageStatus, async (_tx, records) => {
-    const events: PublicEvent[] = [];
-    const traces: (RecordHeaders | undefined)[] = [];
-    const hops = records.flatMap(({ value, meta }) => {
-      if (value === null) return [];
-      const rendering = [rendered(statusEvent, value)].flat();
-      const hop = continueTrace('status.apply', meta.headers, { attributes: { message_id: value.message_id, account_id: value.account_id, status: value.status } });
-      for (const event of rendering) {
-        events.push(event);
-        traces.push(hop.headers);
+      const events: PublicEvent[] = [];
+      const traces: (RecordHeaders | undefined)[] = [];
+      const hops: Hop[] = [];
+      for (const { value, meta } of records) {
+        if (value === null) continue;
+        const hop = traced && continueTrace(traced.hop, meta.headers, { attributes: traced.attributes(value) });
+        if (hop) hops.push(hop);
+        for (const event of [rendered(render, value)].flat()) {
+          events.push(event);
+          traces.push(hop?.headers);
+        }
       }
-      return [hop];
+      try {
+        await publishEvents(producer, events, traces);
+      } finally {
+        for (const hop of hops) hop.end();
+      }
     });
-    try {
-      await publishEvents(producer, events, traces);
-    } finally {
-      for (const hop of hops) hop.end();
-    }
-  });
   const mediaUrl = (mediaId: string) => mediaLinks.mediaUrl(mediaId);
   return {
     name: 'events',
     ddl: [],
     handlers: [
       publish(topics.inboundMessages, (message) => inboundEvent(message, mediaUrl)),
-      publishStatuses,
+      publish(topics.messageStatus, statusEvent, {
+        hop: 'status.apply',
+        attributes: (status) => ({ message_id: status.message_id, account_id: status.account_id, status: status.status }),
+      }),
       publish(topics.instances, instanceEvents),
       publish(topics.pairing, pairingEvent),
       publish(topics.groups, groupEvent),
