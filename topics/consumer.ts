@@ -1,5 +1,6 @@
 import type { Consumer as KafkaConsumer, EachBatchPayload, Kafka } from 'kafkajs';
 import { topicName, type TopicSpec } from './catalogue.js';
+import { groupTiming, heartbeating } from './group-timing.js';
 import type { TopicSerdes } from './serdes.js';
 import { SerdeError } from '../schemas/serde.js';
 
@@ -103,11 +104,10 @@ export const backlogFetch: FetchSettings = {
 /** A consumer-group member that decodes through the registry; the caller owns commits. */
 export async function createConsumer(kafka: Kafka, serdes: TopicSerdes, options: ConsumerOptions): Promise<TopicConsumer> {
   const { partitionsAtOnce = 1, ...fetch } = options.fetch ?? {};
+  const timing = await groupTiming(kafka);
   const consumer: KafkaConsumer = kafka.consumer({
     groupId: options.groupId,
-    // A member that dies (kill -9, lost host) hands its partitions over after 10 s.
-    sessionTimeout: 10_000,
-    heartbeatInterval: 1_000,
+    ...timing,
     maxWaitTimeInMs: 100,
     ...fetch,
   });
@@ -125,8 +125,7 @@ export async function createConsumer(kafka: Kafka, serdes: TopicSerdes, options:
         partitionsConsumedConcurrently: partitionsAtOnce,
         eachBatchAutoResolve: false,
         eachBatch: async (payload: EachBatchPayload) => {
-          const batch = await decodeBatch(payload, serdes, latestOnly.has(payload.batch.topic));
-          await eachBatch(batch);
+          await heartbeating(() => payload.heartbeat(), timing, async () => eachBatch(await decodeBatch(payload, serdes, latestOnly.has(payload.batch.topic))));
         },
       });
     },

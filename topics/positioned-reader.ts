@@ -1,6 +1,7 @@
 import { AssignerProtocol, type Consumer, type Kafka, type PartitionAssigner } from 'kafkajs';
 import { topicName, type TopicSpec } from './catalogue.js';
 import { decodeBatch, type ConsumedBatch } from './consumer.js';
+import { groupTiming, heartbeating } from './group-timing.js';
 import type { TopicSerdes } from './serdes.js';
 
 export interface PositionedReaderOptions {
@@ -36,11 +37,11 @@ export async function readFromPositions(
 ): Promise<PositionedReader> {
   const topic = topicName(options.topic, serdes.prefix);
   const positions = new Map(options.from);
+  const timing = await groupTiming(kafka);
   const consumer: Consumer = kafka.consumer({
     groupId: options.groupId,
     partitionAssigners: [chosenPartitions([...positions.keys()])],
-    sessionTimeout: 10_000,
-    heartbeatInterval: 1_000,
+    ...timing,
     maxWaitTimeInMs: 100,
   });
   consumer.on(consumer.events.GROUP_JOIN, () => {
@@ -52,7 +53,7 @@ export async function readFromPositions(
   await consumer.run({
     autoCommit: false,
     eachBatchAutoResolve: false,
-    eachBatch: async (payload) => {
+    eachBatch: (payload) => heartbeating(() => payload.heartbeat(), timing, async () => {
       const batch = await decodeBatch(payload, serdes);
       const from = positions.get(batch.partition);
       if (from === undefined || batch.records.length === 0) return;
@@ -61,7 +62,7 @@ export async function readFromPositions(
       if (records.length > 0) await eachBatch({ ...batch, records });
       positions.set(batch.partition, Math.max(from, last + 1));
       if (batch.isRunning()) batch.resolve(last);
-    },
+    }),
   });
 
   return {

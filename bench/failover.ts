@@ -1,0 +1,236 @@
+/**
+ * Fail-over benchmark: how long do a role's partitions stop when one of its processes dies, and how
+ * soon does a new process of the role take work?
+ * The api and two processes each of processor, connector and dispatcher run on a test prefix and
+ * database under a steady load of sends (each followed to its `message.read` webhook). For each of
+ * those three roles in turn: SIGKILL one of its two processes; the pause is the time from the kill
+ * until every send accepted in the second after it has reached its webhook (some of them are on the
+ * killed member's partitions; the steady latency is printed beside it). Then a new process of the
+ * role starts: the time until it holds partitions in one of the role's groups (its first work), and
+ * until it is in all of them with every group stable. Last, the other
+ * old process is stopped with SIGTERM: the time until it is out of every group.
+ * It prints figures; it never fails on them.
+ *
+ *   npm run bench:failover -- --rate 50
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { openSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import kafkajs, { type Admin } from 'kafkajs';
+import { pino } from 'pino';
+import { Pool, request } from 'undici';
+import { repoRoot } from '../shared/repo-root.js';
+import { loadConfig } from '../stack/config.js';
+import { createKafka } from '../topics/index.js';
+import { groupTiming } from '../topics/group-timing.js';
+import { benchSlice, percentiles, run, runMain, stop, until } from './support.js';
+
+const { AssignerProtocol } = kafkajs;
+const { values: flags } = parseArgs({ options: { rate: { type: 'string' } } });
+const RATE = Number(flags.rate ?? process.env.FAILOVER_RATE ?? 50);
+const ROLES = ['processor', 'connector', 'dispatcher'] as const;
+type Role = (typeof ROLES)[number];
+const cli = path.join(repoRoot, 'dist', 'stack', 'cli.js');
+
+interface Member {
+  readonly clientId: string;
+  readonly partitions: number;
+}
+type Groups = Map<string, { state: string; members: Member[] }>;
+
+/** Ctrl-C ends the run early; the role processes, the test prefix and the database are removed. */
+let interrupted = false;
+process.once('SIGINT', () => (interrupted = true));
+
+async function main(): Promise<void> {
+  const slice = await benchSlice('failover');
+  const { id } = slice;
+  const chdbPath = (name: string) => path.join(tmpdir(), `${id}-chdb-${name}`);
+  const port = 3900 + Math.floor(Math.random() * 90);
+  const env = { ...slice.env, ALLOW_PRIVATE_NETWORK: 'true', PORT: String(port) };
+  const config = loadConfig();
+  const kafka = createKafka(config.kafka, pino({ level: 'silent' }));
+  const admin = kafka.admin();
+  await admin.connect();
+
+  const issued = new Map<string, number>();
+  const answered = new Set<string>();
+  const accepted = new Map<string, number>();
+  const read = new Map<string, number>();
+  const receiver = createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+    req.on('end', () => {
+      if (body.includes('message.read')) for (const match of body.matchAll(/fo-(\d+)-x/g)) read.set(match[1]!, performance.now());
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  const children = new Set<ChildProcess>();
+  const logFile = path.join(tmpdir(), `${id}-roles.log`);
+  const log = openSync(logFile, 'a');
+  let started = 0;
+  const names = ['accounts'];
+  const startRole = (role: string): { child: ChildProcess; clientId: string; at: number } => {
+    const clientId = `${role}-${++started}`;
+    names.push(clientId);
+    const roleEnv = { ...process.env, ...env, CHDB_PATH: chdbPath(clientId), KAFKA_CLIENT_ID: clientId };
+    const at = performance.now();
+    const child = spawn(process.execPath, [cli, role], { env: roleEnv, stdio: ['ignore', log, log] });
+    children.add(child);
+    return { child, clientId, at };
+  };
+  let loading = true;
+  try {
+    const account = JSON.parse(
+      await run([cli, 'accounts', 'create', '--name', 'Failover', '--email', 'failover@gateway.local', '--sandbox-numbers', '8', '--plan', 'scale', '--json'], { ...env, CHDB_PATH: chdbPath('accounts') }),
+    ) as { api_key: string; instance_ids: string[] };
+    startRole('api');
+    const running = new Map<Role, Array<{ child: ChildProcess; clientId: string }>>();
+    for (const role of ROLES) running.set(role, [startRole(role), startRole(role)]);
+    const gateway = `http://127.0.0.1:${port}`;
+    const auth = { authorization: `Bearer ${account.api_key}`, 'content-type': 'application/json' };
+    await until('the api and its 8 connected numbers', async () => {
+      const response = await request(`${gateway}/instances`, { headers: auth });
+      if (response.statusCode !== 200) return (await response.body.dump(), false);
+      const { data } = (await response.body.json()) as { data: Array<{ status: string }> };
+      return data.length === 8 && data.every((n) => n.status === 'connected');
+    });
+    for (const number of account.instance_ids) await post(`${gateway}/sandbox/instances/${number}/behaviour`, auth, { delivered_after_ms: 0, read_after_ms: 0 });
+    await post(`${gateway}/webhooks`, auth, { url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook` });
+
+    const timing = await groupTiming(kafka);
+    console.log(`failover: ${RATE} sends/s; groups: session ${timing.sessionTimeout} ms, heartbeat ${timing.heartbeatInterval} ms; role logs in ${logFile}`);
+    const pool = new Pool(gateway, { connections: 8 });
+    const customers = Array.from({ length: 500 }, (_, i) => `+55119${String(20_000_000 + i)}`);
+    const load = (async () => {
+      const begun = performance.now();
+      for (let tick = 0, n = 0; loading; tick++) {
+        const wait = begun + tick * 100 - performance.now();
+        if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+        for (let i = 0; i < RATE / 10; i++) {
+          const ref = String(++n);
+          const body = JSON.stringify({ to: customers[n % customers.length], body: `Order ${n}`, client_reference: `fo-${ref}-x` });
+          const at = performance.now();
+          issued.set(ref, at);
+          pool.request({ method: 'POST', path: '/messages/text', headers: auth, body }).then(
+            async (response) => {
+              await response.body.dump();
+              if (response.statusCode === 202) accepted.set(ref, at);
+              answered.add(ref);
+            },
+            () => answered.add(ref),
+          );
+        }
+      }
+    })();
+    await until('webhooks flowing', () => read.size > RATE * 3);
+    // Past the start-up backlog: the sends of the 10 s after webhooks began.
+    const from = performance.now();
+    await new Promise((resolve) => setTimeout(resolve, 15_000));
+    const steady = percentiles([...read].flatMap(([ref, at]) => (accepted.has(ref) && accepted.get(ref)! >= from && accepted.get(ref)! < from + 10_000 ? [at - accepted.get(ref)!] : [])));
+    console.log(`steady: 202 → message.read webhook p50 ${steady.p50.toFixed(0)} ms, p99 ${steady.p99.toFixed(0)} ms`);
+    console.log('role         partitions of killed   pause after SIGKILL   start → first partitions   start → in all groups   SIGTERM → out of groups');
+
+    for (const role of ROLES) {
+      if (interrupted) break;
+      const [killed, other] = running.get(role)!;
+      const before = await describe(admin, id);
+      // The groups both processes are in (each process also has groups of its own).
+      const roleGroups = [...before]
+        .filter(([, g]) => [killed!, other!].every((p) => g.members.some((m) => m.clientId === p.clientId)))
+        .map(([groupId]) => groupId);
+      const owned = [...before.values()].flatMap((g) => g.members.filter((m) => m.clientId === killed!.clientId)).reduce((sum, m) => sum + m.partitions, 0);
+      const kill = performance.now();
+      killed!.child.kill('SIGKILL');
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      const window = [...issued].filter(([, at]) => at >= kill && at < kill + 1_000).map(([ref]) => ref);
+      await until(`the answers to the sends after the ${role} kill`, () => window.every((ref) => answered.has(ref)), 60_000, 20).catch(() => undefined);
+      const after = window.filter((ref) => accepted.has(ref));
+      let pause = NaN;
+      await until(`the sends after the ${role} kill`, () => after.length > 0 && after.every((ref) => read.has(ref)), 120_000, 20).then(
+        () => (pause = Math.max(...after.map((ref) => read.get(ref)!)) - kill),
+        () => undefined,
+      );
+      const fresh = startRole(role);
+      let toWork = NaN;
+      let joined = NaN;
+      await until(
+        `the new ${role} in every group of the role`,
+        async () => {
+          const now = await describe(admin, id);
+          const holds = roleGroups.map((groupId) => now.get(groupId)?.members.find((m) => m.clientId === fresh.clientId));
+          if (Number.isNaN(toWork) && holds.some((m) => m !== undefined && m.partitions > 0)) toWork = performance.now() - fresh.at;
+          return holds.every((m) => m !== undefined) && roleGroups.every((groupId) => now.get(groupId)?.state === 'Stable');
+        },
+        120_000,
+        50,
+      ).then(
+        () => (joined = performance.now() - fresh.at),
+        () => undefined,
+      );
+      const term = performance.now();
+      other!.child.kill('SIGTERM');
+      let left = NaN;
+      await until(
+        `the SIGTERMed ${role} out of its groups`,
+        async () => {
+          const now = await describe(admin, id);
+          return roleGroups.every((groupId) => !now.get(groupId)?.members.some((m) => m.clientId === other!.clientId));
+        },
+        60_000,
+        50,
+      ).then(
+        () => (left = performance.now() - term),
+        () => undefined,
+      );
+      running.set(role, [fresh]);
+      const s = (ms: number) => (Number.isNaN(ms) ? 'timed out' : `${(ms / 1000).toFixed(1)} s`);
+      console.log(`${role.padEnd(12)} ${String(owned).padStart(20)}   ${s(pause).padStart(19)}   ${s(toWork).padStart(24)}   ${s(joined).padStart(21)}   ${s(left).padStart(23)}`);
+    }
+    loading = false;
+    await load;
+    await pool.close();
+  } finally {
+    loading = false;
+    await Promise.all([...children].map(stop));
+    receiver.close();
+    await admin.disconnect();
+    await slice.dispose();
+    for (const name of names) rmSync(chdbPath(name), { recursive: true, force: true });
+  }
+}
+
+/** The slice's groups: state, and each member's client id with the number of partitions it holds. */
+async function describe(admin: Admin, id: string): Promise<Groups> {
+  const { groups } = await admin.listGroups();
+  const ids = groups.map((g) => g.groupId).filter((groupId) => groupId.startsWith(id));
+  const described = await admin.describeGroups(ids);
+  return new Map(
+    described.groups.map((group) => [
+      group.groupId,
+      {
+        state: group.state,
+        members: group.members.map((member) => ({ clientId: member.clientId, partitions: assignedPartitions(member.memberAssignment) })),
+      },
+    ]),
+  );
+}
+
+function assignedPartitions(assignment: Buffer): number {
+  if (assignment.length === 0) return 0;
+  const decoded = AssignerProtocol.MemberAssignment.decode(assignment);
+  return Object.values(decoded?.assignment ?? {}).reduce((sum, partitions) => sum + partitions.length, 0);
+}
+
+async function post(url: string, headers: Record<string, string>, body: unknown): Promise<void> {
+  const response = await request(url, { method: 'POST', headers, body: JSON.stringify(body) });
+  const text = await response.body.text();
+  if (response.statusCode >= 300) throw new Error(`POST ${url}: ${response.statusCode} ${text}`);
+}
+
+runMain(main);
