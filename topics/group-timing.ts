@@ -13,18 +13,18 @@ export interface GroupTiming {
 }
 
 /**
- * The session wanted: a killed member's partitions move within about 3 s (session, then a
- * rebalance of a few hundred ms). Handlers that hold a batch longer heartbeat from inside it
- * (`ConsumedBatch.heartbeat`, `sleepWithHeartbeat`).
+ * The session wanted: a killed member's partitions move after it (then a rebalance of a few
+ * hundred ms). 10 s until shorter sessions are measured under the suite's load: at 6 s, a whole
+ * process stalled on the saturated 2-core machine lost every membership at once. Handlers that hold
+ * a batch longer heartbeat from inside it (`heartbeating`).
  */
-const WANTED_SESSION_MS = 2_500;
+const WANTED_SESSION_MS = 10_000;
 
 /**
  * Members learn of a rebalance from a heartbeat's answer: a short interval lets them rejoin (and a
- * new or dead member's partitions move) sooner. Five fit in the wanted session, so four can be
- * missed (a batch, a GC pause) before it ends.
+ * new or dead member's partitions move) sooner. Ten fit in the wanted session.
  */
-const HEARTBEAT_MS = 500;
+const HEARTBEAT_MS = 1_000;
 
 /**
  * A member busy with a batch rejoins when it returns; one that takes longer is left out of the
