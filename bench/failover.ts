@@ -26,7 +26,7 @@ import { Pool, request } from 'undici';
 import { repoRoot } from '../shared/repo-root.js';
 import { loadConfig } from '../stack/config.js';
 import { createKafka } from '../topics/index.js';
-import { groupTiming } from '../topics/group-timing.js';
+import { GROUP_TIMING } from '../topics/group-timing.js';
 import { benchSlice, percentiles, run, runMain, stop, until } from './support.js';
 
 const { AssignerProtocol } = kafkajs;
@@ -103,7 +103,7 @@ async function main(): Promise<void> {
     for (const number of account.instance_ids) await post(`${gateway}/sandbox/instances/${number}/behaviour`, auth, { delivered_after_ms: 0, read_after_ms: 0 });
     await post(`${gateway}/webhooks`, auth, { url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook` });
 
-    const timing = await groupTiming(kafka);
+    const timing = GROUP_TIMING;
     console.log(`failover: ${RATE} sends/s; groups: session ${timing.sessionTimeout} ms, heartbeat ${timing.heartbeatInterval} ms; role logs in ${logFile}`);
     const pool = new Pool(gateway, { connections: 8 });
     const customers = Array.from({ length: 500 }, (_, i) => `+55119${String(20_000_000 + i)}`);

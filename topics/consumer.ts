@@ -1,6 +1,6 @@
 import type { Consumer as KafkaConsumer, EachBatchPayload, Kafka } from 'kafkajs';
 import { topicName, type TopicSpec } from './catalogue.js';
-import { groupTiming, heartbeating } from './group-timing.js';
+import { GROUP_TIMING, heartbeating } from './group-timing.js';
 import type { TopicSerdes } from './serdes.js';
 import { SerdeError } from '../schemas/serde.js';
 
@@ -104,10 +104,9 @@ export const backlogFetch: FetchSettings = {
 /** A consumer-group member that decodes through the registry; the caller owns commits. */
 export async function createConsumer(kafka: Kafka, serdes: TopicSerdes, options: ConsumerOptions): Promise<TopicConsumer> {
   const { partitionsAtOnce = 1, ...fetch } = options.fetch ?? {};
-  const timing = await groupTiming(kafka);
   const consumer: KafkaConsumer = kafka.consumer({
     groupId: options.groupId,
-    ...timing,
+    ...GROUP_TIMING,
     maxWaitTimeInMs: 100,
     ...fetch,
   });
@@ -125,7 +124,7 @@ export async function createConsumer(kafka: Kafka, serdes: TopicSerdes, options:
         partitionsConsumedConcurrently: partitionsAtOnce,
         eachBatchAutoResolve: false,
         eachBatch: async (payload: EachBatchPayload) => {
-          await heartbeating(() => payload.heartbeat(), timing, async () => eachBatch(await decodeBatch(payload, serdes, latestOnly.has(payload.batch.topic))));
+          await heartbeating(() => payload.heartbeat(), async () => eachBatch(await decodeBatch(payload, serdes, latestOnly.has(payload.batch.topic))));
         },
       });
     },

@@ -4,7 +4,7 @@ import { readWatermarks } from './admin.js';
 import { topicName, type TopicSpec } from './catalogue.js';
 import { decodeBatch, type ConsumedBatch } from './consumer.js';
 import { coPartitionedAssigner } from './co-partitioned-assigner.js';
-import { groupTiming, heartbeating } from './group-timing.js';
+import { GROUP_TIMING, heartbeating } from './group-timing.js';
 import type { TopicSerdes } from './serdes.js';
 import { withDeadline } from '../shared/deadline.js';
 
@@ -73,11 +73,10 @@ export async function createPartitionOwner(kafka: Kafka, serdes: TopicSerdes, op
     }
   };
 
-  const timing = await groupTiming(kafka);
   const consumer: Consumer = kafka.consumer({
     groupId: options.groupId,
     partitionAssigners: [coPartitionedAssigner(() => owned)],
-    ...timing,
+    ...GROUP_TIMING,
     maxWaitTimeInMs: 100,
   });
   consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
@@ -101,7 +100,7 @@ export async function createPartitionOwner(kafka: Kafka, serdes: TopicSerdes, op
         eachBatchAutoResolve: false,
         partitionsConsumedConcurrently: PARTITIONS_AT_ONCE,
         eachBatch: async (payload) => {
-          await heartbeating(() => payload.heartbeat(), timing, async () => {
+          await heartbeating(() => payload.heartbeat(), async () => {
             await settled;
             await eachBatch(await decodeBatch(payload, serdes));
           });

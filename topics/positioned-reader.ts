@@ -1,7 +1,7 @@
 import { AssignerProtocol, type Consumer, type Kafka, type PartitionAssigner } from 'kafkajs';
 import { topicName, type TopicSpec } from './catalogue.js';
 import { decodeBatch, type ConsumedBatch } from './consumer.js';
-import { groupTiming, heartbeating } from './group-timing.js';
+import { GROUP_TIMING, heartbeating } from './group-timing.js';
 import type { TopicSerdes } from './serdes.js';
 
 export interface PositionedReaderOptions {
@@ -37,11 +37,10 @@ export async function readFromPositions(
 ): Promise<PositionedReader> {
   const topic = topicName(options.topic, serdes.prefix);
   const positions = new Map(options.from);
-  const timing = await groupTiming(kafka);
   const consumer: Consumer = kafka.consumer({
     groupId: options.groupId,
     partitionAssigners: [chosenPartitions([...positions.keys()])],
-    ...timing,
+    ...GROUP_TIMING,
     maxWaitTimeInMs: 100,
   });
   consumer.on(consumer.events.GROUP_JOIN, () => {
@@ -53,7 +52,7 @@ export async function readFromPositions(
   await consumer.run({
     autoCommit: false,
     eachBatchAutoResolve: false,
-    eachBatch: (payload) => heartbeating(() => payload.heartbeat(), timing, async () => {
+    eachBatch: (payload) => heartbeating(() => payload.heartbeat(), async () => {
       const batch = await decodeBatch(payload, serdes);
       const from = positions.get(batch.partition);
       if (from === undefined || batch.records.length === 0) return;

@@ -62,7 +62,7 @@ export function kafkaService(): JvmService {
         'share.coordinator.state.topic.replication.factor': 1,
         'share.coordinator.state.topic.min.isr': 1,
         'group.initial.rebalance.delay.ms': 0,
-        // Lets the gateway's groups ask for sessions of 2.5 s (topics/group-timing.ts); Kafka's floor is 6 s.
+        // Lets sessions shorter than Kafka's default floor of 6 s be tried (topics/group-timing.ts).
         'group.min.session.timeout.ms': 1_000,
         'auto.create.topics.enable': 'false',
       });

@@ -3,7 +3,7 @@ import { asAccountId, asEventId, asInstanceId, asProjectId, newId } from '../../
 import type { SandboxCommand } from '../../schemas/records.js';
 import type { Clients } from '../../stack/clients.js';
 import { createConsumer, topics } from '../../topics/index.js';
-import { groupTiming } from '../../topics/group-timing.js';
+import { GROUP_TIMING } from '../../topics/group-timing.js';
 import { testClients } from '../support/clients.js';
 import { createTestEnv, waitFor, type TestEnv } from '../support/env.js';
 
@@ -22,7 +22,7 @@ describe('consumer group timing on the real broker', () => {
   });
 
   it('keeps a member whose batch outlasts its session in the group', async () => {
-    const { sessionTimeout } = await groupTiming(clients.kafka);
+    const { sessionTimeout } = GROUP_TIMING;
     const instance = newId('inst');
     const command: SandboxCommand = {
       event_id: asEventId(newId('evt')),
