@@ -21,6 +21,7 @@ import { asAccountId, asEventId, asInstanceId, asMessageId, asProjectId } from '
 import type { InboundMessage, MessageStatus, SendCommand } from '../schemas/records.js';
 import { buildClients, type Clients } from '../stack/clients.js';
 import { loadConfig } from '../stack/config.js';
+import { replayMembers } from '../stack/replay-members.js';
 import { backlogFetch, createConsumer, topicName, topics, watermarks, type OutgoingRecord, type TopicSpec } from '../topics/index.js';
 import { benchSlice, runMain } from './support.js';
 
@@ -224,13 +225,14 @@ async function main(): Promise<void> {
   const slice = await benchSlice('replay');
   const config = loadConfig({ ...process.env, ...slice.env, CHDB_PATH: path.join(tmpdir(), `${slice.id}-chdb`) });
   const clients = await buildClients(config, pino({ level: 'warn' }));
+  const threads = replayMembers(config);
   try {
     const fill = backlog(RECORDS);
     const filling = performance.now();
     await Promise.all([produce(clients, topics.sendCommands, fill.sends), produce(clients, topics.messageStatus, fill.facts), produce(clients, topics.inboundMessages, fill.received)]);
     const total = fill.sends.length + fill.facts.length + fill.received.length;
     console.log(`replay benchmark: ${total} records written in ${((performance.now() - filling) / 1_000).toFixed(1)} s (${fill.sends.length} sends, ${fill.facts.length} status facts, ${fill.received.length} received)`);
-    console.log('  projection        records   bare read/s   live runner/s   replay/s   replay/bare   equal to live');
+    console.log(`  projection        records   bare read/s   live runner/s   one member/s   replay/s   replay/bare   equal to live   (replay: ${config.replayThreads} worker thread(s) besides the main one)`);
 
     const live = projectionsFor(clients, 'live');
     const replayed = projectionsFor(clients, 'replay');
@@ -249,14 +251,21 @@ async function main(): Promise<void> {
       const records = await held(clients, inputsOf(projection));
       const before = await fingerprint(clients, name);
 
-      const [result] = await replayAll(clients, [replayed.get(name)!], { deadlineMs: DEADLINE_MS });
+      // One member, as a replay ran before it had worker threads, then with them (`gateway replay`).
+      const [alone] = await replayAll(clients, [replayed.get(name)!], { deadlineMs: DEADLINE_MS });
+      const aloneEqual = JSON.stringify(before) === JSON.stringify(await fingerprint(clients, name));
+      const [result] = await replayAll(clients, [replayed.get(name)!], { deadlineMs: DEADLINE_MS, members: threads.members });
       const after = await fingerprint(clients, name);
-      const equal = JSON.stringify(before) === JSON.stringify(after);
+      const equal = aloneEqual && JSON.stringify(before) === JSON.stringify(after);
       const replaySeconds = result!.durationMs / 1_000;
       console.log(
-        `  ${name.padEnd(14)} ${String(records).padStart(9)} ${String(rate(bareRecords, bareSeconds)).padStart(13)} ${String(rate(records, liveSeconds)).padStart(15)} ${String(rate(result!.records, replaySeconds)).padStart(10)} ${(bareSeconds > 0 ? rate(result!.records, replaySeconds) / rate(bareRecords, bareSeconds) : 0).toFixed(2).padStart(13)}   ${equal ? 'yes' : 'NO'}`,
+        `  ${name.padEnd(14)} ${String(records).padStart(9)} ${String(rate(bareRecords, bareSeconds)).padStart(13)} ${String(rate(records, liveSeconds)).padStart(15)} ${String(rate(alone!.records, alone!.durationMs / 1_000)).padStart(13)} ${String(rate(result!.records, replaySeconds)).padStart(10)} ${(bareSeconds > 0 ? rate(result!.records, replaySeconds) / rate(bareRecords, bareSeconds) : 0).toFixed(2).padStart(13)}   ${equal ? 'yes' : 'NO'}`,
       );
-      console.log(`    of the replay's ${replaySeconds.toFixed(1)} s, ${(result!.swapMs / 1_000).toFixed(1)} s swapping in (merges, derived tables, indexes)`);
+      const applied = result!.applied;
+      console.log(
+        `    of the replay's ${replaySeconds.toFixed(1)} s, ${(result!.swapMs / 1_000).toFixed(1)} s swapping in (merges, derived tables, indexes); one member alone ${(alone!.durationMs / 1_000).toFixed(1)} s, ${(alone!.swapMs / 1_000).toFixed(1)} s swapping in` +
+          (applied && applied.elsewhere > 0 ? `; records applied by the main thread ${applied.here}, by ${config.replayThreads} worker thread(s) ${applied.elsewhere}` : ''),
+      );
       if (!equal) console.log(`    live     ${JSON.stringify(before)}\n    replayed ${JSON.stringify(after)}`);
     }
     for (const [name, tables] of clickhouseTablesFor('replay')) {
@@ -264,6 +273,7 @@ async function main(): Promise<void> {
       for (const table of tables) await benchTable(clients, table);
     }
   } finally {
+    await threads.close();
     await clients.close();
     await slice.dispose();
   }

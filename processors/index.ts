@@ -19,7 +19,7 @@ import { auditProjection } from './audit/index.js';
 import { campaignsProjection, type CampaignWatch } from './campaigns/index.js';
 
 export { runProjection, type RunnerDeps, type RunningProjection } from './runtime/runner.js';
-export { projectionGaps, replayAll, replayProjection, waitUntilCaughtUp, type ReplayedTables } from './runtime/replay.js';
+export { MEMBERS_FROM_RECORDS, projectionGaps, replayAll, replayProjection, waitUntilCaughtUp, replayMember, type ReplayedTables, type JoinedMembers, type ReplayGroup, type ReplayMembers } from './runtime/replay.js';
 export { LogGapsError, logGaps, type LogGap, type ProjectionGaps, type ReplayResult } from './runtime/log-gaps.js';
 export { replayTable, tableGaps } from './runtime/clickhouse-replay.js';
 export { startTableWriter, type ClickHouseTable, type RunningTableWriter } from './runtime/clickhouse-table.js';

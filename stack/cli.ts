@@ -2,6 +2,7 @@
 import { buildClients } from './clients.js';
 import { loadConfig, redactConfig, refuseSandboxInProduction, type Config } from './config.js';
 import { createLogger } from './logger.js';
+import { replayMembers } from './replay-members.js';
 import { parseRoles, startRoles } from './roles.js';
 import { readCommandLine, usage } from './command-line.js';
 import { stackDown, stackStatus, stackUp, type StackStatus } from './local/index.js';
@@ -312,13 +313,14 @@ async function replay(config: Config, name: string | undefined, allowGaps: boole
   }
   const logger = createLogger(config.logLevel, config.logFormat);
   const clients = await buildClients(config, logger);
+  const threads = replayMembers(config);
   try {
     const tables = names.flatMap((n) => clickhouseTablesFor('replay').get(n) ?? []);
     if (tables.length > 0) await clients.clickhouse.query('SELECT 1');
     await seedChangelogs(clients);
     const projections = projectionsFor(clients, 'replay');
     const clickhouse = { clickhouse: clients.clickhouse, tables };
-    const results = await replayAll(clients, names.flatMap((n) => { const p = projections.get(n); return p ? [p] : []; }), { allowGaps, clickhouse, onReplayed: (r) => console.log(replayLine(r)) }).catch(
+    const results = await replayAll(clients, names.flatMap((n) => { const p = projections.get(n); return p ? [p] : []; }), { allowGaps, clickhouse, members: threads.members, onReplayed: (r) => console.log(replayLine(r)) }).catch(
       (error: unknown) => {
         if (!(error instanceof LogGapsError)) throw error;
         console.error(error.message);
@@ -329,6 +331,7 @@ async function replay(config: Config, name: string | undefined, allowGaps: boole
     console.log(JSON.stringify(results.length === 1 ? results[0] : results));
     return 0;
   } finally {
+    await threads.close();
     await clients.close();
   }
 }
@@ -367,7 +370,8 @@ async function sqlCommand(config: Config, sql: string, limitArg: string | undefi
 function replayLine(r: ReplayResult): string {
   const seconds = r.durationMs / 1_000;
   const gaps = r.gaps.length > 0 ? `  (without ${r.gaps.length} partition start(s) retention deleted)` : '';
-  return `${r.projection.padEnd(14)} ${String(r.records).padStart(9)} records ${seconds.toFixed(1).padStart(7)} s ${Math.round(r.records / seconds).toString().padStart(8)} records/s (${(r.swapMs / 1_000).toFixed(1)} s of it swapping in)${gaps}`;
+  const threads = r.applied && r.applied.elsewhere > 0 ? `; worker threads applied ${r.applied.elsewhere} of the records` : '';
+  return `${r.projection.padEnd(14)} ${String(r.records).padStart(9)} records ${seconds.toFixed(1).padStart(7)} s ${Math.round(r.records / seconds).toString().padStart(8)} records/s (${(r.swapMs / 1_000).toFixed(1)} s of it swapping in${threads})${gaps}`;
 }
 
 quietKnownWarnings();

@@ -50,6 +50,21 @@ export function allTopics(config: Config): readonly TopicSpec<unknown>[] {
   return [...Object.values(topics), ...tiersOf(retrySchedules(config.webhooks.retryDelaysMs))];
 }
 
+/** The serdes of every topic, their schemas registered. */
+export function registeredSerdes(config: Config): Promise<TopicSerdes> {
+  return TopicSerdes.register(new AvroSerdes(config.schemaRegistryUrl, loadSchemaFiles()), allTopics(config), config.kafka.topicPrefix);
+}
+
+export function createPool(config: Config, logger: Logger): pg.Pool {
+  const pool = new pg.Pool({ connectionString: config.databaseUrl, max: config.databasePoolSize });
+  pool.on('error', (err) => logger.warn({ err }, 'idle Postgres client failed'));
+  return pool;
+}
+
+export function createMediaLinksOf(config: Config): MediaLinks {
+  return createMediaLinks({ secret: config.media.signingSecret, publicBaseUrl: config.media.publicBaseUrl, ttlSeconds: config.media.urlTtlSeconds });
+}
+
 /** Creates the topics, registers the schemas and connects every client. */
 export async function buildClients(config: Config, logger: Logger): Promise<Clients> {
   const groups = new RunningGroups();
@@ -61,16 +76,11 @@ export async function buildClients(config: Config, logger: Logger): Promise<Clie
     replicationFactor: config.kafka.replicationFactor,
   });
   if (created.length > 0) logger.info({ topics: created }, 'topics created');
-  const serdes = await TopicSerdes.register(new AvroSerdes(config.schemaRegistryUrl, loadSchemaFiles()), specs, config.kafka.topicPrefix);
+  const serdes = await registeredSerdes(config);
   const producer = countingDeadLetters(await createProducer(kafka, serdes), config.kafka.topicPrefix, metrics.registry);
-  const pool = new pg.Pool({ connectionString: config.databaseUrl, max: config.databasePoolSize });
-  pool.on('error', (err) => logger.warn({ err }, 'idle Postgres client failed'));
+  const pool = createPool(config, logger);
   const clickhouse = createClickHouse(config.clickhouse);
-  const mediaLinks = createMediaLinks({
-    secret: config.media.signingSecret,
-    publicBaseUrl: config.media.publicBaseUrl,
-    ttlSeconds: config.media.urlTtlSeconds,
-  });
+  const mediaLinks = createMediaLinksOf(config);
   const recordUsage = usageProducer(producer);
   const media =
     config.media.store === 's3'

@@ -20,7 +20,7 @@ const commands: readonly CommandUsage[] = [
   {
     name: 'replay',
     synopsis: 'replay <projection> | --all [--allow-gaps]',
-    summary: `rebuild a projection (or every one) from offset zero and swap it in, printing records, seconds and records/s of each; projections: ${replayNames.join(', ')} (usage with its ClickHouse table usage_events, analytics the analyst tables of docs/analytics.md; with embedded chDB, stop the gateway first or set CLICKHOUSE_URL); refused up front, naming every gap, when retention has deleted records one needs, unless --allow-gaps`,
+    summary: `rebuild a projection (or every one) from offset zero and swap it in, printing records, seconds and records/s of each (a large backlog is shared with REPLAY_THREADS worker threads); projections: ${replayNames.join(', ')} (usage with its ClickHouse table usage_events, analytics the analyst tables of docs/analytics.md; with embedded chDB, stop the gateway first or set CLICKHOUSE_URL); refused up front, naming every gap, when retention has deleted records one needs, unless --allow-gaps`,
   },
   {
     name: 'accounts',

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { createHmac } from 'node:crypto';
 import path from 'node:path';
 import type { ServiceIdentity } from '../api/connect/routes.js';
@@ -42,6 +43,8 @@ export interface Config {
   readonly schemaRegistryUrl: string;
   readonly databaseUrl: string;
   readonly databasePoolSize: number;
+  /** Worker threads of `gateway replay` besides its main thread, each applying a share of the backlog's partitions. */
+  readonly replayThreads: number;
   readonly clickhouse: ClickHouseOptions;
   readonly s3: S3Config;
   readonly smtpUrl: string;
@@ -185,6 +188,8 @@ export function loadConfig(env: Env = process.env, { defaultMode = 'production' 
     schemaRegistryUrl: text(env, 'SCHEMA_REGISTRY_URL', 'http://127.0.0.1:8081/apis/ccompat/v7'),
     databaseUrl: text(env, 'DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/gateway'),
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 20),
+    // One per core besides the main thread's, up to three: past four members Postgres and the brokers are the limit.
+    replayThreads: integer(env, 'REPLAY_THREADS', Math.max(0, Math.min(3, availableParallelism() - 1))),
     clickhouse: Object.freeze(
       clickhouseUrl
         ? { kind: 'server' as const, url: clickhouseUrl }

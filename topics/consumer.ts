@@ -1,6 +1,7 @@
 import type { Consumer as KafkaConsumer, EachBatchPayload, Kafka } from 'kafkajs';
 import { topicName, type TopicSpec } from './catalogue.js';
 import { GROUP_TIMING, heartbeating } from './group-timing.js';
+import { shareAssigner, type PartitionShare } from './partition-share.js';
 import type { TopicSerdes } from './serdes.js';
 import { SerdeError } from '../schemas/serde.js';
 
@@ -76,6 +77,8 @@ export interface ConsumerOptions {
    * compaction had run.
    */
   readonly latestPerKey?: readonly TopicSpec<unknown>[];
+  /** Only these partitions of each topic (a replay's members split its backlog so: `PartitionShare`). */
+  readonly share?: PartitionShare;
 }
 
 export interface FetchSettings {
@@ -107,6 +110,7 @@ export async function createConsumer(kafka: Kafka, serdes: TopicSerdes, options:
   const consumer: KafkaConsumer = kafka.consumer({
     groupId: options.groupId,
     ...GROUP_TIMING,
+    ...(options.share ? { partitionAssigners: [shareAssigner(options.share)] } : {}),
     maxWaitTimeInMs: 100,
     ...fetch,
   });

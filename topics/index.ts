@@ -11,6 +11,7 @@ export { createPartitionOwner, type PartitionOwner, type PartitionOwnerOptions }
 export { readFromPositions, type PositionedReader, type PositionedReaderOptions } from './positioned-reader.js';
 export { partitionOf } from './partitioner.js';
 export { takenInTime } from './send-deadline.js';
+export { inShare, type PartitionShare } from './partition-share.js';
 export { assignSlots, coPartitionedAssigner, CO_PARTITIONED, type SlotMember } from './co-partitioned-assigner.js';
 export type { Kafka } from 'kafkajs';
 export { sendToDeadLetters, countingDeadLetters } from './dead-letter.js';

@@ -6,6 +6,8 @@ export interface ReplayResult {
   readonly durationMs: number;
   /** Of `durationMs`, the time under the lock once caught up: derived tables, merges and the rename. */
   readonly swapMs: number;
+  /** Records applied by the replaying process and by the other members of its group (`ReplayMembers`), when there were any. */
+  readonly applied?: { readonly here: number; readonly elsewhere: number };
   /** What the log no longer held, which the rebuilt projection lacks (replayed with `allowGaps`). */
   readonly gaps: readonly LogGap[];
 }

@@ -1,13 +1,13 @@
 import type { Logger } from 'pino';
 import type { ClickHouse } from '../../shared/clickhouse.js';
-import { backlogFetch, deleteGroup, topicName, watermarks } from '../../topics/index.js';
+import { backlogFetch, deleteGroup, topicName, watermarks, type PartitionShare } from '../../topics/index.js';
 import { replayTable, tableGaps } from './clickhouse-replay.js';
 import type { ClickHouseTable } from './clickhouse-table.js';
 import { LogGapsError, logGaps, type LogGap, type ProjectionGaps, type ReplayResult } from './log-gaps.js';
 import type { Pool, PoolClient } from 'pg';
 import type { Projection, ReplaySwap, SwapWork } from './projection.js';
 import { runProjection, type RunnerDeps } from './runner.js';
-import { projectionLockKey, quoteIdent, storedOffsets } from './store.js';
+import { ensureProjectionSchema, projectionLockKey, quoteIdent, storedOffsets } from './store.js';
 
 const inputTopics = (deps: Pick<RunnerDeps, 'serdes'>, projection: Projection) => projection.handlers.map((h) => topicName(h.topic, deps.serdes.prefix));
 
@@ -16,6 +16,46 @@ export async function projectionGaps(deps: Pick<RunnerDeps, 'kafka' | 'serdes'>,
   const covered = new Set((projection.changelogCovers ?? []).map((topic) => topicName(topic, deps.serdes.prefix)));
   return logGaps(deps.kafka, inputTopics(deps, projection).filter((topic) => !covered.has(topic)));
 }
+
+/** A replay's members: the projection, the schema they fill, and how many they are (`of`). */
+export interface ReplayGroup {
+  readonly projection: string;
+  readonly schema: string;
+  /** The base of the members' group ids: see `replayMember`. */
+  readonly groupId: string;
+  readonly of: number;
+}
+
+/**
+ * Members of a replay besides the replaying process's own, run elsewhere (worker threads:
+ * `stack/replay-members.ts`): the n-th (from 1) applies share n of the inputs' partitions
+ * (`replayMember`); the replaying process applies share 0. Joining resolves once they run.
+ */
+export interface ReplayMembers {
+  readonly count: number;
+  join(group: ReplayGroup): Promise<JoinedMembers>;
+}
+
+export interface JoinedMembers {
+  /** Stops them; resolves to the records they applied. */
+  leave(): Promise<number>;
+  /**
+   * Rejects if one of them ends before it is told to leave (its thread died): no other member
+   * applies its share, so the replay could never catch up, and fails at once instead.
+   */
+  readonly lost: Promise<never>;
+}
+
+/** Member `index` of a replay: the partitions it applies, in a consumer group of its own. */
+export function replayMember(group: ReplayGroup, index: number): { groupId: string; share: PartitionShare } {
+  return { groupId: `${group.groupId}.${index}`, share: { index, of: group.of } };
+}
+
+/**
+ * Inputs holding fewer records than this are replayed by one member: starting the others' consumers
+ * (a few hundred milliseconds) costs more than they save on a small backlog.
+ */
+export const MEMBERS_FROM_RECORDS = 20_000;
 
 /** ClickHouse tables to rebuild with the Postgres projections, in the store they live in. */
 export interface ReplayedTables {
@@ -30,7 +70,7 @@ export interface ReplayedTables {
 export async function replayAll(
   deps: RunnerDeps,
   projections: readonly Projection[],
-  options: { deadlineMs?: number; allowGaps?: boolean; onReplayed?: (result: ReplayResult) => void; clickhouse?: ReplayedTables } = {},
+  options: ReplayOptions & { onReplayed?: (result: ReplayResult) => void; clickhouse?: ReplayedTables } = {},
 ): Promise<ReplayResult[]> {
   const tables = options.clickhouse?.tables ?? [];
   const refused: ProjectionGaps[] = [];
@@ -53,6 +93,13 @@ export async function replayAll(
   return results;
 }
 
+export interface ReplayOptions {
+  readonly deadlineMs?: number;
+  readonly allowGaps?: boolean;
+  /** More members to apply the backlog side by side, when the inputs hold `MEMBERS_FROM_RECORDS` or more. */
+  readonly members?: ReplayMembers;
+}
+
 /**
  * Rebuilds a projection from offset zero into a fresh schema, then swaps it in. The swap holds
  * the projection's lock exclusively, so no live batch runs between the last replayed record and
@@ -60,11 +107,7 @@ export async function replayAll(
  * The rebuild reads with large fetches and lets handlers defer derived tables, which the
  * projection's `deriveAfterReplay` recomputes once under the lock, before the rename.
  */
-export async function replayProjection(
-  deps: RunnerDeps,
-  projection: Projection,
-  options: { deadlineMs?: number; allowGaps?: boolean } = {},
-): Promise<ReplayResult> {
+export async function replayProjection(deps: RunnerDeps, projection: Projection, options: ReplayOptions = {}): Promise<ReplayResult> {
   const started = Date.now();
   const deadline = started + (options.deadlineMs ?? 30 * 60_000);
   const stamp = `${Date.now()}`;
@@ -74,22 +117,20 @@ export async function replayProjection(
   const gaps = await projectionGaps(deps, projection);
   if (gaps.length > 0 && options.allowGaps !== true) throw new LogGapsError([{ projection: projection.name, gaps }]);
   if (gaps.length > 0) logger.warn({ gaps }, 'replaying without what the log no longer holds');
-  const running = await runProjection(deps, projection, {
-    schema,
-    groupId: `${deps.serdes.prefix}replay.${projection.name}.${stamp}`,
-    lock: 'none',
-    fetch: backlogFetch,
-    replaying: true,
-  });
+  const others = options.members && (await heldRecords(deps, topics)) >= MEMBERS_FROM_RECORDS ? options.members : undefined;
+  const group: ReplayGroup = { projection: projection.name, schema, groupId: `${deps.serdes.prefix}replay.${projection.name}.${stamp}`, of: 1 + (others?.count ?? 0) };
+  const members = await joinReplay(deps, projection, group, others);
+  let applied: ReplayResult['applied'];
 
   const lock = await deps.pool.connect();
   let swapStarted = Date.now();
+  const caughtUp = () => Promise.race([waitUntilCaughtUp(deps, schema, topics, deadline, logger), members.lost]);
   try {
-    await waitUntilCaughtUp(deps, schema, topics, deadline, logger);
+    await caughtUp();
     await lock.query('SELECT pg_advisory_lock(hashtext($1))', [projectionLockKey(projection)]);
     try {
-      await waitUntilCaughtUp(deps, schema, topics, deadline, logger);
-      await running.stop();
+      await caughtUp();
+      applied = await members.stop();
       swapStarted = Date.now();
       const retired = `${projection.name}__retired_${stamp}`;
       if (projection.deriveAfterReplay) await projection.deriveAfterReplay(replaySwap(deps.pool, lock, schema));
@@ -109,7 +150,7 @@ export async function replayProjection(
       await lock.query('SELECT pg_advisory_unlock(hashtext($1))', [projectionLockKey(projection)]);
     }
   } catch (error) {
-    await running.stop().catch(() => undefined);
+    await members.stop().catch(() => undefined);
     await lock.query('ROLLBACK').catch(() => undefined);
     await deps.pool.query(`DROP SCHEMA IF EXISTS ${quoteIdent(schema)} CASCADE`).catch(() => undefined);
     throw error;
@@ -117,11 +158,45 @@ export async function replayProjection(
     lock.release();
   }
   const swapEnded = Date.now();
-  await deleteGroup(deps.kafka, running.groupId).catch((err: unknown) => logger.warn({ err, groupId: running.groupId }, 'could not delete the replay group'));
+  for (let index = 0; index < group.of; index++) {
+    const { groupId } = replayMember(group, index);
+    await deleteGroup(deps.kafka, groupId).catch((err: unknown) => logger.warn({ err, groupId }, 'could not delete the replay group'));
+  }
   const records = await countApplied(deps, projection.name, topics, gaps);
-  const result = { projection: projection.name, records, durationMs: Date.now() - started, swapMs: swapEnded - swapStarted, gaps };
+  const result = { projection: projection.name, records, durationMs: Date.now() - started, swapMs: swapEnded - swapStarted, applied, gaps };
   logger.info(result, 'replay swapped in');
   return result;
+}
+
+/**
+ * Starts a replay's members: the others, when there are any, and this process's own, side by side.
+ * Stopping stops every member (one that fails to stop fails the replay) and tells what they applied.
+ */
+async function joinReplay(
+  deps: RunnerDeps,
+  projection: Projection,
+  group: ReplayGroup,
+  others: ReplayMembers | undefined,
+): Promise<{ readonly lost: Promise<never>; stop(): Promise<{ here: number; elsewhere: number }> }> {
+  await ensureProjectionSchema(deps.pool, projection, group.schema);
+  const [joined, ran] = await Promise.allSettled([
+    others?.join(group),
+    runProjection(deps, projection, { schema: group.schema, ...replayMember(group, 0), lock: 'none', fetch: backlogFetch, replaying: true }),
+  ]);
+  const elsewhere = joined.status === 'fulfilled' ? joined.value : undefined;
+  if (ran.status === 'rejected' || joined.status === 'rejected') {
+    await Promise.allSettled([elsewhere?.leave(), ran.status === 'fulfilled' ? ran.value.stop() : undefined]);
+    throw ran.status === 'rejected' ? ran.reason : (joined as PromiseRejectedResult).reason;
+  }
+  const running = ran.value;
+  const lost = elsewhere?.lost ?? new Promise<never>(() => undefined);
+  // Observed here: a member lost after the swap began is the leaving's failure, not an unhandled one.
+  lost.catch(() => undefined);
+  let stopped: Promise<{ here: number; elsewhere: number }> | undefined;
+  return {
+    lost,
+    stop: () => (stopped ??= Promise.all([running.stop(), elsewhere?.leave() ?? 0]).then(([, applied]) => ({ here: running.applied(), elsewhere: applied }))),
+  };
 }
 
 /** The swap of a replay into `schema`: its steps on the connection that holds the projection's lock, its parts on others of the pool. */
@@ -170,7 +245,7 @@ export async function waitUntilCaughtUp(
   logger?: Logger,
 ): Promise<void> {
   const targets = await Promise.all(topics.map(async (topic) => [topic, await watermarks(deps.kafka, topic)] as const));
-  for (let delay = 25; ; delay = Math.min(delay * 2, 500)) {
+  for (let delay = 25; ; delay = Math.min(delay * 2, 100)) {
     let behind = 0;
     for (const [topic, held] of targets) {
       const stored = await storedOffsets(deps.pool, schema, topic);
@@ -181,6 +256,13 @@ export async function waitUntilCaughtUp(
     logger?.debug({ behind }, 'catching up');
     await new Promise((resolve) => setTimeout(resolve, delay));
   }
+}
+
+/** Records the topics hold now. */
+async function heldRecords(deps: Pick<RunnerDeps, 'kafka'>, topics: readonly string[]): Promise<number> {
+  let total = 0;
+  for (const topic of topics) for (const { low, high } of (await watermarks(deps.kafka, topic)).values()) total += high - low;
+  return total;
 }
 
 /** Records the rebuilt projection applied: up to its stored offsets, from the first record held. */

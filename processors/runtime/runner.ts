@@ -12,6 +12,7 @@ import {
   type ConsumedBatch,
   type ConsumedRecord,
   type FetchSettings,
+  type PartitionShare,
   type Kafka,
   type Producer,
   type TopicConsumer,
@@ -38,11 +39,15 @@ export interface RunOptions {
   readonly fetch?: FetchSettings;
   /** A replay's run: handlers leave derived tables to `deriveAfterReplay`, commits need not wait for the disk. */
   readonly replaying?: boolean;
+  /** Only this share of the partitions, for one of a replay's members. */
+  readonly share?: PartitionShare;
 }
 
 export interface RunningProjection {
   readonly schema: string;
   readonly groupId: string;
+  /** Records (offsets) this member has applied and committed since it started. */
+  applied(): number;
   stop(): Promise<void>;
 }
 
@@ -63,15 +68,16 @@ export async function runProjection(deps: RunnerDeps, projection: Projection, op
     fromBeginning: true,
     fetch: options.fetch,
     latestPerKey: options.replaying ? projection.handlers.filter((h) => h.latestPerKey).map((h) => h.topic) : [],
+    share: options.share,
   });
   const { pool, producer } = deps;
-  await applyBatches({ pool, producer, logger, prefix: deps.serdes.prefix }, consumer, projection, {
+  const counted = await applyBatches({ pool, producer, logger, prefix: deps.serdes.prefix }, consumer, projection, {
     schema,
     lock: options.lock ?? 'shared',
     replaying: options.replaying ?? false,
   });
   logger.info({ groupId }, 'projection running');
-  return { schema, groupId, stop: () => consumer.stop() };
+  return { schema, groupId, applied: () => counted.applied, stop: () => consumer.stop() };
 }
 
 export interface BatchDeps {
@@ -83,13 +89,16 @@ export interface BatchDeps {
   readonly backoff?: (attempt: number) => number;
 }
 
-/** Applies what `consumer` fetches to the projection's schema, which exists already: the loop of `runProjection`. */
+/**
+ * Applies what `consumer` fetches to the projection's schema, which exists already: the loop of
+ * `runProjection`. Resolves once running, to the count of records it has applied so far.
+ */
 export async function applyBatches(
   deps: BatchDeps,
   consumer: TopicConsumer,
   projection: Projection,
   options: { readonly schema: string; readonly lock: 'shared' | 'none'; readonly replaying?: boolean },
-): Promise<void> {
+): Promise<{ readonly applied: number }> {
   const context: BatchContext = {
     ...deps,
     schema: options.schema,
@@ -101,8 +110,10 @@ export async function applyBatches(
     handlers: new Map(projection.handlers.map((h) => [topicName(h.topic, deps.prefix), h])),
     consumer,
     soughtTo: new Map(),
+    counted: { applied: 0 },
   };
   await consumer.run((batch) => processBatch(context, batch));
+  return context.counted;
 }
 
 interface BatchContext extends Required<BatchDeps> {
@@ -115,10 +126,11 @@ interface BatchContext extends Required<BatchDeps> {
   readonly consumer: TopicConsumer;
   /** Partitions we moved back to their stored offset, and where to: see `applyOnce`. */
   readonly soughtTo: Map<string, number>;
+  readonly counted: { applied: number };
 }
 
 type Attempt =
-  | { readonly kind: 'committed'; readonly nextOffset: number }
+  | { readonly kind: 'committed'; readonly nextOffset: number; readonly applied: number }
   | { readonly kind: 'skipped' }
   | { readonly kind: 'sought'; readonly offset: number }
   | { readonly kind: 'poisoned'; readonly offset: number; readonly failure: GatewayFailure }
@@ -161,6 +173,7 @@ async function processBatch(ctx: BatchContext, batch: ConsumedBatch): Promise<vo
         batch.resolve(lastOffset(batch));
         return;
       case 'committed':
+        ctx.counted.applied += attempt.applied;
         batch.resolve(attempt.nextOffset - 1);
         await ctx.consumer
           .commit(batch.topic, batch.partition, attempt.nextOffset)
@@ -234,7 +247,8 @@ async function applyOnce(
       [batch.topic, batch.partition, nextOffset],
     );
     await client.query('COMMIT');
-    return { kind: 'committed', nextOffset };
+    // Every offset from where this member started in the batch, those a latest-per-key read left out included.
+    return { kind: 'committed', nextOffset, applied: nextOffset - Math.max(first, stored ?? first) };
   } catch (error) {
     await client.query('ROLLBACK').catch(() => undefined);
     throw error;
