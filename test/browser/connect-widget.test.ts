@@ -1,6 +1,4 @@
-import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { createRequire } from 'node:module';
 import type { Browser, Page } from 'playwright-core';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,7 +9,7 @@ import { startApi, type RunningApi } from '../../stack/api-role.js';
 import type { Clients } from '../../stack/clients.js';
 import { startDemoPartner, type DemoPartner } from '../../stack/demo/server.js';
 import { startRoles, type RunningRoles } from '../../stack/roles.js';
-import { launchChromium, screenshots } from '../support/browser.js';
+import { axeViolations, launchChromium, screenshots } from '../support/browser.js';
 import { testClients } from '../support/clients.js';
 import { untilConnectorServes } from '../support/connector-ready.js';
 import { createTestEnv, waitFor, type TestEnv } from '../support/env.js';
@@ -24,7 +22,14 @@ interface Told {
   readonly detail: Record<string, unknown> | null;
 }
 
-const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+/** A screenshot of each screen of the component, which has no axe violation at any level (its default styles). */
+function screens(name: string): (page: Page, step: string) => Promise<void> {
+  const shot = screenshots(name);
+  return async (page, step) => {
+    await shot(page, step);
+    expect({ step, violations: await axeViolations(page, 'service-connect') }).toEqual({ step, violations: [] });
+  };
+}
 
 /**
  * The Connect component in Chromium, opened by the demo partner's page (its own origin, a CSP
@@ -48,8 +53,10 @@ describe('the Connect component in a browser', () => {
 
   /** `pageLocale` false: the page sets no language, and the component takes the customer's from the session. */
   /** `renew` false: the page gives no `fetchSession`, so an expired session ends the component. */
-  async function openDemo(form: { email: string; locale: string; mode: 'modal' | 'inline'; externalId: string; country?: string; pageLocale?: boolean; phone?: boolean; renew?: boolean }): Promise<Page> {
+  /** `clock` true: the page's timers run on a clock the test moves forward (`page.clock.runFor`). */
+  async function openDemo(form: { email: string; locale: string; mode: 'modal' | 'inline'; externalId: string; country?: string; pageLocale?: boolean; phone?: boolean; renew?: boolean; clock?: boolean }): Promise<Page> {
     const page = await browser.newPage({ locale: 'en-US', ...(form.phone === true ? { hasTouch: true, isMobile: true, viewport: { width: 390, height: 844 } } : {}) });
+    if (form.clock === true) await page.clock.install();
     page.on('console', (message) => {
       consoleAll.push(message.text());
       if (/Content Security Policy|Refused to/i.test(message.text())) violations.push(message.text());
@@ -121,7 +128,7 @@ describe('the Connect component in a browser', () => {
   for (const [locale, pageLocale] of [['pt', true], ['es', false]] as const) {
     it(`walks a new customer in ${locale} (${pageLocale ? "the page's language" : "the session's"}) through ServiceConnect.open: account, sandbox payment, QR, complete; every callback with its DOM event`, async () => {
       const words = MESSAGES[locale];
-      const shot = screenshots(`new-account-${locale}`);
+      const shot = screens(`new-account-${locale}`);
       const externalId = `nova-${locale}-${env.id}`;
       const page = await openDemo({ email: unique(`nova-${locale}`), locale, mode: 'modal', externalId, pageLocale });
       const component = page.locator('service-connect');
@@ -210,6 +217,7 @@ describe('the Connect component in a browser', () => {
     expect(await buttons.first().getAttribute('class')).toBe('primary');
     await buttons.first().click();
     const shown = (await component.locator('.pairing').innerText({ timeout: 20_000 })).replace('-', '');
+    expect(await axeViolations(first, 'service-connect'), 'the pairing code on a phone').toEqual([]);
     await first.keyboard.press('Escape');
     await first.close();
 
@@ -224,7 +232,7 @@ describe('the Connect component in a browser', () => {
   });
 
   it('links an existing account in English inside <service-connect>, with the code read from the SMTP server', async () => {
-    const shot = screenshots('existing-account-en');
+    const shot = screens('existing-account-en');
     const email = unique('owner');
     await createAccount(clients.producer, { name: 'Owner Co', email, plan: 'pro', sandboxNumbers: 1 }, connectSandboxNumbers(clients.producer));
     await api.directory.until(() => api.directory.usersWithEmail(email).length > 0, 15_000);
@@ -262,8 +270,70 @@ describe('the Connect component in a browser', () => {
     await page.close();
   });
 
+  it("gets a customer out of a used-up code with a new one, and wrong codes typed here never lock the e-mail's owner out of the panel", async () => {
+    const words = MESSAGES.en;
+    const shot = screens('used-up-code');
+    const email = unique('used-up');
+    await createAccount(clients.producer, { name: 'Used Up Co', email, plan: 'pro', sandboxNumbers: 1 }, connectSandboxNumbers(clients.producer));
+    await api.directory.until(() => api.directory.usersWithEmail(email).length > 0, 15_000);
+    const mails = async (after: number) => waitFor('a new code e-mail', async () => {
+      const box = await readMailbox(email);
+      return box.length > after ? /\b(\d{6})\b/.exec(box[box.length - 1]!.text)![1]! : undefined;
+    }, { timeoutMs: 20_000 });
+    /** Sends a code from the verify step and types a wrong one until it is used up. */
+    const useUp = async (page: Page) => {
+      const component = page.locator('service-connect');
+      for (let left = 4; left >= 0; left--) {
+        await component.getByLabel(words.codeLabel).fill('000000');
+        await component.getByRole('button', { name: words.confirm }).click();
+        if (left > 0) await component.getByRole('status').filter({ hasText: words.attemptsLeft.replace('{n}', String(left)) }).waitFor();
+      }
+      await component.getByText(words.codeUsedUp).waitFor();
+      expect(await component.getByRole('button', { name: words.confirm }).isDisabled()).toBe(true);
+    };
+
+    const page = await openDemo({ email, locale: 'en', mode: 'inline', externalId: `used-up-${env.id}`, clock: true });
+    const component = page.locator('service-connect');
+    await untilStep(page, 'account');
+    await component.getByRole('button', { name: words.sendCode }).click();
+    await untilStep(page, 'verify_email');
+    await mails(0);
+    await useUp(page);
+    await shot(page, 'used-up');
+    // A new code once the minute between sends has passed, on the server's clock and the page's.
+    now += 61_000;
+    await page.clock.runFor(61_000);
+    await component.getByRole('button', { name: words.resend }).click();
+    const fresh = await mails(1);
+    await waitFor('the used-up notice gone', async () => ((await component.getByText(words.codeUsedUp).count()) === 0) || undefined, { timeoutMs: 10_000 });
+    await component.getByLabel(words.codeLabel).fill(fresh);
+    await component.getByRole('button', { name: words.confirm }).click();
+    await untilStep(page, 'number');
+    await page.close();
+
+    // Another component session for the same e-mail takes its hour's last wrong attempts (ten in all)...
+    const again = await openDemo({ email, locale: 'en', mode: 'inline', externalId: `used-up-again-${env.id}` });
+    await untilStep(again, 'account');
+    await again.locator('service-connect').getByRole('button', { name: words.sendCode }).click();
+    await untilStep(again, 'verify_email');
+    await mails(2);
+    await useUp(again);
+    await again.close();
+    // ... and the e-mail's owner still signs in to the panel with the code it sends.
+    const panel = await browser.newPage({ locale: 'en-US' });
+    await panel.goto(`${base}/panel`);
+    await panel.getByLabel('E-mail').fill(email);
+    await panel.getByRole('button', { name: 'Send me a code' }).click();
+    const code = await mails(3);
+    await panel.getByLabel('Code').fill(code);
+    await panel.getByRole('button', { name: 'Sign in' }).click();
+    await panel.getByRole('button', { name: 'Sign out' }).waitFor({ timeout: 10_000 });
+    await panel.close();
+    expect(violations).toEqual([]);
+  });
+
   it('shows the end when the partner revokes mid-flow, and tells the host when the session expires', async () => {
-    const shot = screenshots('revoked-and-expired');
+    const shot = screens('revoked-and-expired');
     const page = await openDemo({ email: unique('revoked'), locale: 'de', mode: 'modal', externalId: `revoked-${env.id}` });
     const component = page.locator('service-connect');
     await untilStep(page, 'account');
@@ -347,6 +417,7 @@ describe('the Connect component in a browser', () => {
         await untilStep(page, 'error');
         const message = MESSAGES.en[`error_${code}` as keyof typeof MESSAGES.en];
         await page.locator('service-connect').getByText(message).waitFor();
+        expect(await axeViolations(page, 'service-connect')).toEqual([]);
         const errors = (await told(page)).filter((t) => t.name === 'error');
         const sessionId = errors[0]?.detail?.sessionId;
         expect(sessionId).toMatch(/^csn_/);
@@ -372,7 +443,7 @@ describe('the Connect component in a browser', () => {
     );
   });
 
-  it('works from the keyboard alone, styles itself under the strict CSP, and has no serious axe violation', async () => {
+  it('works from the keyboard alone, styles itself under the strict CSP, and has no axe violation at any level', async () => {
     const page = await openDemo({ email: unique('keys'), locale: 'en', mode: 'modal', externalId: `keys-${env.id}` });
     await untilStep(page, 'account');
     // The constructed stylesheet applied although the page allows no inline style.
@@ -382,13 +453,7 @@ describe('the Connect component in a browser', () => {
     );
     expect(background).toBe('rgb(15, 110, 86)');
 
-    await page.evaluate(axeSource);
-    const found = await page.evaluate(async () => {
-      const axe = (globalThis as unknown as { axe: { run(context: unknown, options: unknown): Promise<{ violations: { id: string; impact: string; nodes: unknown[] }[] }> } }).axe;
-      const result = await axe.run({ include: [['service-connect']] }, { resultTypes: ['violations'] });
-      return result.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length }));
-    });
-    expect(found.filter((v) => v.impact === 'serious' || v.impact === 'critical')).toEqual([]);
+    expect(await axeViolations(page, 'service-connect')).toEqual([]);
 
     // Tab from the screen's top to "Create a new account" and press Enter.
     const focused = () => primary.evaluate((button) => (button as unknown as { matches(selector: string): boolean }).matches(':focus'));

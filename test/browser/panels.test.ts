@@ -1,5 +1,3 @@
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { request } from 'undici';
@@ -13,23 +11,11 @@ import { startApi, type RunningApi } from '../../stack/api-role.js';
 import type { Clients } from '../../stack/clients.js';
 import { startRoles, type RunningRoles } from '../../stack/roles.js';
 import { topics } from '../../topics/index.js';
-import { launchChromium, screenshots } from '../support/browser.js';
+import { axeViolations, launchChromium, screenshots } from '../support/browser.js';
 import { testClients } from '../support/clients.js';
 import { untilConnectorServes } from '../support/connector-ready.js';
 import { createTestEnv, waitFor, type TestEnv } from '../support/env.js';
 import { readMailbox } from '../support/mailbox.js';
-
-const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-
-/** axe-core's violations on the whole page, at every impact level. */
-async function axeViolations(page: Page): Promise<{ id: string; impact: string; nodes: string[] }[]> {
-  await page.evaluate(axeSource);
-  return page.evaluate(async () => {
-    const axe = (globalThis as unknown as { axe: { run(context: unknown, options: unknown): Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> } }).axe;
-    const result = await axe.run({ exclude: [] }, { resultTypes: ['violations'] });
-    return result.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(' ')) }));
-  });
-}
 
 /** Each screen in light and in dark mode (the system setting) has no axe violation. */
 async function expectAccessible(page: Page, screen: string): Promise<void> {
