@@ -22,7 +22,7 @@ import type { InboundMessage, MessageStatus, SendCommand } from '../schemas/reco
 import { buildClients, type Clients } from '../stack/clients.js';
 import { loadConfig } from '../stack/config.js';
 import { replayMembers } from '../stack/replay-members.js';
-import { backlogFetch, createConsumer, topicName, topics, watermarks, type OutgoingRecord, type TopicSpec } from '../topics/index.js';
+import { backlogFetch, createConsumer, recordsHeld, topicName, topics, watermarks, type OutgoingRecord, type TopicSpec } from '../topics/index.js';
 import { benchSlice, runMain } from './support.js';
 
 const { values } = parseArgs({ options: { records: { type: 'string' }, only: { type: 'string', multiple: true } } });
@@ -125,13 +125,7 @@ async function produce<V>(clients: Clients, spec: TopicSpec<V>, records: readonl
 const inputsOf = (projection: Projection) => projection.handlers.map((h) => h.topic);
 
 /** Records the topics hold now. */
-async function held(clients: Clients, inputs: readonly TopicSpec<unknown>[]): Promise<number> {
-  let total = 0;
-  for (const topic of inputs) {
-    for (const { low, high } of (await watermarks(clients.kafka, topicName(topic, clients.serdes.prefix))).values()) total += high - low;
-  }
-  return total;
-}
+const held = (clients: Clients, inputs: readonly TopicSpec<unknown>[]) => recordsHeld(clients.kafka, inputs.map((topic) => topicName(topic, clients.serdes.prefix)));
 
 /** Seconds for a bare consumer to read and decode every record of the topics. */
 async function bareRead(clients: Clients, inputs: readonly TopicSpec<unknown>[], expected: number, label: string): Promise<number> {

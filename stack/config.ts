@@ -188,7 +188,7 @@ export function loadConfig(env: Env = process.env, { defaultMode = 'production' 
     schemaRegistryUrl: text(env, 'SCHEMA_REGISTRY_URL', 'http://127.0.0.1:8081/apis/ccompat/v7'),
     databaseUrl: text(env, 'DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/gateway'),
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 20),
-    // One per core besides the main thread's, up to three: past four members Postgres and the brokers are the limit.
+    // One per core besides the main thread's, up to three: every member adds Postgres connections and broker fetches (only two members are measured: docs/operations.md).
     replayThreads: integer(env, 'REPLAY_THREADS', Math.max(0, Math.min(3, availableParallelism() - 1))),
     clickhouse: Object.freeze(
       clickhouseUrl

@@ -157,6 +157,13 @@ export async function watermarks(kafka: Kafka, topic: string): Promise<Watermark
   }
 }
 
+/** Records the topics hold now, every partition from its first record held to its end. */
+export async function recordsHeld(kafka: Kafka, topics: readonly string[]): Promise<number> {
+  let total = 0;
+  for (const topic of topics) for (const { low, high } of (await watermarks(kafka, topic)).values()) total += high - low;
+  return total;
+}
+
 /** `endOffsets` through one admin connection kept open, for a caller that reads them often. */
 export interface OffsetReader {
   endOffsets(topic: string): Promise<Map<number, number>>;

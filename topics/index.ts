@@ -1,6 +1,6 @@
 export { topics, deadLetterTopic, deliveryRetryTier, durationLabel, topicName, valueSubject, type TopicSpec, type AnyTopic } from './catalogue.js';
 export { createKafka, type KafkaSettings } from './kafka.js';
-export { ensureTopics, endOffsets, watermarks, openOffsetReader, deleteGroup, describeCluster, probeBroker, type OffsetReader } from './admin.js';
+export { ensureTopics, endOffsets, recordsHeld, watermarks, openOffsetReader, deleteGroup, describeCluster, probeBroker, type OffsetReader } from './admin.js';
 export { deleteSubject, removePrefixed } from './cleanup.js';
 export { TopicSerdes } from './serdes.js';
 export { createProducer, type Producer, type OutgoingRecord, type AppendTimes } from './producer.js';

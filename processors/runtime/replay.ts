@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { ClickHouse } from '../../shared/clickhouse.js';
-import { backlogFetch, deleteGroup, topicName, watermarks, type PartitionShare } from '../../topics/index.js';
+import { backlogFetch, deleteGroup, recordsHeld, topicName, watermarks, type PartitionShare } from '../../topics/index.js';
 import { replayTable, tableGaps } from './clickhouse-replay.js';
 import type { ClickHouseTable } from './clickhouse-table.js';
 import { LogGapsError, logGaps, type LogGap, type ProjectionGaps, type ReplayResult } from './log-gaps.js';
@@ -117,7 +117,7 @@ export async function replayProjection(deps: RunnerDeps, projection: Projection,
   const gaps = await projectionGaps(deps, projection);
   if (gaps.length > 0 && options.allowGaps !== true) throw new LogGapsError([{ projection: projection.name, gaps }]);
   if (gaps.length > 0) logger.warn({ gaps }, 'replaying without what the log no longer holds');
-  const others = options.members && (await heldRecords(deps, topics)) >= MEMBERS_FROM_RECORDS ? options.members : undefined;
+  const others = options.members && (await recordsHeld(deps.kafka, topics)) >= MEMBERS_FROM_RECORDS ? options.members : undefined;
   const group: ReplayGroup = { projection: projection.name, schema, groupId: `${deps.serdes.prefix}replay.${projection.name}.${stamp}`, of: 1 + (others?.count ?? 0) };
   const members = await joinReplay(deps, projection, group, others);
   let applied: ReplayResult['applied'];
@@ -256,13 +256,6 @@ export async function waitUntilCaughtUp(
     logger?.debug({ behind }, 'catching up');
     await new Promise((resolve) => setTimeout(resolve, delay));
   }
-}
-
-/** Records the topics hold now. */
-async function heldRecords(deps: Pick<RunnerDeps, 'kafka'>, topics: readonly string[]): Promise<number> {
-  let total = 0;
-  for (const topic of topics) for (const { low, high } of (await watermarks(deps.kafka, topic)).values()) total += high - low;
-  return total;
 }
 
 /** Records the rebuilt projection applied: up to its stored offsets, from the first record held. */

@@ -4,7 +4,7 @@ import { MEMBERS_FROM_RECORDS, replayMember, replayProjection, runProjection, wa
 import { asAccountId, asEventId, asInstanceId, asMessageId, asProjectId } from '../../schemas/ids.js';
 import type { InboundMessage, MessageStatus, SendCommand } from '../../schemas/records.js';
 import type { Clients } from '../../stack/clients.js';
-import { topicName, topics, watermarks, type TopicSpec } from '../../topics/index.js';
+import { recordsHeld, topicName, topics, type TopicSpec } from '../../topics/index.js';
 import { testClients } from '../support/clients.js';
 import { createTestEnv, type TestEnv } from '../support/env.js';
 import { spawnGateway } from '../support/gateway.js';
@@ -83,9 +83,7 @@ describe('replay by members in worker threads', () => {
     const before = await dump();
     expect(before.messages).toHaveLength(sends * 1.5);
 
-    const held = async (topic: string) => [...(await watermarks(clients.kafka, topic)).values()].reduce((n, w) => n + w.high - w.low, 0);
-    let records = 0;
-    for (const topic of inputs()) records += await held(topic);
+    const records = await recordsHeld(clients.kafka, inputs());
     expect(records).toBeGreaterThanOrEqual(MEMBERS_FROM_RECORDS);
 
     const replay = spawnGateway(['replay', 'conversations'], { ...env.env, REPLAY_THREADS: '1' });
