@@ -17,7 +17,7 @@ import { planNamed } from '../processors/usage/plans.js';
 import { buildServer, type ApiServer } from '../api/server.js';
 import { ensureApiTables } from '../api/storage.js';
 import { StreamHub } from '../api/streams/index.js';
-import { lastInstanceFor } from '../processors/conversations/index.js';
+import { lastInstanceReader } from '../processors/conversations/index.js';
 import { projectionsFor } from '../processors/index.js';
 import { ensureProjectionSchema } from '../processors/runtime/store.js';
 import { standingReader } from '../processors/audience/index.js';
@@ -58,6 +58,7 @@ export async function startApi(clients: Clients, options: { listen: boolean; clo
   );
   const streams = await StreamHub.start(clients, { bufferPerPartition: clients.config.streams.bufferPerPartition });
   const asker = await NumberAsker.start(clients);
+  const lastInstance = lastInstanceReader(clients.pool);
   const otpKeys = new OtpKeys(clients.pool);
   await otpKeys.ensureSchema();
   const app = await buildServer({
@@ -74,10 +75,10 @@ export async function startApi(clients: Clients, options: { listen: boolean; clo
       otp: otpKeys,
       media: { store: clients.media, http: clients.http, converter },
       standing: standingReader(clients.pool),
-      lastInstanceFor: (projectId, jid) => lastInstanceFor(clients.pool, projectId, jid),
+      lastInstanceFor: lastInstance,
     },
     contacts: { network: new NetworkChecks({ pool: clients.pool, asker }) },
-    groups: { asker, lastInstanceFor: (projectId, jid) => lastInstanceFor(clients.pool, projectId, jid) },
+    groups: { asker, lastInstanceFor: lastInstance },
     conversations: { signMediaUrl: (mediaId) => clients.mediaLinks.mediaUrl(mediaId) },
     media: { store: clients.media, links: clients.mediaLinks },
     streams: { hub: streams, heartbeatMs: clients.config.streams.heartbeatMs },

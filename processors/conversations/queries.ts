@@ -1,4 +1,5 @@
 import type { Pool } from 'pg';
+import { gatheredCalls } from '../../shared/serial.js';
 import type { SendStatus } from '../../schemas/records.js';
 import { LATEST_CHANGE } from './changes.js';
 
@@ -75,6 +76,18 @@ export async function lastInstanceFor(db: Pool, projectId: string, customerJid: 
     [projectId, customerJid],
   );
   return rows[0]?.last_instance_id ?? null;
+}
+
+/**
+ * `lastInstanceFor` as each send asks it: the lookups of a project asked while one of its lookups
+ * is in flight are made together, in one read (a burst of sends to new customers costs one round
+ * trip, not one each).
+ */
+export function lastInstanceReader(db: Pool): (projectId: string, customerJid: string) => Promise<string | null> {
+  return gatheredCalls(async (projectId: string, jids: readonly string[]) => {
+    const numbers = await lastInstancesFor(db, projectId, jids);
+    return jids.map((jid) => numbers.get(jid) ?? null);
+  });
 }
 
 /** The number that last talked with each of these customers in the project, in one read (a campaign's tick). */

@@ -7,7 +7,7 @@ import { routeContext } from '../support/route-context.js';
 import { errorsPlugin } from '../../api/plugins/errors.js';
 import type { AuthContext } from '../../api/plugins/auth.js';
 import { replayProjection, runProjection, waitUntilCaughtUp, type RunningProjection } from '../../processors/index.js';
-import { conversationsProjection, lastInstanceFor } from '../../processors/conversations/index.js';
+import { conversationsProjection, lastInstanceFor, lastInstanceReader } from '../../processors/conversations/index.js';
 import { asAccountId, asEventId, asInstanceId, asMessageId, asProjectId } from '../../schemas/ids.js';
 import type { InboundMessage, MessageStatus, SendCommand, SendStatus } from '../../schemas/records.js';
 import type { Clients } from '../../stack/clients.js';
@@ -170,6 +170,13 @@ describe('conversations projection and inbox routes on the real stack', () => {
     });
     expect(await lastInstanceFor(clients.pool, PROJECT, customer)).toBe(NUMBER_B);
     expect(await lastInstanceFor(clients.pool, PROJECT, '5511900000000@s.whatsapp.net')).toBeNull();
+    // As sends ask it: concurrent lookups of a project answered by one read, each its own answer.
+    let reads = 0;
+    const counted = { query: (...args: Parameters<Clients['pool']['query']>) => ((reads += 1), clients.pool.query(...args)) } as unknown as Clients['pool'];
+    const lastInstance = lastInstanceReader(counted);
+    const lookups = [customer, '5511900000000@s.whatsapp.net', other, customer];
+    expect(await Promise.all(lookups.map((jid) => lastInstance(PROJECT, jid)))).toEqual([NUMBER_B, null, NUMBER_C, NUMBER_B]);
+    expect(reads).toBe(1);
 
     const onA = (await get<Page<Item>>(`/conversations?instance_id=${NUMBER_A}`)).data.map((c) => c.jid);
     expect(onA).toContain(customer);

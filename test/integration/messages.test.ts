@@ -1,4 +1,5 @@
-import { createRateLimiter } from '../../api/plugins/rate-limit.js';
+import type { Pool } from 'pg';
+import { createRateLimiter, LEASE_MS } from '../../api/plugins/rate-limit.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount } from '../../processors/config/accounts.js';
 import { OtpKeys } from '../../connectors/network/index.js';
@@ -147,6 +148,37 @@ describe('sending through the API', () => {
       const first = await Promise.all(Array.from({ length: 25 }, () => take(bucket, limit)));
       expect(first).toEqual(Array.from({ length: 25 }, (_, i) => i < 10));
       expect(await Promise.all(Array.from({ length: 5 }, () => take(bucket, limit)))).toEqual([false, false, false, false, false]);
+    });
+
+    it('answers a steady stream of requests from leased tokens, without a statement each', async () => {
+      let statements = 0;
+      const counted = { query: (...args: Parameters<Pool['query']>) => ((statements += 1), clients.pool.query(...args)) } as unknown as Pool;
+      const take = createRateLimiter(counted);
+      const bucket = `key:steady-${Date.now()}`;
+      const given: boolean[] = [];
+      for (let i = 0; i < 500; i++) given.push(await take(bucket, { rate: 1_000, burst: 2_000 }));
+      expect(given.every(Boolean)).toBe(true);
+      // A tenth of a second of the rate (100 tokens) is leased at a time, ahead of the requests.
+      expect(statements).toBeLessThanOrEqual(15);
+    });
+
+    it('never gives more than the shared bucket holds, and drops leased tokens after LEASE_MS', async () => {
+      let at = Date.now();
+      const clock = () => at;
+      const [first, second] = [createRateLimiter(clients.pool, clock), createRateLimiter(clients.pool, clock)];
+      const limit = { rate: 0.001, burst: 10 };
+      const bucket = `key:shared-${Date.now()}`;
+      const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? first : second)(bucket, limit)));
+      expect(answers.filter(Boolean).length).toBe(10);
+
+      // The first process leases a token ahead of its next request; the second finds the bucket empty.
+      const other = `key:dropped-${Date.now()}`;
+      const small = { rate: 0.001, burst: 2 };
+      expect(await first(other, small)).toBe(true);
+      expect(await second(other, small)).toBe(false);
+      // The token the first holds is good for LEASE_MS, then dropped rather than given late.
+      at += LEASE_MS;
+      expect(await first(other, small)).toBe(false);
     });
 
     it('shares one bucket between API processes', async () => {

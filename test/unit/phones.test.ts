@@ -36,6 +36,13 @@ describe('parsePhone', () => {
     expect(parsePhone(input, country)).toEqual({ ok: false, reason });
   });
 
+  it('reads the same text again in the country it is asked in (phones read lately are kept per country)', () => {
+    expect(parsePhone('(11) 99999-8888', 'BR')).toEqual({ ok: true, e164: '+5511999998888', country: 'BR' });
+    expect(parsePhone('(11) 99999-8888', undefined)).toEqual({ ok: false, reason: 'missing_country' });
+    expect(parsePhone('(11) 99999-8888', 'US')).toMatchObject({ ok: false });
+    expect(parsePhone('(11) 99999-8888', 'BR')).toEqual({ ok: true, e164: '+5511999998888', country: 'BR' });
+  });
+
   it('takes ISO 3166 alpha-2 countries with a numbering plan, in either case', () => {
     expect(countryCode('br')).toBe('BR');
     expect(countryCode(' GB ')).toBe('GB');
