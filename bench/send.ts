@@ -2,7 +2,8 @@
  * Send benchmark, in one run on this machine:
  * 1. end to end: the gateway with every role in one process, at a steady 1,000 sends/s, the time
  *    from the 202 to the `delivered` fact of each message on the log (sandbox receipts set to
- *    answer at once);
+ *    answer at once); then the same run with tracing on, and each hop's share from its spans
+ *    (bench/send-hops.ts);
  * 2. saturation: accepted `POST /messages/text` per second and p50/p99 latency of the api role
  *    alone (as it scales in production) against a bare Fastify route writing the same command
  *    (Avro through the registry) with the gateway's own batching producer; prints the ratio, and
@@ -22,6 +23,7 @@ import type { MessageStatus } from '../schemas/records.js';
 import { loadConfig } from '../stack/config.js';
 import { repoRoot } from '../shared/repo-root.js';
 import { createConsumer, createKafka, ensureTopics, topics, TopicSerdes } from '../topics/index.js';
+import { spanCollector } from './send-hops.js';
 import { benchSlice, percentiles, run, runMain, start, stop, until } from './support.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -52,12 +54,7 @@ async function main(): Promise<void> {
     children.push(all);
     const gateway = `http://127.0.0.1:${gatewayPort}`;
     const auth = { authorization: `Bearer ${account.api_key}`, 'content-type': 'application/json' };
-    await until('the gateway and its 4 numbers', async () => {
-      const response = await request(`${gateway}/instances`, { headers: auth }).catch(() => undefined);
-      if (!response || response.statusCode !== 200) return false;
-      const { data } = (await response.body.json()) as { data: Array<{ status: string }> };
-      return data.length === 4 && data.every((n) => n.status === 'connected');
-    });
+    await numbersConnected(gateway, auth);
     // The rate limit is per key (1,000/s on the scale plan): saturation spreads over several keys.
     const keys: string[] = [];
     for (let i = 0; i < 8; i++) {
@@ -84,10 +81,20 @@ async function main(): Promise<void> {
     let n = 0;
     const body = () => JSON.stringify({ to: customers[n++ % customers.length], body: `Your order ${n} is on its way.`, client_reference: `order-${n}` });
 
-    const e2e = await steady(kafka, id, gateway, auth, body);
+    const e2e = await steady(kafka, `${id}.`, 'untraced', gateway, auth, body);
+
+    // Where the time goes: the same run with tracing on, every hop's span sent to a receiver here.
+    await stop(all);
+    const collector = await spanCollector();
+    const traced = start([cli, 'all'], { ...env, PORT: String(gatewayPort), OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint });
+    children.push(traced);
+    await numbersConnected(gateway, auth);
+    const tracedRun = await steady(kafka, `${id}.`, 'traced', gateway, auth, body);
+    await stop(traced); // sends the spans it still holds
+    const breakdown = collector.hops(tracedRun.deliveredAt);
+    await collector.close();
 
     // Saturation of the api role alone: the other roles stop, and their backlog waits on the log.
-    await stop(all);
     const api = start([cli, 'api'], { ...env, PORT: String(gatewayPort) });
     children.push(api);
     await until('the api role', async () => (await request(`${gateway}/health`).then((r) => r.statusCode).catch(() => 0)) === 200);
@@ -111,7 +118,9 @@ async function main(): Promise<void> {
     console.log(`  gateway /messages/text ${g.perSecond.toFixed(0).padStart(6)} accepted/s  p50 ${g.p50.toFixed(1)} ms  p99 ${g.p99.toFixed(1)} ms  (refused: ${g.refused})`);
     console.log(`  ratio gateway/bare     ${(g.perSecond / b.perSecond).toFixed(2)}   (target 0.95)`);
     console.log(`end to end at ${RATE} sends/s for ${SECONDS} s: ${e2e.sent} accepted, ${e2e.delivered} delivered`);
-    console.log(`  202 -> delivered fact   p50 ${e2e.p50.toFixed(1)} ms  p99 ${e2e.p99.toFixed(1)} ms  (target p99 under 250 ms)`);
+    console.log(`  202 -> delivered fact   p50 ${e2e.p50.toFixed(1)} ms  p99 ${e2e.p99.toFixed(1)} ms  (target p50 under 30 ms, p99 under 100 ms)`);
+    console.log(`the same with tracing on: 202 -> delivered fact p50 ${tracedRun.p50.toFixed(1)} ms  p99 ${tracedRun.p99.toFixed(1)} ms; hop by hop over the ${breakdown.complete} sends all of whose spans came in:`);
+    for (const { hop, p50, p99 } of breakdown.hops) console.log(`  ${hop.padEnd(76)} p50 ${p50.toFixed(1).padStart(7)} ms  p99 ${p99.toFixed(1).padStart(7)} ms`);
   } finally {
     await Promise.all(children.map(stop));
     await slice.dispose();
@@ -143,11 +152,13 @@ async function saturate(base: string, keys: readonly string[], body: () => strin
 }
 
 /** `RATE` sends a second for `SECONDS`, each timed from its 202 to its `delivered` fact on the log. */
-async function steady(kafka: ReturnType<typeof createKafka>, id: string, base: string, headers: Record<string, string>, body: () => string) {
-  const serdes = await TopicSerdes.register(new AvroSerdes(loadConfig().schemaRegistryUrl, loadSchemaFiles()), [topics.messageStatus], `${id}.`);
+async function steady(kafka: ReturnType<typeof createKafka>, prefix: string, label: string, base: string, headers: Record<string, string>, body: () => string) {
+  const serdes = await TopicSerdes.register(new AvroSerdes(loadConfig().schemaRegistryUrl, loadSchemaFiles()), [topics.messageStatus], prefix);
   const acceptedAt = new Map<string, number>();
   const deliveredAfter: number[] = [];
-  const consumer = await createConsumer(kafka, serdes, { groupId: `${id}.bench-delivered`, topics: [topics.messageStatus], fromBeginning: false });
+  /** When each message's delivered fact was read, in epoch milliseconds (the spans' clock). */
+  const deliveredAt = new Map<string, number>();
+  const consumer = await createConsumer(kafka, serdes, { groupId: `${prefix}bench-delivered.${label}`, topics: [topics.messageStatus], fromBeginning: false });
   let joined = false;
   await consumer.run(async (batch) => {
     joined = true;
@@ -157,6 +168,7 @@ async function steady(kafka: ReturnType<typeof createKafka>, id: string, base: s
       const at = status?.status === 'delivered' ? acceptedAt.get(status.message_id) : undefined;
       if (at !== undefined) {
         deliveredAfter.push(now - at);
+        deliveredAt.set(status!.message_id, performance.timeOrigin + now);
         acceptedAt.delete(status!.message_id);
       }
     }
@@ -196,7 +208,16 @@ async function steady(kafka: ReturnType<typeof createKafka>, id: string, base: s
   await until('the last delivered facts', async () => deliveredAfter.length >= sent, 30_000).catch(() => undefined);
   await consumer.stop();
   await pool.close();
-  return { sent, delivered: deliveredAfter.length, ...percentiles(deliveredAfter) };
+  return { sent, delivered: deliveredAfter.length, deliveredAt, ...percentiles(deliveredAfter) };
+}
+
+async function numbersConnected(gateway: string, auth: Record<string, string>): Promise<void> {
+  await until('the gateway and its 4 numbers', async () => {
+    const response = await request(`${gateway}/instances`, { headers: auth }).catch(() => undefined);
+    if (!response || response.statusCode !== 200) return false;
+    const { data } = (await response.body.json()) as { data: Array<{ status: string }> };
+    return data.length === 4 && data.every((n) => n.status === 'connected');
+  });
 }
 
 async function firstLine(child: ChildProcess): Promise<string> {
