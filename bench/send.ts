@@ -2,8 +2,8 @@
  * Send benchmark, in one run on this machine:
  * 1. end to end: the gateway with every role in one process, at a steady 1,000 sends/s, the time
  *    from the 202 to the `delivered` fact of each message on the log (sandbox receipts set to
- *    answer at once); then the same run with tracing on, and each hop's share from its spans
- *    (bench/send-hops.ts);
+ *    answer at once); then the same run with every role in its own process and tracing on, and
+ *    each hop's share from its spans (bench/send-hops.ts);
  * 2. saturation: accepted `POST /messages/text` per second and p50/p99 latency of the api role
  *    alone (as it scales in production) against a bare Fastify route writing the same command
  *    (Avro through the registry) with the gateway's own batching producer; prints the ratio, and
@@ -83,14 +83,17 @@ async function main(): Promise<void> {
 
     const e2e = await steady(kafka, `${id}.`, 'untraced', gateway, auth, body);
 
-    // Where the time goes: the same run with tracing on, every hop's span sent to a receiver here.
+    // Where the time goes: the same run with every role in its own process, as they scale in
+    // production, and tracing on: every hop's span is sent to a receiver here.
     await stop(all);
     const collector = await spanCollector();
-    const traced = start([cli, 'all'], { ...env, PORT: String(gatewayPort), OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint });
-    children.push(traced);
+    const roles = ['api', 'processor', 'connector', 'dispatcher'].map((role) =>
+      start([cli, role], { ...env, PORT: String(gatewayPort), CHDB_PATH: path.join(tmpdir(), `${id}-chdb-${role}`), OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint }, 'ignore'),
+    );
+    children.push(...roles);
     await numbersConnected(gateway, auth);
     const tracedRun = await steady(kafka, `${id}.`, 'traced', gateway, auth, body);
-    await stop(traced); // sends the spans it still holds
+    await Promise.all(roles.map(stop)); // sends the spans it still holds
     const breakdown = collector.hops(tracedRun.deliveredAt);
     await collector.close();
 
@@ -119,7 +122,7 @@ async function main(): Promise<void> {
     console.log(`  ratio gateway/bare     ${(g.perSecond / b.perSecond).toFixed(2)}   (target 0.95)`);
     console.log(`end to end at ${RATE} sends/s for ${SECONDS} s: ${e2e.sent} accepted, ${e2e.delivered} delivered`);
     console.log(`  202 -> delivered fact   p50 ${e2e.p50.toFixed(1)} ms  p99 ${e2e.p99.toFixed(1)} ms  (target p50 under 30 ms, p99 under 100 ms)`);
-    console.log(`the same with tracing on: 202 -> delivered fact p50 ${tracedRun.p50.toFixed(1)} ms  p99 ${tracedRun.p99.toFixed(1)} ms; hop by hop over the ${breakdown.complete} sends all of whose spans came in:`);
+    console.log(`the same, every role in its own process and tracing on: 202 -> delivered fact p50 ${tracedRun.p50.toFixed(1)} ms  p99 ${tracedRun.p99.toFixed(1)} ms; hop by hop over the ${breakdown.complete} sends all of whose spans came in:`);
     for (const { hop, p50, p99 } of breakdown.hops) console.log(`  ${hop.padEnd(76)} p50 ${p50.toFixed(1).padStart(7)} ms  p99 ${p99.toFixed(1).padStart(7)} ms`);
   } finally {
     await Promise.all(children.map(stop));
