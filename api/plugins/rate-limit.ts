@@ -40,8 +40,9 @@ interface LocalBucket {
  * flight at a time; the requests that arrive meanwhile wait for the next, in their order.
  *
  * Leased tokens are taken from the shared bucket, so the processes together never give more than
- * it holds; a process only moves the moment a token is used by at most `LEASE_MS`, after which
- * the tokens it did not give are dropped (spent, never returned).
+ * it holds. A process holds at most a tenth of a second of the rate beyond the requests it has
+ * waiting, and drops what it has not given `LEASE_MS` after its last lease (spent, never
+ * returned): a key whose traffic moves to another process loses that much, never more.
  */
 export function createRateLimiter(pool: Pool, now: () => number = Date.now) {
   const buckets = new Map<string, LocalBucket>();
