@@ -16,7 +16,7 @@ import { AvroSerdes } from '../schemas/serde.js';
 import { loadConfig } from '../stack/config.js';
 import { repoRoot } from '../shared/repo-root.js';
 import { createConsumer, createKafka, topics, TopicSerdes } from '../topics/index.js';
-import { benchSlice, run, runMain, start, stop, until } from './support.js';
+import { benchSlice, numbersConnected, run, runMain, start, stop, until } from './support.js';
 
 const RECIPIENTS = Number(process.env.BENCH_RECIPIENTS ?? 10_000);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -41,12 +41,7 @@ async function main(): Promise<void> {
       if (response.statusCode >= 300) throw new Error(`${url}: ${response.statusCode} ${JSON.stringify(answer)}`);
       return answer;
     };
-    await until('the gateway and its 4 numbers', async () => {
-      const response = await request(`${gateway}/instances`, { headers: auth }).catch(() => undefined);
-      if (!response || response.statusCode !== 200) return false;
-      const { data } = (await response.body.json()) as { data: Array<{ status: string }> };
-      return data.length === 4 && data.every((n) => n.status === 'connected');
-    });
+    await numbersConnected(gateway, auth);
     const keys: string[] = [];
     for (let i = 0; i < 8; i++) keys.push((await post('/keys', { role: 'agent', scopes: ['messages:send'] })).api_key as string);
 

@@ -27,7 +27,7 @@ import { repoRoot } from '../shared/repo-root.js';
 import { loadConfig } from '../stack/config.js';
 import { createKafka } from '../topics/index.js';
 import { GROUP_TIMING } from '../topics/group-timing.js';
-import { benchSlice, percentiles, run, runMain, stop, until } from './support.js';
+import { benchSlice, numbersConnected, percentiles, run, runMain, stop, until } from './support.js';
 
 const { AssignerProtocol } = kafkajs;
 const { values: flags } = parseArgs({ options: { rate: { type: 'string' } } });
@@ -94,12 +94,7 @@ async function main(): Promise<void> {
     for (const role of ROLES) running.set(role, [startRole(role), startRole(role)]);
     const gateway = `http://127.0.0.1:${port}`;
     const auth = { authorization: `Bearer ${account.api_key}`, 'content-type': 'application/json' };
-    await until('the api and its 8 connected numbers', async () => {
-      const response = await request(`${gateway}/instances`, { headers: auth });
-      if (response.statusCode !== 200) return (await response.body.dump(), false);
-      const { data } = (await response.body.json()) as { data: Array<{ status: string }> };
-      return data.length === 8 && data.every((n) => n.status === 'connected');
-    });
+    await numbersConnected(gateway, auth, 8);
     for (const number of account.instance_ids) await post(`${gateway}/sandbox/instances/${number}/behaviour`, auth, { delivered_after_ms: 0, read_after_ms: 0 });
     await post(`${gateway}/webhooks`, auth, { url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook` });
 

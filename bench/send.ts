@@ -24,7 +24,7 @@ import { loadConfig } from '../stack/config.js';
 import { repoRoot } from '../shared/repo-root.js';
 import { createConsumer, createKafka, ensureTopics, topics, TopicSerdes } from '../topics/index.js';
 import { spanCollector } from './send-hops.js';
-import { benchSlice, percentiles, run, runMain, start, stop, until } from './support.js';
+import { benchSlice, numbersConnected, percentiles, run, runMain, start, stop, until } from './support.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64);
@@ -212,15 +212,6 @@ async function steady(kafka: ReturnType<typeof createKafka>, prefix: string, lab
   await consumer.stop();
   await pool.close();
   return { sent, delivered: deliveredAfter.length, deliveredAt, ...percentiles(deliveredAfter) };
-}
-
-async function numbersConnected(gateway: string, auth: Record<string, string>): Promise<void> {
-  await until('the gateway and its 4 numbers', async () => {
-    const response = await request(`${gateway}/instances`, { headers: auth }).catch(() => undefined);
-    if (!response || response.statusCode !== 200) return false;
-    const { data } = (await response.body.json()) as { data: Array<{ status: string }> };
-    return data.length === 4 && data.every((n) => n.status === 'connected');
-  });
 }
 
 async function firstLine(child: ChildProcess): Promise<string> {

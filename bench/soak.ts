@@ -20,7 +20,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Pool, request } from 'undici';
 import { repoRoot } from '../shared/repo-root.js';
-import { benchSlice, run, runMain, stop, until } from './support.js';
+import { benchSlice, numbersConnected, run, runMain, stop, until } from './support.js';
 
 const { values: flags } = parseArgs({
   options: { minutes: { type: 'string' }, rate: { type: 'string' }, 'sample-seconds': { type: 'string' }, 'heap-snapshots': { type: 'boolean' } },
@@ -78,12 +78,7 @@ async function main(): Promise<void> {
     }
     const gateway = `http://127.0.0.1:${port}`;
     const auth = { authorization: `Bearer ${account.api_key}`, 'content-type': 'application/json' };
-    await until('the api and its 4 connected numbers', async () => {
-      const response = await request(`${gateway}/instances`, { headers: auth });
-      if (response.statusCode !== 200) return (await response.body.dump(), false);
-      const { data } = (await response.body.json()) as { data: Array<{ status: string }> };
-      return data.length === 4 && data.every((n) => n.status === 'connected');
-    });
+    await numbersConnected(gateway, auth);
     for (const number of account.instance_ids) {
       await post(`${gateway}/sandbox/instances/${number}/behaviour`, auth, { delivered_after_ms: 0, read_after_ms: 0 });
     }

@@ -1,6 +1,7 @@
 // What the benches share: child processes of the built CLI, waiting on a condition, percentiles.
 import { spawn, type ChildProcess } from 'node:child_process';
 import pg from 'pg';
+import { request } from 'undici';
 import { loadConfig } from '../stack/config.js';
 import { stackUp } from '../stack/local/index.js';
 import { createKafka, removePrefixed } from '../topics/index.js';
@@ -91,4 +92,15 @@ export async function benchSlice(label: string): Promise<{ id: string; env: Reco
       await withPg(admin.toString(), (c) => c.query(`DROP DATABASE IF EXISTS gateway_${id} WITH (FORCE)`));
     },
   };
+}
+
+/** Waits until the gateway's API answers with its `count` sandbox numbers all connected. */
+export async function numbersConnected(gateway: string, auth: Record<string, string>, count = 4): Promise<void> {
+  await until(`the gateway and its ${count} connected numbers`, async () => {
+    const response = await request(`${gateway}/instances`, { headers: auth }).catch(() => undefined);
+    if (!response) return false;
+    if (response.statusCode !== 200) return (await response.body.dump(), false);
+    const { data } = (await response.body.json()) as { data: Array<{ status: string }> };
+    return data.length === count && data.every((n) => n.status === 'connected');
+  });
 }

@@ -66,6 +66,13 @@ export function countryCode(input: string): CountryCode | undefined {
 }
 
 /**
+ * Phones read lately, by text and country: a business writes to the same customers again and
+ * again, and reading a phone against its numbering plan was a twentieth of a send's CPU.
+ */
+const parsedPhones = new Map<string, ParsedPhone>();
+const PARSED_PHONES_KEPT = 10_000;
+
+/**
  * A phone as people write it, in E.164 after the numbering plan of its country says it exists. A
  * number with a plus (or the default country's international prefix) names its own country; a
  * national one is read in `country` (ISO 3166 alpha-2). The whole text must be the number: no
@@ -80,13 +87,6 @@ export function parsePhone(input: string, country?: string | null): ParsedPhone 
   if (parsedPhones.size > PARSED_PHONES_KEPT) parsedPhones.delete(parsedPhones.keys().next().value!);
   return parsed;
 }
-
-/**
- * Phones read lately, by text and country: a business writes to the same customers again and
- * again, and reading a phone against its numbering plan was a twentieth of a send's CPU.
- */
-const parsedPhones = new Map<string, ParsedPhone>();
-export const PARSED_PHONES_KEPT = 10_000;
 
 function readPhone(input: string, country?: string | null): ParsedPhone {
   const defaultCountry = country === undefined || country === null ? undefined : countryCode(country);
