@@ -3,7 +3,7 @@ import { BaileysNetwork, BaileysProtocol, leasePool, webVersion } from '../conne
 import { PendingReceipts, SandboxNetwork } from '../connectors/sandbox/index.js';
 import { startDispatcher } from '../connectors/webhooks/index.js';
 import { startPaymentEffects } from '../connectors/payments/effects-projection.js';
-import { projectionsFor, runProjection, seedChangelogs } from '../processors/index.js';
+import { projectionsFor, runProjections, seedChangelogs } from '../processors/index.js';
 import { startUsageWriter } from '../processors/usage/index.js';
 import { startAnalyticsWriters } from '../processors/analytics/index.js';
 import { startSweeper } from '../processors/connections/sweeper.js';
@@ -46,7 +46,7 @@ export async function startRoles(roles: readonly Role[], clients: Clients): Prom
     if (seeded.contacts + seeded.messages > 0) logger.info(seeded, 'contacts and messages written to their changelogs for the first time');
     // The campaign watch (safety autopilot) sees the campaigns projection's facts and is asked by the runner.
     const watch = createAutopilot();
-    for (const projection of projectionsFor({ ...clients, watch }, 'live').values()) running.push(await runProjection(clients, projection));
+    running.push(await runProjections(clients, [...projectionsFor({ ...clients, watch }, 'live').values()]));
     const directory = await startDirectory(clients);
     running.push(await startCampaignRunner({ ...clients, directory: directory.directory, watch }));
     running.push(directory);
