@@ -12,6 +12,7 @@
  * It prints figures; it never fails on them.
  *
  *   npm run bench:failover -- --rate 50
+ *   KAFKA_SESSION_TIMEOUT_MS=3000 npm run bench:failover   # the roles with 3 s sessions
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { openSync, rmSync } from 'node:fs';
@@ -25,8 +26,7 @@ import { pino } from 'pino';
 import { Pool, request } from 'undici';
 import { repoRoot } from '../shared/repo-root.js';
 import { loadConfig } from '../stack/config.js';
-import { createKafka } from '../topics/index.js';
-import { GROUP_TIMING } from '../topics/group-timing.js';
+import { createKafka, groupTiming } from '../topics/index.js';
 import { benchSlice, numbersConnected, percentiles, run, runMain, stop, until } from './support.js';
 
 const { AssignerProtocol } = kafkajs;
@@ -98,7 +98,7 @@ async function main(): Promise<void> {
     for (const number of account.instance_ids) await post(`${gateway}/sandbox/instances/${number}/behaviour`, auth, { delivered_after_ms: 0, read_after_ms: 0 });
     await post(`${gateway}/webhooks`, auth, { url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook` });
 
-    const timing = GROUP_TIMING;
+    const timing = groupTiming(config.kafka.sessionTimeoutMs);
     console.log(`failover: ${RATE} sends/s; groups: session ${timing.sessionTimeout} ms, heartbeat ${timing.heartbeatInterval} ms; role logs in ${logFile}`);
     const pool = new Pool(gateway, { connections: 8 });
     const customers = Array.from({ length: 500 }, (_, i) => `+55119${String(20_000_000 + i)}`);

@@ -8,6 +8,7 @@ import type { WebhookOptions } from '../connectors/webhooks/index.js';
 import type { ClickHouseOptions } from '../shared/clickhouse.js';
 import { repoRoot } from '../shared/repo-root.js';
 import { ConnectorKindValues, type ConnectorKind } from '../schemas/records.js';
+import { DEFAULT_SESSION_TIMEOUT_MS } from '../topics/index.js';
 
 /**
  * `development` lets the sandbox providers run (the payment form that confirms from a public route,
@@ -39,6 +40,8 @@ export interface Config {
     /** Prepended to every topic name: lets several gateways (or test runs) share one cluster. */
     readonly topicPrefix: string;
     readonly replicationFactor: number;
+    /** The consumer groups' session: how soon a dead member's partitions move (docs/operations.md). */
+    readonly sessionTimeoutMs: number;
   };
   readonly schemaRegistryUrl: string;
   readonly databaseUrl: string;
@@ -184,6 +187,7 @@ export function loadConfig(env: Env = process.env, { defaultMode = 'production' 
       clientId: text(env, 'KAFKA_CLIENT_ID', 'gateway'),
       topicPrefix: text(env, 'KAFKA_TOPIC_PREFIX', ''),
       replicationFactor: integer(env, 'KAFKA_REPLICATION_FACTOR', 1),
+      sessionTimeoutMs: integer(env, 'KAFKA_SESSION_TIMEOUT_MS', DEFAULT_SESSION_TIMEOUT_MS),
     }),
     schemaRegistryUrl: text(env, 'SCHEMA_REGISTRY_URL', 'http://127.0.0.1:8081/apis/ccompat/v7'),
     databaseUrl: text(env, 'DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/gateway'),

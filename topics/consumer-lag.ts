@@ -1,4 +1,4 @@
-import { Kafka, type Admin, type Consumer, type ConsumerConfig, type KafkaConfig } from 'kafkajs';
+import type { Admin, Kafka } from 'kafkajs';
 import { Gauge, type Registry } from 'prom-client';
 
 /** The consumer groups this process has a connected member in. */
@@ -17,23 +17,6 @@ export class RunningGroups {
 
   list(): string[] {
     return [...this.members.keys()];
-  }
-}
-
-/** A Kafka client that enters the group of every consumer it makes in `groups` while that consumer is connected. */
-export class GroupKeepingKafka extends Kafka {
-  constructor(
-    config: KafkaConfig,
-    private readonly groups: RunningGroups,
-  ) {
-    super(config);
-  }
-
-  override consumer(config: ConsumerConfig): Consumer {
-    const consumer = super.consumer(config);
-    consumer.on(consumer.events.CONNECT, () => this.groups.joined(config.groupId));
-    consumer.on(consumer.events.DISCONNECT, () => this.groups.left(config.groupId));
-    return consumer;
   }
 }
 

@@ -1,6 +1,6 @@
 import type { Consumer as KafkaConsumer, EachBatchPayload, Kafka } from 'kafkajs';
 import { topicName, type TopicSpec } from './catalogue.js';
-import { GROUP_TIMING, heartbeating } from './group-timing.js';
+import { heartbeating } from './group-timing.js';
 import { shareAssigner, type PartitionShare } from './partition-share.js';
 import type { TopicSerdes } from './serdes.js';
 import { SerdeError } from '../schemas/serde.js';
@@ -109,7 +109,6 @@ export async function createConsumer(kafka: Kafka, serdes: TopicSerdes, options:
   const { partitionsAtOnce = 1, ...fetch } = options.fetch ?? {};
   const consumer: KafkaConsumer = kafka.consumer({
     groupId: options.groupId,
-    ...GROUP_TIMING,
     ...(options.share ? { partitionAssigners: [shareAssigner(options.share)] } : {}),
     maxWaitTimeInMs: 100,
     ...fetch,

@@ -8,25 +8,33 @@ export interface GroupTiming {
   readonly rebalanceTimeout: number;
 }
 
+/** `KAFKA_SESSION_TIMEOUT_MS` unless set: see `groupTiming`. */
+export const DEFAULT_SESSION_TIMEOUT_MS = 10_000;
+
 /**
  * - Session: a killed member's partitions move after it (then a rebalance of a few hundred ms).
- *   10 s until shorter sessions are measured under the suite's load: at 6 s, a whole process
- *   stalled on the saturated 2-core machine lost every membership at once. A session under the
- *   brokers' `group.min.session.timeout.ms` (Kafka's default 6 s) is refused at join.
+ *   10 s unless configured: on a saturated 2-core machine a whole process stalled for 6 s and lost
+ *   every membership at once; `bench:failover` measures shorter ones (docs/operations.md). A
+ *   session under the brokers' `group.min.session.timeout.ms` (Kafka's default 6 s) is refused at join.
  * - Heartbeat: members learn of a rebalance from a heartbeat's answer; ten fit in the session.
  * - Rebalance: kafkajs' own default, kept. A dead member never holds a rebalance this long (its
  *   session ends first), only a live one's long batch does, and evicting it would replay that batch.
  */
-export const GROUP_TIMING: GroupTiming = { sessionTimeout: 10_000, heartbeatInterval: 1_000, rebalanceTimeout: 60_000 };
+export function groupTiming(sessionTimeout = DEFAULT_SESSION_TIMEOUT_MS): GroupTiming {
+  return { sessionTimeout, heartbeatInterval: Math.max(100, Math.round(sessionTimeout / 10)), rebalanceTimeout: 60_000 };
+}
+
+/** How often a running batch offers a heartbeat; kafkajs sends one only once its heartbeat interval has passed. */
+const HEARTBEAT_TICK_MS = 100;
 
 /**
- * Runs a batch's handler while heartbeating for it every interval: kafkajs heartbeats only between
- * batches, and a batch that outlasts the session (a replay's large batch, a slow database) would
- * lose the member its partitions. A heartbeat that fails (a rebalance began) is left to the runner,
- * which rejoins once the batch returns.
+ * Runs a batch's handler while heartbeating for it: kafkajs heartbeats only between batches, and a
+ * batch that outlasts the session (a replay's large batch, a slow database) would lose the member
+ * its partitions. A heartbeat that fails (a rebalance began) is left to the runner, which rejoins
+ * once the batch returns.
  */
 export async function heartbeating<T>(heartbeat: () => Promise<void>, work: () => Promise<T>): Promise<T> {
-  const timer = setInterval(() => void heartbeat().catch(() => undefined), GROUP_TIMING.heartbeatInterval);
+  const timer = setInterval(() => void heartbeat().catch(() => undefined), HEARTBEAT_TICK_MS);
   try {
     return await work();
   } finally {

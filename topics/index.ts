@@ -19,3 +19,4 @@ export { RunningGroups, registerConsumerLag, type ConsumerLagOptions } from './c
 export { listDeadLetters, redrive, redriveAll, REDRIVEN_FROM, type DeadLetter, type DeadLetterDeps } from './dead-letters.js';
 export { readRange } from './range-reader.js';
 export { continueTrace, inTrace, startTrace, startTracing, type Hop, type HopOptions, type RecordHeaders } from './tracing.js';
+export { DEFAULT_SESSION_TIMEOUT_MS, groupTiming, type GroupTiming } from './group-timing.js';

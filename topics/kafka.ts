@@ -1,10 +1,13 @@
-import { Kafka, logLevel as KafkaLogLevel, type logCreator } from 'kafkajs';
+import { Kafka, logLevel as KafkaLogLevel, type Consumer, type ConsumerConfig, type KafkaConfig, type logCreator } from 'kafkajs';
 import type { Logger } from 'pino';
-import { GroupKeepingKafka, type RunningGroups } from './consumer-lag.js';
+import type { RunningGroups } from './consumer-lag.js';
+import { groupTiming, type GroupTiming } from './group-timing.js';
 
 export interface KafkaSettings {
   readonly brokers: readonly string[];
   readonly clientId: string;
+  /** The consumer groups' session (`KAFKA_SESSION_TIMEOUT_MS`); `groupTiming`'s default unless set. */
+  readonly sessionTimeoutMs?: number;
 }
 
 const levels: Record<number, 'error' | 'warn' | 'info' | 'debug'> = {
@@ -28,7 +31,30 @@ export function pinoLogCreator(logger: Logger): logCreator {
   };
 }
 
-/** With `groups`, the groups of the consumers it makes are kept there, for their lag. */
+/**
+ * A Kafka client whose consumers all keep their groups with the same timing; with `groups`, the
+ * group of each consumer it makes is kept there while that consumer is connected, for its lag.
+ */
+class GatewayKafka extends Kafka {
+  constructor(
+    config: KafkaConfig,
+    private readonly timing: GroupTiming,
+    private readonly groups: RunningGroups | undefined,
+  ) {
+    super(config);
+  }
+
+  override consumer(config: ConsumerConfig): Consumer {
+    const consumer = super.consumer({ ...this.timing, ...config });
+    const { groups } = this;
+    if (groups) {
+      consumer.on(consumer.events.CONNECT, () => groups.joined(config.groupId));
+      consumer.on(consumer.events.DISCONNECT, () => groups.left(config.groupId));
+    }
+    return consumer;
+  }
+}
+
 export function createKafka(settings: KafkaSettings, logger: Logger, groups?: RunningGroups): Kafka {
   const config = {
     clientId: settings.clientId,
@@ -37,5 +63,5 @@ export function createKafka(settings: KafkaSettings, logger: Logger, groups?: Ru
     logCreator: pinoLogCreator(logger.child({ component: 'kafka' })),
     retry: { initialRetryTime: 100, retries: 8 },
   };
-  return groups ? new GroupKeepingKafka(config, groups) : new Kafka(config);
+  return new GatewayKafka(config, groupTiming(settings.sessionTimeoutMs), groups);
 }

@@ -4,7 +4,7 @@ import { readWatermarks } from './admin.js';
 import { topicName, type TopicSpec } from './catalogue.js';
 import { decodeBatch, type ConsumedBatch } from './consumer.js';
 import { coPartitionedAssigner } from './co-partitioned-assigner.js';
-import { GROUP_TIMING, heartbeating } from './group-timing.js';
+import { heartbeating } from './group-timing.js';
 import type { TopicSerdes } from './serdes.js';
 import { withDeadline } from '../shared/deadline.js';
 
@@ -76,7 +76,6 @@ export async function createPartitionOwner(kafka: Kafka, serdes: TopicSerdes, op
   const consumer: Consumer = kafka.consumer({
     groupId: options.groupId,
     partitionAssigners: [coPartitionedAssigner(() => owned)],
-    ...GROUP_TIMING,
     maxWaitTimeInMs: 100,
   });
   consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {

@@ -1,7 +1,7 @@
 import { AssignerProtocol, type Consumer, type Kafka, type PartitionAssigner } from 'kafkajs';
 import { topicName, type TopicSpec } from './catalogue.js';
 import { decodeBatch, type ConsumedBatch } from './consumer.js';
-import { GROUP_TIMING, heartbeating } from './group-timing.js';
+import { heartbeating } from './group-timing.js';
 import type { TopicSerdes } from './serdes.js';
 
 export interface PositionedReaderOptions {
@@ -40,7 +40,6 @@ export async function readFromPositions(
   const consumer: Consumer = kafka.consumer({
     groupId: options.groupId,
     partitionAssigners: [chosenPartitions([...positions.keys()])],
-    ...GROUP_TIMING,
     maxWaitTimeInMs: 100,
   });
   consumer.on(consumer.events.GROUP_JOIN, () => {

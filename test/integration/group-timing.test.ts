@@ -2,17 +2,19 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { asAccountId, asEventId, asInstanceId, asProjectId, newId } from '../../schemas/ids.js';
 import type { SandboxCommand } from '../../schemas/records.js';
 import type { Clients } from '../../stack/clients.js';
-import { createConsumer, topics } from '../../topics/index.js';
-import { GROUP_TIMING } from '../../topics/group-timing.js';
+import { createConsumer, topicName, topics } from '../../topics/index.js';
 import { testClients } from '../support/clients.js';
 import { createTestEnv, waitFor, type TestEnv } from '../support/env.js';
+
+const SESSION_MS = 2_000;
 
 describe('consumer group timing on the real broker', () => {
   let env: TestEnv;
   let clients: Clients;
 
   beforeAll(async () => {
-    env = await createTestEnv();
+    // A short session, as `KAFKA_SESSION_TIMEOUT_MS` sets it, keeps the test short.
+    env = await createTestEnv({ KAFKA_SESSION_TIMEOUT_MS: String(SESSION_MS) });
     clients = await testClients(env);
   });
 
@@ -22,7 +24,7 @@ describe('consumer group timing on the real broker', () => {
   });
 
   it('keeps a member whose batch outlasts its session in the group', async () => {
-    const { sessionTimeout } = GROUP_TIMING;
+    const sessionTimeout = SESSION_MS;
     const instance = newId('inst');
     const command: SandboxCommand = {
       event_id: asEventId(newId('evt')),
@@ -69,4 +71,44 @@ describe('consumer group timing on the real broker', () => {
       await admin.disconnect();
     }
   }, 90_000);
+
+  it('drops a member that stops heartbeating once the configured session ends', async () => {
+    const instance = newId('inst');
+    const command: SandboxCommand = {
+      event_id: asEventId(newId('evt')), occurred_at: Date.now(), account_id: asAccountId('acc_timing'), project_id: asProjectId('prj_timing'),
+      instance_id: asInstanceId(instance), control: { kind: 'scan', phone: null },
+    };
+    await clients.producer.send(topics.sandboxCommands, [{ key: instance, value: command }]);
+    const groupId = `${env.id}.silent`;
+    const admin = clients.kafka.admin();
+    await admin.connect();
+    const members = async () => (await admin.describeGroups([groupId])).groups[0]?.members.length ?? 0;
+    // A consumer of the gateway's client whose batch never heartbeats: a stalled or killed process, as the broker sees it.
+    const consumer = clients.kafka.consumer({ groupId });
+    let holding = false;
+    let release = () => {};
+    try {
+      await consumer.connect();
+      await consumer.subscribe({ topics: [topicName(topics.sandboxCommands, env.config.kafka.topicPrefix)], fromBeginning: true });
+      await consumer.run({
+        eachBatch: async () => {
+          if (holding) return;
+          holding = true;
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(resolve, 4 * SESSION_MS);
+            release = () => (clearTimeout(timer), resolve());
+          });
+          holding = false;
+        },
+      });
+      await waitFor('the batch being held', () => holding, { timeoutMs: 30_000 });
+      expect(await members()).toBe(1);
+      // The default session (10 s) would keep the member for the whole hold.
+      await waitFor('the silent member out of its group', async () => holding && (await members()) === 0, { timeoutMs: 30_000, intervalMs: 100 });
+    } finally {
+      release();
+      await consumer.disconnect();
+      await admin.disconnect();
+    }
+  }, 60_000);
 });
