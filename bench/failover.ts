@@ -61,11 +61,15 @@ async function main(): Promise<void> {
   const answered = new Set<string>();
   const accepted = new Map<string, number>();
   const read = new Map<string, number>();
+  /** The event types each send's webhooks carried, to say where a send that was never read stopped. */
+  const events = new Map<string, Set<string>>();
   const receiver = createServer((req, res) => {
     let body = '';
     req.on('data', (chunk: Buffer) => (body += chunk.toString()));
     req.on('end', () => {
       if (body.includes('message.read')) for (const match of body.matchAll(/fo-(\d+)-x/g)) read.set(match[1]!, performance.now());
+      const type = /"event_type":"([^"]+)"/.exec(body)?.[1] ?? 'unknown';
+      for (const match of body.matchAll(/fo-(\d+)-x/g)) events.set(match[1]!, (events.get(match[1]!) ?? new Set<string>()).add(type));
       res.writeHead(204).end();
     });
   });
@@ -149,7 +153,15 @@ async function main(): Promise<void> {
       let pause = NaN;
       await until(`the sends after the ${role} kill`, () => after.length > 0 && after.every((ref) => read.has(ref)), 120_000, 20).then(
         () => (pause = Math.max(...after.map((ref) => read.get(ref)!)) - kill),
-        () => undefined,
+        () => {
+          const unread = after.filter((ref) => !read.has(ref));
+          const stops = new Map<string, number>();
+          for (const ref of unread) {
+            const seen = [...(events.get(ref) ?? [])].sort().join('+') || 'no webhook';
+            stops.set(seen, (stops.get(seen) ?? 0) + 1);
+          }
+          console.log(`  ${role}: ${unread.length} of ${after.length} sends after the kill not read; their webhooks: ${[...stops].map(([seen, n]) => `${n} ${seen}`).join(', ')}`);
+        },
       );
       const fresh = startRole(role);
       let toWork = NaN;

@@ -72,7 +72,7 @@ export function runMain(main: () => Promise<void>): void {
 /**
  * A slice of the local stack of the bench's own (started if down): a new database and a topic
  * prefix, as the environment of the gateway processes it starts (in development mode: they run the
- * sandbox); `dispose` removes both.
+ * sandbox); `dispose` removes both. Their logs are at `warn` unless `BENCH_LOG_LEVEL` says otherwise.
  */
 export async function benchSlice(label: string): Promise<{ id: string; env: Record<string, string>; dispose(): Promise<void> }> {
   const config = loadConfig();
@@ -85,7 +85,7 @@ export async function benchSlice(label: string): Promise<{ id: string; env: Reco
   await withPg(admin.toString(), (c) => c.query(`CREATE DATABASE gateway_${id}`));
   return {
     id,
-    env: { GATEWAY_MODE: 'development', DATABASE_URL: database.toString(), KAFKA_TOPIC_PREFIX: `${id}.`, LOG_LEVEL: 'warn', LOG_FORMAT: 'json' },
+    env: { GATEWAY_MODE: 'development', DATABASE_URL: database.toString(), KAFKA_TOPIC_PREFIX: `${id}.`, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn', LOG_FORMAT: 'json' },
     /** Removes the slice's topics, registry subjects and database. */
     async dispose() {
       await removePrefixed(createKafka(config.kafka, pino({ level: 'silent' })), config.schemaRegistryUrl, `${id}.`);
