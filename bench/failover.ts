@@ -27,7 +27,7 @@ import { Pool, request } from 'undici';
 import { repoRoot } from '../shared/repo-root.js';
 import { loadConfig } from '../stack/config.js';
 import { createKafka, groupTiming } from '../topics/index.js';
-import { benchSlice, numbersConnected, percentiles, run, runMain, stop, until } from './support.js';
+import { benchSlice, deliverableCustomers, numbersConnected, percentiles, run, runMain, stop, until } from './support.js';
 
 const { AssignerProtocol } = kafkajs;
 const { values: flags } = parseArgs({ options: { rate: { type: 'string' } } });
@@ -105,7 +105,7 @@ async function main(): Promise<void> {
     const timing = groupTiming(config.kafka.sessionTimeoutMs);
     console.log(`failover: ${RATE} sends/s; groups: session ${timing.sessionTimeout} ms, heartbeat ${timing.heartbeatInterval} ms; role logs in ${logFile}`);
     const pool = new Pool(gateway, { connections: 8 });
-    const customers = Array.from({ length: 500 }, (_, i) => `+55119${String(20_000_000 + i)}`);
+    const customers = deliverableCustomers(500);
     const load = (async () => {
       const begun = performance.now();
       for (let tick = 0, n = 0; loading; tick++) {

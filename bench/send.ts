@@ -24,7 +24,7 @@ import { loadConfig } from '../stack/config.js';
 import { repoRoot } from '../shared/repo-root.js';
 import { createConsumer, createKafka, ensureTopics, topics, TopicSerdes } from '../topics/index.js';
 import { spanCollector } from './send-hops.js';
-import { benchSlice, numbersConnected, percentiles, run, runMain, start, stop, until } from './support.js';
+import { benchSlice, deliverableCustomers, numbersConnected, percentiles, run, runMain, start, stop, until } from './support.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64);
@@ -77,7 +77,7 @@ async function main(): Promise<void> {
     const barePort = (JSON.parse(await firstLine(bare)) as { port: number }).port;
     const baseline = `http://127.0.0.1:${barePort}`;
 
-    const customers = Array.from({ length: 1_000 }, (_, i) => `+55119${String(10_000_000 + i)}`);
+    const customers = deliverableCustomers(1_000);
     let n = 0;
     const body = () => JSON.stringify({ to: customers[n++ % customers.length], body: `Your order ${n} is on its way.`, client_reference: `order-${n}` });
 

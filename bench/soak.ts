@@ -20,7 +20,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Pool, request } from 'undici';
 import { repoRoot } from '../shared/repo-root.js';
-import { benchSlice, numbersConnected, run, runMain, stop, until } from './support.js';
+import { benchSlice, deliverableCustomers, numbersConnected, run, runMain, stop, until } from './support.js';
 
 const { values: flags } = parseArgs({
   options: { minutes: { type: 'string' }, rate: { type: 'string' }, 'sample-seconds': { type: 'string' }, 'heap-snapshots': { type: 'boolean' } },
@@ -85,7 +85,7 @@ async function main(): Promise<void> {
     const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
     await post(`${gateway}/webhooks`, auth, { url: receiverUrl });
 
-    const customers = Array.from({ length: 1_000 }, (_, i) => `+55119${String(10_000_000 + i)}`);
+    const customers = deliverableCustomers(1_000);
     const pool = new Pool(gateway, { connections: 16 });
     let n = 0;
     let accepted = 0;

@@ -94,6 +94,14 @@ export async function benchSlice(label: string): Promise<{ id: string; env: Reco
   };
 }
 
+/**
+ * Recipients the sandbox delivers to and reads on: none ends in 0000 (its sends always fail) or
+ * 0404 (it has blocked every number), so every send of a bench reaches its `read`.
+ */
+export function deliverableCustomers(count: number): string[] {
+  return Array.from({ length: count }, (_, i) => `+55119${String(20_000_001 + i * 10)}`);
+}
+
 /** Waits until the gateway's API answers with its `count` sandbox numbers all connected. */
 export async function numbersConnected(gateway: string, auth: Record<string, string>, count = 4): Promise<void> {
   await until(`the gateway and its ${count} connected numbers`, async () => {

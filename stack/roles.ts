@@ -46,13 +46,16 @@ export async function startRoles(roles: readonly Role[], clients: Clients): Prom
     if (seeded.contacts + seeded.messages > 0) logger.info(seeded, 'contacts and messages written to their changelogs for the first time');
     // The campaign watch (safety autopilot) sees the campaigns projection's facts and is asked by the runner.
     const watch = createAutopilot();
-    running.push(await runProjections(clients, [...projectionsFor({ ...clients, watch }, 'live').values()]));
-    const directory = await startDirectory(clients);
-    running.push(await startCampaignRunner({ ...clients, directory: directory.directory, watch }));
-    running.push(directory);
-    running.push(await startUsageWriter(clients));
-    running.push(await startAnalyticsWriters(clients));
-    running.push(await startPaymentEffects(clients));
+    // Side by side: each consumer's join waits for its group to rebalance, and a new processor should work soon.
+    const [projections, [directory, runner], ...writers] = await Promise.all([
+      runProjections(clients, [...projectionsFor({ ...clients, watch }, 'live').values()]),
+      startDirectory(clients).then(async (started) => [started, await startCampaignRunner({ ...clients, directory: started.directory, watch })] as const),
+      startUsageWriter(clients),
+      startAnalyticsWriters(clients),
+      startPaymentEffects(clients),
+    ]);
+    // The runner stops before the directory it reads.
+    running.push(projections, runner, directory, ...writers);
   }
   if (roles.includes('connector')) {
     const otp = new OpenedOtpCodes(new OtpKeys(clients.pool), clients.cipher);
