@@ -18,7 +18,7 @@ import { analyticsTables } from './analytics/index.js';
 import { auditProjection } from './audit/index.js';
 import { campaignsProjection, type CampaignWatch } from './campaigns/index.js';
 
-export { PROJECTIONS_GROUP, runProjection, runProjections, type RunnerDeps, type RunningProjection } from './runtime/runner.js';
+export { runProjection, type RunnerDeps, type RunningProjection } from './runtime/runner.js';
 export { MEMBERS_FROM_RECORDS, projectionGaps, replayAll, replayProjection, waitUntilCaughtUp, replayMember, type ReplayedTables, type JoinedMembers, type ReplayGroup, type ReplayMembers } from './runtime/replay.js';
 export { LogGapsError, logGaps, type LogGap, type ProjectionGaps, type ReplayResult } from './runtime/log-gaps.js';
 export { replayTable, tableGaps } from './runtime/clickhouse-replay.js';

@@ -3,7 +3,7 @@ import { BaileysNetwork, BaileysProtocol, leasePool, webVersion } from '../conne
 import { PendingReceipts, SandboxNetwork } from '../connectors/sandbox/index.js';
 import { startDispatcher } from '../connectors/webhooks/index.js';
 import { startPaymentEffects } from '../connectors/payments/effects-projection.js';
-import { projectionsFor, runProjections, seedChangelogs } from '../processors/index.js';
+import { projectionsFor, runProjection, seedChangelogs } from '../processors/index.js';
 import { startUsageWriter } from '../processors/usage/index.js';
 import { startAnalyticsWriters } from '../processors/analytics/index.js';
 import { startSweeper } from '../processors/connections/sweeper.js';
@@ -48,14 +48,14 @@ export async function startRoles(roles: readonly Role[], clients: Clients): Prom
     const watch = createAutopilot();
     // Side by side: each consumer's join waits for its group to rebalance, and a new processor should work soon.
     const [projections, [directory, runner], ...writers] = await Promise.all([
-      runProjections(clients, [...projectionsFor({ ...clients, watch }, 'live').values()]),
+      Promise.all([...projectionsFor({ ...clients, watch }, 'live').values()].map((projection) => runProjection(clients, projection))),
       startDirectory(clients).then(async (started) => [started, await startCampaignRunner({ ...clients, directory: started.directory, watch })] as const),
       startUsageWriter(clients),
       startAnalyticsWriters(clients),
       startPaymentEffects(clients),
     ]);
     // The runner stops before the directory it reads.
-    running.push(projections, runner, directory, ...writers);
+    running.push(...projections, runner, directory, ...writers);
   }
   if (roles.includes('connector')) {
     const otp = new OpenedOtpCodes(new OtpKeys(clients.pool), clients.cipher);

@@ -70,7 +70,7 @@ export interface ConsumerOptions {
   /** Where a group without committed offsets starts. */
   readonly fromBeginning: boolean;
   /** How much a fetch asks for; live consumers keep kafkajs' sizes and a short wait. */
-  readonly fetch?: Partial<FetchSettings>;
+  readonly fetch?: FetchSettings;
   /**
    * Compacted topics read for each key's latest value (a replay of a changelog): a record that a
    * later one of its batch with the same key supersedes is left out without being decoded, as if

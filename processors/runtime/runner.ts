@@ -99,64 +99,11 @@ export async function applyBatches(
   projection: Projection,
   options: { readonly schema: string; readonly lock: 'shared' | 'none'; readonly replaying?: boolean },
 ): Promise<{ readonly applied: number }> {
-  const context = batchContext(deps, consumer, projection, { ...options, unstoredFromStart: false });
-  await consumer.run((batch) => processBatch(context, batch));
-  return context.counted;
-}
-
-/** The live processor's projections: see `runProjections`. */
-export const PROJECTIONS_GROUP = 'processor.projections';
-
-/**
- * Runs live projections as one consumer-group member (`PROJECTIONS_GROUP`): each batch is fetched
- * and decoded once, and every projection that reads its topic applies it in its own transaction,
- * side by side. The batch is done once all of them are; each keeps its own stored offsets, so a
- * projection added later starts from the log's start and one that a replay swapped back reads
- * again from where it is, while the others skip what they have applied.
- */
-export async function runProjections(deps: RunnerDeps, projections: readonly Projection[]): Promise<{ stop(): Promise<void> }> {
-  const groupId = `${deps.serdes.prefix}${PROJECTIONS_GROUP}`;
-  for (const projection of projections) await ensureProjectionSchema(deps.pool, projection, projection.name);
-  const consumer = await createConsumer(deps.kafka, deps.serdes, {
-    groupId,
-    topics: [...new Set(projections.flatMap((p) => p.handlers.map((h) => h.topic)))],
-    fromBeginning: true,
-    // Two partitions' batches at a time, each applied by its projections on connections of their own.
-    fetch: { partitionsAtOnce: 2 },
-  });
-  const batchDeps = { pool: deps.pool, producer: deps.producer, prefix: deps.serdes.prefix };
-  const contexts = projections.map((projection) =>
-    batchContext({ ...batchDeps, logger: deps.logger.child({ projection: projection.name, schema: projection.name }) }, consumer, projection, {
-      schema: projection.name,
-      lock: 'shared',
-      unstoredFromStart: true,
-    }),
-  );
-  const readers = new Map<string, BatchContext[]>();
-  for (const context of contexts) {
-    for (const topic of context.handlers.keys()) readers.set(topic, [...(readers.get(topic) ?? []), context]);
-  }
-  await consumer.run(async (batch) => {
-    if (batch.records.length === 0) return;
-    const settled = await Promise.all((readers.get(batch.topic) ?? []).map((context) => settleBatch(context, batch)));
-    await moveOn(consumer, deps.logger, batch, settled);
-  });
-  deps.logger.info({ groupId, projections: projections.map((p) => p.name) }, 'projections running');
-  return { stop: () => consumer.stop() };
-}
-
-function batchContext(
-  deps: BatchDeps,
-  consumer: TopicConsumer,
-  projection: Projection,
-  options: { readonly schema: string; readonly lock: 'shared' | 'none'; readonly replaying?: boolean; readonly unstoredFromStart: boolean },
-): BatchContext {
-  return {
+  const context: BatchContext = {
     ...deps,
     schema: options.schema,
     lock: options.lock,
     replaying: options.replaying ?? false,
-    unstoredFromStart: options.unstoredFromStart,
     scope: { deferDerived: options.replaying ?? false },
     backoff: deps.backoff ?? backoffMs,
     projection,
@@ -165,6 +112,8 @@ function batchContext(
     soughtTo: new Map(),
     counted: { applied: 0 },
   };
+  await consumer.run((batch) => processBatch(context, batch));
+  return context.counted;
 }
 
 interface BatchContext extends Required<BatchDeps> {
@@ -172,8 +121,6 @@ interface BatchContext extends Required<BatchDeps> {
   readonly schema: string;
   readonly lock: 'shared' | 'none';
   readonly replaying: boolean;
-  /** A partition this projection has stored no offset for is read from the log's start, not from the group's position. */
-  readonly unstoredFromStart: boolean;
   readonly scope: ApplyScope;
   readonly handlers: ReadonlyMap<string, Handler<unknown>>;
   readonly consumer: TopicConsumer;
@@ -183,58 +130,20 @@ interface BatchContext extends Required<BatchDeps> {
 }
 
 type Attempt =
-  | Exclude<Settled, { readonly kind: 'stopped' }>
+  | { readonly kind: 'committed'; readonly nextOffset: number; readonly applied: number }
+  | { readonly kind: 'skipped' }
+  | { readonly kind: 'sought'; readonly offset: number }
   | { readonly kind: 'poisoned'; readonly offset: number; readonly failure: GatewayFailure }
   /** Applying the records together hit bad data: apply them one by one to find which. */
   | { readonly kind: 'split' };
-
-/** What became of a batch for one projection. */
-type Settled =
-  | { readonly kind: 'committed'; readonly nextOffset: number; readonly applied: number }
-  /** Nothing to apply: the projection's stored offset, where it goes on from, is at or past the batch's end. */
-  | { readonly kind: 'skipped'; readonly storedOffset: number }
-  /** The projection is behind the batch: read the partition again from `offset`. */
-  | { readonly kind: 'sought'; readonly offset: number }
-  /** The consumer is stopping or lost the partition. */
-  | { readonly kind: 'stopped' };
-
-/** Applies a batch to one projection and moves the consumer on as it says. */
-async function processBatch(ctx: BatchContext, batch: ConsumedBatch): Promise<void> {
-  if (batch.records.length === 0) return;
-  const settled = await settleBatch(ctx, batch);
-  if (settled.kind === 'committed') ctx.counted.applied += settled.applied;
-  await moveOn(ctx.consumer, ctx.logger, batch, [settled]);
-}
-
-/**
- * Moves the consumer past a batch once every projection that reads its topic has settled it: back
- * to the lowest position one of them still needs, forward past what all of them had applied
- * already, or on after the batch, committing the group offset (Postgres keeps the truth).
- */
-async function moveOn(consumer: TopicConsumer, logger: Logger, batch: ConsumedBatch, settled: readonly Settled[]): Promise<void> {
-  if (settled.some((s) => s.kind === 'stopped')) return;
-  const sought = settled.flatMap((s) => (s.kind === 'sought' ? [s.offset] : []));
-  if (sought.length > 0) {
-    consumer.seek(batch.topic, batch.partition, Math.min(...sought));
-    return;
-  }
-  const next = lastOffset(batch) + 1;
-  const skippedTo = settled.every((s) => s.kind === 'skipped') ? Math.min(...settled.map((s) => s.storedOffset)) : next;
-  if (skippedTo > next && skippedTo <= batch.highWatermark) {
-    // A new group reads from the log's start: go straight to where the projections are.
-    consumer.seek(batch.topic, batch.partition, skippedTo);
-    return;
-  }
-  batch.resolve(next - 1);
-  await consumer.commit(batch.topic, batch.partition, next).catch((err: unknown) => logger.warn({ err }, 'group offset commit failed; Postgres keeps the truth'));
-}
 
 /**
  * Applies a batch until it commits. Transient failures are retried for as long as they last; once
  * unknown failures have come back `UNKNOWN_ATTEMPTS` times, the records whose handler still fails
  * with one are dead-lettered like records of bad data.
  */
-async function settleBatch(ctx: BatchContext, batch: ConsumedBatch): Promise<Settled> {
+async function processBatch(ctx: BatchContext, batch: ConsumedBatch): Promise<void> {
+  if (batch.records.length === 0) return;
   const poisoned = new Map<number, GatewayFailure>();
   let oneByOne = false;
   for (let failures = 0, unknown = 0; batch.isRunning(); ) {
@@ -257,11 +166,21 @@ async function settleBatch(ctx: BatchContext, batch: ConsumedBatch): Promise<Set
       case 'split':
         oneByOne = true;
         continue;
-      default:
-        return attempt;
+      case 'sought':
+        ctx.consumer.seek(batch.topic, batch.partition, attempt.offset);
+        return;
+      case 'skipped':
+        batch.resolve(lastOffset(batch));
+        return;
+      case 'committed':
+        ctx.counted.applied += attempt.applied;
+        batch.resolve(attempt.nextOffset - 1);
+        await ctx.consumer
+          .commit(batch.topic, batch.partition, attempt.nextOffset)
+          .catch((err: unknown) => ctx.logger.warn({ err }, 'group offset commit failed; Postgres keeps the truth'));
+        return;
     }
   }
-  return { kind: 'stopped' };
 }
 
 /** One try at a batch: a transaction that applies every record not yet applied and stores the offset. */
@@ -281,7 +200,7 @@ async function applyOnce(
     await client.query(`SET LOCAL search_path TO ${quoteIdent(ctx.schema)}`);
     // A replay's schema is not read until the swap, which commits synchronously after it.
     if (ctx.replaying) await client.query('SET LOCAL synchronous_commit TO off');
-    const stored = (await lockStoredOffset(client, batch)) ?? (ctx.unstoredFromStart ? 0 : undefined);
+    const stored = await lockStoredOffset(client, batch);
     const first = batch.firstOffset;
     const partitionKey = `${batch.topic}:${batch.partition}`;
     if (stored !== undefined && stored < first && ctx.soughtTo.get(partitionKey) !== stored) {
@@ -298,7 +217,7 @@ async function applyOnce(
     const pending = batch.records.filter((record) => stored === undefined || record.offset >= stored);
     if (pending.length === 0) {
       await client.query('ROLLBACK');
-      return { kind: 'skipped', storedOffset: stored ?? lastOffset(batch) + 1 };
+      return { kind: 'skipped' };
     }
     const handler = ctx.handlers.get(batch.topic);
     const together = oneByOne ? undefined : decodedRecords(pending);

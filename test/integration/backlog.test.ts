@@ -3,7 +3,6 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDispatcher, type RunningDispatcher } from '../../connectors/webhooks/index.js';
 import { newSigningSecret } from '../../events/signature.js';
-import { PROJECTIONS_GROUP } from '../../processors/index.js';
 import { asAccountId, asEventId, asInstanceId, asMessageId, asProjectId, type ProjectId } from '../../schemas/ids.js';
 import type { ConfigRecord, InboundMessage, PublicEvent } from '../../schemas/records.js';
 import { createCipher } from '../../shared/cipher.js';
@@ -179,11 +178,12 @@ describe('roles restarted behind a backlog with large records', () => {
       await waitFor('an opt-out for each STOP', () => optOuts().length >= expectedOptOuts, { timeoutMs: 60_000, intervalMs: 250 });
       console.log(`[backlog] processor role: ${BACKLOG} facts published in ${Date.now() - started} ms`);
       const prefix = env.config.kafka.topicPrefix;
-      // The projections' group commits a batch once every projection has applied it.
-      await waitFor('the projections caught up', () => committedToEnd(clients.kafka, `${prefix}${PROJECTIONS_GROUP}`, topicName(topics.inboundMessages, prefix)), {
-        timeoutMs: 120_000,
-        intervalMs: 250,
-      });
+      for (const projection of ['events', 'contacts']) {
+        await waitFor(`the ${projection} projection caught up`, () => committedToEnd(clients.kafka, `${prefix}processor.${projection}`, topicName(topics.inboundMessages, prefix)), {
+          timeoutMs: 120_000,
+          intervalMs: 250,
+        });
+      }
       const ids = received().map((e) => e.event_id);
       expect(ids.length - new Set(ids).size, 'events published twice').toBe(0);
       expect(new Set(optOuts().map((e) => e.event_id)).size).toBe(expectedOptOuts);

@@ -4,7 +4,7 @@ import { startConnectorRole, type ConnectorRole } from '../../connectors/network
 import { phoneJid } from '../../schemas/phones.js';
 import { PendingReceipts, SandboxNetwork } from '../../connectors/sandbox/index.js';
 import { startDispatcher, type RunningDispatcher } from '../../connectors/webhooks/dispatcher.js';
-import { conversationsProjection, instancesProjection, runProjections, waitUntilCaughtUp } from '../../processors/index.js';
+import { conversationsProjection, instancesProjection, runProjection, waitUntilCaughtUp, type RunningProjection } from '../../processors/index.js';
 import { eventsProjection } from '../../processors/events/index.js';
 import { startUsageWriter, type RunningUsageWriter } from '../../processors/usage/writer.js';
 import { asAccountId, asEventId, asInstanceId, asMessageId, asProjectId, newId, type AccountId } from '../../schemas/ids.js';
@@ -154,9 +154,8 @@ describe('poison records never stop a consumer', () => {
 
   it('projections (instances, conversations, events) dead-letter what they cannot apply and go on, also after a restart', async () => {
     const projections = [instancesProjection, conversationsProjection({ producer: clients.producer, mode: 'live' }), eventsProjection({ producer: clients.producer, mediaLinks: clients.mediaLinks })];
-    // As the processor role runs them: one group, one fetch, each projection on its own.
-    const start = () => runProjections(clients, projections);
-    let running = await start();
+    const start = () => Promise.all(projections.map((p) => runProjection(clients, p)));
+    let running: RunningProjection[] = await start();
     const caughtUp = () =>
       Promise.all(
         projections.map((p) =>
@@ -204,7 +203,7 @@ describe('poison records never stop a consumer', () => {
       const counts = (found: readonly unknown[][]) => found.map((f) => f.length);
       const before = counts([ofInstances, ofSends, ofPairing]);
 
-      await running.stop();
+      await Promise.all(running.map((r) => r.stop()));
       running = await start();
       const again = newId('inst');
       await clients.producer.send(topics.instances, [{ key: good, value: state(healthy, again, 'later') }]);
@@ -213,7 +212,7 @@ describe('poison records never stop a consumer', () => {
       expect(after.rows.map((r) => r.instance_id)).toEqual(expect.arrayContaining([good, again]));
       expect(counts(await lettersOf()), 'nothing dead-lettered twice').toEqual(before);
     } finally {
-      await running.stop();
+      await Promise.all(running.map((r) => r.stop()));
     }
   });
 
