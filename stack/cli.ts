@@ -5,6 +5,7 @@ import { createLogger } from './logger.js';
 import { replayMembers } from './replay-members.js';
 import { parseRoles, startRoles } from './roles.js';
 import { readCommandLine, usage } from './command-line.js';
+import { clusterDown, clusterStatus, clusterUp, type ClusterStatus } from './local/cluster.js';
 import { stackDown, stackStatus, stackUp, type StackStatus } from './local/index.js';
 import { clickhouseTablesFor, LogGapsError, projectionsFor, replayNames, replayAll, seedChangelogs, type ReplayResult } from '../processors/index.js';
 import { readOnlySql, RefusedSql, SQL_ROW_LIMIT } from '../processors/analytics/index.js';
@@ -78,7 +79,7 @@ async function main(argv: string[]): Promise<number> {
         link: values.link ?? '',
       });
     case 'stack':
-      return stackCommand(config, arg);
+      return arg === 'cluster' ? clusterCommand(config, positionals[2]) : stackCommand(config, arg);
     case 'replay':
       return rerunWith(REPLAY_FLAGS) ?? replay(config, values.all === true ? 'all' : arg, values['allow-gaps'] === true);
     case 'sql':
@@ -290,6 +291,29 @@ async function stackCommand(config: Config, action: string | undefined): Promise
       console.error(usage);
       return 1;
   }
+}
+
+async function clusterCommand(config: Config, action: string | undefined): Promise<number> {
+  const options = { root: config.stackRoot, log: (line: string) => console.log(line) };
+  switch (action) {
+    case 'up':
+      return printCluster(await clusterUp(options));
+    case 'down':
+      await clusterDown(options);
+      return 0;
+    case 'status':
+      return printCluster(await clusterStatus(options));
+    default:
+      console.error(usage);
+      return 1;
+  }
+}
+
+/** Exits 3 when a node is down, like `stack status`. */
+function printCluster(status: ClusterStatus): number {
+  for (const node of status.nodes) console.log(`${node.name.padEnd(9)} ${node.up ? 'up  ' : 'down'} ${node.address}${node.detail ? `  (${node.detail})` : ''}`);
+  console.log(`KAFKA_BROKERS=${status.brokers} KAFKA_REPLICATION_FACTOR=3`);
+  return status.nodes.every((n) => n.up) ? 0 : 3;
 }
 
 function printStatus(status: StackStatus): void {

@@ -60,6 +60,11 @@ const commands: readonly CommandUsage[] = [
     summary: 'deliver them again, each once, as new deliveries with their own retries (--all: those no earlier --all sent)',
   },
   { name: 'stack', synopsis: 'stack up | down | status', summary: 'manage the local stack (Kafka, schema registry, Postgres databases, S3, SMTP)' },
+  {
+    name: 'stack',
+    synopsis: 'stack cluster up | down | status',
+    summary: 'a 3-node Kafka cluster beside it (replication 3, min in-sync 2) on 127.0.0.1:19092-19094',
+  },
   { name: 'help', synopsis: 'help [<command>]', summary: "this usage, or one command's (also -h, --help, and <command> --help)" },
 ];
 

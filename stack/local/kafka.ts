@@ -19,12 +19,41 @@ function listener(): Port {
   return { host: match[1], port: Number(match[2]) };
 }
 
+/** The development stack's Kafka: one node, broker and controller, each record on it alone. */
 export function kafkaService(): JvmService {
   const broker = listener();
   const controller = { host: broker.host, port: broker.port + 1 };
+  return kafkaNode({
+    name: 'kafka',
+    nodeId: 1,
+    broker,
+    controller,
+    voters: `1@${controller.host}:${controller.port}`,
+    replicas: { factor: 1, minInSync: 1 },
+    heap: '1g',
+  });
+}
+
+/** One node of a KRaft cluster, broker and controller in one process. */
+export interface KafkaNode {
+  readonly name: `kafka${string}`;
+  readonly nodeId: number;
+  readonly broker: Port;
+  readonly controller: Port;
+  /** `controller.quorum.voters`: every controller of the cluster, `id@host:port`. */
+  readonly voters: string;
+  /** The replication of the internal topics and the brokers' defaults for the gateway's own. */
+  readonly replicas: { readonly factor: number; readonly minInSync: number };
+  readonly heap: string;
+  /** Every node of a cluster is formatted with the same id; a single node makes its own. */
+  readonly clusterId?: string;
+}
+
+export function kafkaNode(node: KafkaNode): JvmService {
+  const { broker, controller, replicas } = node;
   const address = `${broker.host}:${broker.port}`;
   return {
-    name: 'kafka',
+    name: node.name,
     address,
     ports: [broker, controller],
     startTimeoutMs: 90_000,
@@ -42,13 +71,13 @@ export function kafkaService(): JvmService {
         ],
         log,
       );
-      const dataDir = path.join(l.data, 'kafka');
-      const serverProperties = path.join(l.conf, 'kafka', 'server.properties');
-      const log4jProperties = path.join(l.conf, 'kafka', 'log4j2.properties');
+      const dataDir = path.join(l.data, node.name);
+      const serverProperties = path.join(l.conf, node.name, 'server.properties');
+      const log4jProperties = path.join(l.conf, node.name, 'log4j2.properties');
       writeProperties(serverProperties, {
         'process.roles': 'broker,controller',
-        'node.id': 1,
-        'controller.quorum.voters': `1@${controller.host}:${controller.port}`,
+        'node.id': node.nodeId,
+        'controller.quorum.voters': node.voters,
         listeners: `PLAINTEXT://${address},CONTROLLER://${controller.host}:${controller.port}`,
         'advertised.listeners': `PLAINTEXT://${address}`,
         'inter.broker.listener.name': 'PLAINTEXT',
@@ -56,17 +85,19 @@ export function kafkaService(): JvmService {
         'listener.security.protocol.map': 'PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT',
         'log.dirs': dataDir,
         'num.partitions': 1,
-        'offsets.topic.replication.factor': 1,
-        'transaction.state.log.replication.factor': 1,
-        'transaction.state.log.min.isr': 1,
-        'share.coordinator.state.topic.replication.factor': 1,
-        'share.coordinator.state.topic.min.isr': 1,
+        'default.replication.factor': replicas.factor,
+        'min.insync.replicas': replicas.minInSync,
+        'offsets.topic.replication.factor': replicas.factor,
+        'transaction.state.log.replication.factor': replicas.factor,
+        'transaction.state.log.min.isr': replicas.minInSync,
+        'share.coordinator.state.topic.replication.factor': replicas.factor,
+        'share.coordinator.state.topic.min.isr': replicas.minInSync,
         'group.initial.rebalance.delay.ms': 0,
         // Lets sessions shorter than Kafka's default floor of 6 s be tried (topics/group-timing.ts).
         'group.min.session.timeout.ms': 1_000,
         'auto.create.topics.enable': 'false',
       });
-      // To stdout, which the stack appends to logs/kafka.log.
+      // To stdout, which the stack appends to logs/<name>.log.
       writeProperties(log4jProperties, {
         'appender.out.type': 'Console',
         'appender.out.name': 'out',
@@ -77,24 +108,24 @@ export function kafkaService(): JvmService {
       });
       const jvm = [`-Dlog4j2.configurationFile=${log4jProperties}`, '-cp', classpath.join(path.delimiter)];
       if (!existsSync(path.join(dataDir, 'meta.properties'))) {
-        log('kafka: formatting storage (first start)');
-        await runJava(l, 'kafka', 'formatting storage', [
+        log(`${node.name}: formatting storage (first start)`);
+        await runJava(l, node.name, 'formatting storage', [
           ...jvm,
           'kafka.tools.StorageTool',
           'format',
           '--cluster-id',
-          clusterId(),
+          node.clusterId ?? newClusterId(),
           '--config',
           serverProperties,
         ]);
       }
-      return { args: ['-Xms1g', '-Xmx1g', ...jvm, 'kafka.Kafka', serverProperties] };
+      return { args: [`-Xms${node.heap}`, `-Xmx${node.heap}`, ...jvm, 'kafka.Kafka', serverProperties] };
     },
   };
 }
 
 /** Kafka's cluster ids are 16 random bytes in URL-safe base64; its tools reject one starting with '-'. */
-function clusterId(): string {
+export function newClusterId(): string {
   for (;;) {
     const id = randomBytes(16).toString('base64url');
     if (!id.startsWith('-')) return id;

@@ -24,7 +24,7 @@ export interface Launch {
 
 /** A service the stack runs as a detached `java` process that outlives the node process. */
 export interface JvmService {
-  readonly name: 'kafka' | 'registry' | 's3' | 'smtp';
+  readonly name: `kafka${string}` | 'registry' | 's3' | 'smtp';
   readonly address: string;
   readonly ports: readonly Port[];
   readonly startTimeoutMs: number;

@@ -1,19 +1,9 @@
-import { createServer } from 'node:net';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestEnv, waitFor, type TestEnv } from '../support/env.js';
-import { spawnGateway, type GatewayProcess } from '../support/gateway.js';
+import { freePort, spawnGateway, type GatewayProcess } from '../support/gateway.js';
 import { jsonCaller } from '../support/json-call.js';
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
 
 /** How a command that should refuse to start ended; one that ran on is killed after a minute. */
 async function exitOf(gateway: GatewayProcess): Promise<number | string> {

@@ -1,19 +1,11 @@
-import { createServer } from 'node:net';
 import { Pool } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestEnv, waitFor, type TestEnv } from '../support/env.js';
-import { spawnGateway, type GatewayProcess } from '../support/gateway.js';
+import { freePort, spawnGateway, type GatewayProcess } from '../support/gateway.js';
 
 const RATE_PER_10_MS = 10;
 const LOAD_MS = 10_000;
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /**
  * A gateway running every role, stopped with SIGTERM right after a steady 1,000 sends/s whose

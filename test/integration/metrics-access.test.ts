@@ -1,4 +1,3 @@
-import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApi, type RunningApi } from '../../stack/api-role.js';
@@ -6,18 +5,11 @@ import type { Clients } from '../../stack/clients.js';
 import type { Config } from '../../stack/config.js';
 import { startRoles } from '../../stack/roles.js';
 import { testClients } from '../support/clients.js';
+import { freePort } from '../support/gateway.js';
 import { createTestEnv, type TestEnv } from '../support/env.js';
 
 const TOKEN = 'metrics-token-for-the-test';
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 /**
  * Who may read `/metrics` (docs/metrics.md): without METRICS_TOKEN the API's port answers the host

@@ -1,4 +1,3 @@
-import { createServer } from 'node:net';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount, type CreatedAccount } from '../../processors/config/accounts.js';
@@ -13,7 +12,7 @@ import type { Clients } from '../../stack/clients.js';
 import { topicName, topics, type TopicConsumer } from '../../topics/index.js';
 import { testClients } from '../support/clients.js';
 import { createTestEnv, waitFor, type TestEnv } from '../support/env.js';
-import { spawnGateway, type GatewayProcess } from '../support/gateway.js';
+import { freePort, spawnGateway, type GatewayProcess } from '../support/gateway.js';
 import { jsonCaller } from '../support/json-call.js';
 import { readMailbox } from '../support/mailbox.js';
 import { partnerRecord } from '../support/partner-records.js';
@@ -21,15 +20,6 @@ import { collectTopic } from '../support/topic-collector.js';
 
 const ORIGIN = 'https://app.partner.example';
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
 
 /**
  * Issue 19: a payment's effect is the payments processor's, applied from its record on

@@ -1,18 +1,8 @@
-import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { createTestEnv, waitFor, type TestEnv } from '../support/env.js';
-import { spawnGateway } from '../support/gateway.js';
+import { freePort, spawnGateway } from '../support/gateway.js';
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
 
 describe('the README run command (gateway start)', () => {
   let env: TestEnv;

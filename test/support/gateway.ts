@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer, type AddressInfo } from 'node:net';
 import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { repoRoot } from '../../shared/repo-root.js';
@@ -52,4 +53,13 @@ export function spawnGateway(args: readonly string[], env: Record<string, string
     },
     kill: (signal) => child.kill(signal),
   };
+}
+
+/** A port nothing listens on now, for a gateway process's `PORT`. */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
 }
