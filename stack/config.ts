@@ -187,7 +187,7 @@ export function loadConfig(env: Env = process.env, { defaultMode = 'production' 
       clientId: text(env, 'KAFKA_CLIENT_ID', 'gateway'),
       topicPrefix: text(env, 'KAFKA_TOPIC_PREFIX', ''),
       replicationFactor: integer(env, 'KAFKA_REPLICATION_FACTOR', 1),
-      sessionTimeoutMs: integer(env, 'KAFKA_SESSION_TIMEOUT_MS', DEFAULT_SESSION_TIMEOUT_MS),
+      sessionTimeoutMs: sessionTimeout(env),
     }),
     schemaRegistryUrl: text(env, 'SCHEMA_REGISTRY_URL', 'http://127.0.0.1:8081/apis/ccompat/v7'),
     databaseUrl: text(env, 'DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/gateway'),
@@ -318,6 +318,17 @@ function payments(env: Env): Config['payments'] {
       ...(apiUrl ? { apiUrl } : {}),
     }),
   };
+}
+
+/**
+ * Within what brokers accept and a member can keep: under 1 s a heartbeat (a tenth of it) would
+ * have to beat a broker's round trip under load; over Kafka's `group.max.session.timeout.ms`
+ * (30 min by default) every join is refused.
+ */
+function sessionTimeout(env: Env): number {
+  const value = integer(env, 'KAFKA_SESSION_TIMEOUT_MS', DEFAULT_SESSION_TIMEOUT_MS);
+  if (value < 1_000 || value > 1_800_000) throw new Error(`KAFKA_SESSION_TIMEOUT_MS must be between 1000 and 1800000 ms, got ${value}`);
+  return value;
 }
 
 function positive(env: Env, name: string, fallback: number): number {

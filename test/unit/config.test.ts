@@ -32,6 +32,12 @@ describe('configuration', () => {
     expect(() => loadConfig({ PORT: 'eighty' })).toThrow(/PORT must be a non-negative integer/);
   });
 
+  it('refuses a consumer-group session the brokers would refuse or a member could not keep', () => {
+    expect(() => loadConfig({ KAFKA_SESSION_TIMEOUT_MS: '999' })).toThrow(/KAFKA_SESSION_TIMEOUT_MS must be between 1000 and 1800000 ms, got 999/);
+    expect(() => loadConfig({ KAFKA_SESSION_TIMEOUT_MS: '1800001' })).toThrow(/between 1000 and 1800000 ms/);
+    expect(loadConfig({ KAFKA_SESSION_TIMEOUT_MS: '1000' }).kafka.sessionTimeoutMs).toBe(1_000);
+  });
+
   it('reads the webhook retry delays, and refuses a schedule that cannot work', () => {
     expect(loadConfig({}).webhooks.retryDelaysMs).toEqual([10_000, 60_000, 600_000, 3_600_000, 3_600_000]);
     expect(loadConfig({ WEBHOOK_RETRY_DELAYS: ' 1s, 2s,4s ,1500ms' }).webhooks.retryDelaysMs).toEqual([1_000, 2_000, 4_000, 1_500]);
