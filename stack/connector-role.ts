@@ -1,0 +1,64 @@
+import type pg from 'pg';
+import { BaileysNetwork, BaileysProtocol, leasePool, webVersion } from '../connectors/baileys/index.js';
+import { OpenedOtpCodes, OtpKeys, startConnectorRole, type OtpOpener } from '../connectors/network/index.js';
+import { PendingReceipts, SandboxNetwork } from '../connectors/sandbox/index.js';
+import type { Clients } from './clients.js';
+import { mediaSink } from './media-sink.js';
+
+/** The connector role: the sandbox and Baileys networks, their OTP codes and the Baileys leases. */
+export async function startConnector(clients: Clients): Promise<Array<{ stop(): Promise<void> }>> {
+  const otp = new OpenedOtpCodes(new OtpKeys(clients.pool), clients.cipher);
+  const leases = leasePool(clients.config.databaseUrl, clients.config.baileys.leaseRenewMs, clients.logger);
+  const role = await startConnectorRole(clients, { connectors: [sandboxNetwork(clients, otp), baileysNetwork(clients, otp, leases)], otp });
+  // After the sessions: a closing session renews and releases its lease through this pool.
+  return [role, { stop: () => leases.end() }];
+}
+
+/** The simulated network, with received media in the media store and OTP codes opened by the role. */
+function sandboxNetwork(clients: Clients, otp: OtpOpener): SandboxNetwork {
+  return new SandboxNetwork({
+    logger: clients.logger.child({ role: 'connector' }),
+    receipts: new PendingReceipts(clients.pool),
+    media: mediaSink(clients.media),
+    otp,
+  });
+}
+
+/** A connect waits this long at most for the current WhatsApp Web version before it announces the pinned one. */
+const WEB_VERSION_TIMEOUT_MS = 3_000;
+
+/**
+ * The real network through Baileys: every connector worker runs it beside the sandbox, and the
+ * numbers whose `connector` is `baileys` open here (a deployment picks it for new numbers with
+ * CONNECTOR=baileys). Received media go to the media store; sends read theirs from it.
+ */
+export function baileysNetwork(clients: Clients, otp: OtpOpener, leases: pg.Pool): BaileysNetwork {
+  const logger = clients.logger.child({ role: 'connector', connector: 'baileys' });
+  const { baileys } = clients.config;
+  const mapping = new BaileysProtocol({
+    pool: clients.pool,
+    logger,
+    media: mediaSink(clients.media),
+    mediaOf: async (source) => {
+      const stored = source.media_ref === null ? undefined : await clients.media.get(source.media_ref);
+      if (stored === undefined) throw new Error('the media of the send is not in the media store');
+      return stored.body;
+    },
+    otp,
+  });
+  return new BaileysNetwork({
+    pool: clients.pool,
+    leasePool: leases,
+    logger,
+    mapping,
+    socket: {
+      url: (instanceId) => baileys.url.replaceAll('{instance_id}', encodeURIComponent(instanceId)),
+      connectTimeoutMs: baileys.connectTimeoutMs,
+      version: webVersion({ override: baileys.webVersion, timeoutMs: WEB_VERSION_TIMEOUT_MS, logger }),
+      reconnectBaseMs: baileys.reconnectBaseMs,
+      reconnectMaxMs: baileys.reconnectMaxMs,
+      leaseRenewMs: baileys.leaseRenewMs,
+      baileysLogLevel: 'warn',
+    },
+  });
+}
