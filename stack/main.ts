@@ -1,0 +1,85 @@
+import { buildClients } from './clients.js';
+import { loadConfig, redactConfig, refuseSandboxInProduction, type Config } from './config.js';
+import { createLogger } from './logger.js';
+import { parseRoles, startRoles } from './roles.js';
+import { readCommandLine } from './command-line.js';
+import { quietKnownWarnings } from './process-warnings.js';
+import type { OperatorCommand } from './commands.js';
+
+/** The operator's commands, in `commands.ts`, loaded only when one runs: a role's process does not load them. */
+const operatorCommands: readonly OperatorCommand[] = ['accounts', 'platform-admins', 'advisories', 'stack', 'replay', 'sql', 'dead-letters'];
+
+async function main(argv: string[]): Promise<number> {
+  const line = readCommandLine(argv);
+  switch (line.kind) {
+    case 'help':
+      console.log(line.text);
+      return 0;
+    case 'mistake':
+      console.error(line.text);
+      return 1;
+    case 'listen':
+      return (await import('../connectors/relay/index.js')).listenCommand(line.argv, process.env, loadConfig().port);
+  }
+  const { command, positionals, values } = line;
+  // The README's run command is a development machine's: the sandbox providers are its defaults.
+  const config = loadConfig(process.env, { defaultMode: command === 'start' ? 'development' : 'production' });
+  if (command === 'start') {
+    refuseSandboxInProduction(config); // before the stack comes up, when GATEWAY_MODE=production was set
+    const { printStatus, stackUp } = await import('./commands.js');
+    printStatus(await stackUp({ root: config.stackRoot, log: (text) => console.log(text) }));
+    return runRoles(config, 'all', { firstAccount: true });
+  }
+  if ((operatorCommands as readonly string[]).includes(command)) {
+    return (await import('./commands.js')).runOperatorCommand(config, command as OperatorCommand, positionals, values);
+  }
+  return runRoles(config, command);
+}
+
+async function runRoles(config: Config, arg: string, options: { firstAccount?: boolean } = {}): Promise<number> {
+  const roles = parseRoles(arg);
+  refuseSandboxInProduction(config);
+  const logger = createLogger(config.logLevel, config.logFormat);
+  logger.info({ roles, config: redactConfig(config) }, 'starting');
+  const clients = await buildClients(config, logger);
+  const running = await startRoles(roles, clients);
+  if (options.firstAccount && running.api?.directory.accounts.size === 0) {
+    const { newAccount, printFirstAccount } = await import('./commands.js');
+    const account = await newAccount(clients, { name: 'Sandbox', email: 'sandbox@gateway.local', sandboxNumbers: 1, plan: 'free' });
+    printFirstAccount(account, config.port);
+  }
+  // Said once the first start's sandbox account exists, so what it prints comes before.
+  if (roles.includes('api')) {
+    logger.info(`gateway ready: http://localhost:${config.port} (API docs at /docs, readiness at /ready)`);
+  }
+  const demo =
+    options.firstAccount && running.api && config.demoPort > 0
+      ? await (await import('./demo/server.js')).startDemoPartner(
+          { producer: clients.producer, directory: running.api.directory },
+          { host: config.host, port: config.demoPort, apiBase: config.media.publicBaseUrl, widgetUrl: config.widgetUrl },
+        )
+      : undefined;
+  if (demo) console.log(`Demo partner page (opens the Connect component on the sandbox): ${demo.url}\n`);
+  await new Promise<void>((resolve) => {
+    const shutdown = (signal: string) => {
+      logger.info({ signal }, 'shutting down');
+      process.once(signal, () => process.exit(1));
+      resolve();
+    };
+    process.once('SIGINT', () => shutdown('SIGINT'));
+    process.once('SIGTERM', () => shutdown('SIGTERM'));
+  });
+  await demo?.close();
+  await running.stop();
+  await clients.close();
+  return 0;
+}
+
+quietKnownWarnings();
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    console.error(error instanceof Error ? error.message : error);
+    process.exit(1);
+  },
+);
