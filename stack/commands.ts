@@ -76,6 +76,16 @@ export async function runOperatorCommand(config: Config, command: OperatorComman
 
 export { stackUp };
 
+/** Runs a command's work with the clients of a process, closed whatever the outcome; its logs only warnings. */
+async function withClients<T>(config: Config, work: (clients: Clients) => Promise<T>): Promise<T> {
+  const clients = await buildClients(config, createLogger('warn', config.logFormat));
+  try {
+    return await work(clients);
+  } finally {
+    await clients.close();
+  }
+}
+
 interface AccountInput {
   readonly name: string;
   readonly email: string;
@@ -98,36 +108,27 @@ export async function newAccount(clients: Clients, input: AccountInput): Promise
 }
 
 async function createAccountCommand(config: Config, input: AccountInput & { json: boolean }): Promise<number> {
-  const clients = await buildClients(config, createLogger('warn', config.logFormat));
-  try {
+  return withClients(config, async (clients) => {
     const account = await newAccount(clients, input);
     console.log(input.json ? JSON.stringify(account) : `account ${account.account_id}\nproject ${account.project_id}\napi key ${account.api_key} (shown once)`);
     return 0;
-  } finally {
-    await clients.close();
-  }
+  });
 }
 
 async function createPlatformAdminCommand(config: Config, email: string, json: boolean): Promise<number> {
-  const clients = await buildClients(config, createLogger('warn', config.logFormat));
-  try {
+  return withClients(config, async (clients) => {
     const admin = await createPlatformAdmin(clients.producer, email);
     console.log(json ? JSON.stringify(admin) : `platform administrator ${admin.id} (${admin.email})\ncredential ${admin.credential} (shown once)`);
     return 0;
-  } finally {
-    await clients.close();
-  }
+  });
 }
 
 async function publishAdvisoryCommand(config: Config, input: AdvisoryInput): Promise<number> {
   const advisory = checkedAdvisory(input);
-  const clients = await buildClients(config, createLogger('warn', config.logFormat));
-  try {
+  return withClients(config, async (clients) => {
     console.log(JSON.stringify(await publishAdvisory(clients, advisory)));
     return 0;
-  } finally {
-    await clients.close();
-  }
+  });
 }
 
 /** The key goes to the terminal only, never to the log. */
@@ -156,8 +157,7 @@ async function deadLettersCommand(
     console.error(usage);
     return 1;
   }
-  const clients = await buildClients(config, createLogger('warn', config.logFormat));
-  try {
+  return withClients(config, async (clients) => {
     if (action === 'list') {
       const letters = await listDeadLetters(clients, limit);
       console.log(options.json ? JSON.stringify(letters.map(deadLetterJson)) : letters.map(deadLetterLine).join('\n') || 'no dead letters');
@@ -166,9 +166,7 @@ async function deadLettersCommand(
     const redriven = options.all ? await redriveAll(clients) : await redrive(clients, ids);
     console.log(`re-drove ${redriven.length} dead letter(s)${redriven.map((l) => `\n  ${l.id} -> ${l.topic}`).join('')}`);
     return 0;
-  } finally {
-    await clients.close();
-  }
+  });
 }
 
 /** `dead-letters list|retry --deliveries`: webhook and partner deliveries given up on. */
@@ -185,8 +183,7 @@ async function deadDeliveriesCommand(
     console.error(usage);
     return 1;
   }
-  const clients = await buildClients(config, createLogger('warn', config.logFormat));
-  try {
+  return withClients(config, async (clients) => {
     if (action === 'list') {
       const dead = await listDeadDeliveries(clients, { limit, targetId: options.endpoint });
       console.log(options.json ? JSON.stringify(dead.map(deadDeliveryJson)) : dead.map(deadDeliveryLine).join('\n') || 'no dead deliveries');
@@ -200,9 +197,7 @@ async function deadDeliveriesCommand(
     const sent = await redeliverDead({ ...clients, schedules: retrySchedules(config.webhooks.retryDelaysMs) }, selection);
     console.log(`delivering ${sent.length} dead deliver${sent.length === 1 ? 'y' : 'ies'} again${sent.map((d) => `\n  ${d.delivery_id} -> ${d.target_kind} ${d.target_id}`).join('')}`);
     return 0;
-  } finally {
-    await clients.close();
-  }
+  });
 }
 
 const deadDeliveryJson = (d: DeadDelivery) => ({ ...d, at: new Date(d.at).toISOString() });
