@@ -4,6 +4,7 @@
  * folder), and databases on the Postgres server already running. Data, logs and pid files live
  * under `<root>` (default `<repo>/.stack`).
  */
+import { clusterDown } from './cluster.js';
 import { reason } from './health.js';
 import { kafkaService } from './kafka.js';
 import { createFolders, layout } from './layout.js';
@@ -46,7 +47,7 @@ export async function stackUp(opts: StackOptions = {}): Promise<StackStatus> {
   return stackStatus(opts);
 }
 
-/** Stops the processes this stack started; Postgres, which it did not start, keeps running. */
+/** Stops the processes this stack started, the test cluster's too; Postgres, which it did not start, keeps running. */
 export async function stackDown(opts: StackOptions = {}): Promise<void> {
   const l = layout(opts.root);
   const log = opts.log ?? silent;
@@ -54,6 +55,7 @@ export async function stackDown(opts: StackOptions = {}): Promise<void> {
   await withLock(l, log, async () => {
     await Promise.all(services.map((service) => stopService(l, service, log)));
   });
+  await clusterDown({ root: l.root, log });
 }
 
 /** Which services answer their health probes, and the pids of those this stack started. */

@@ -47,6 +47,8 @@ export interface KafkaNode {
   readonly heap: string;
   /** Every node of a cluster is formatted with the same id; a single node makes its own. */
   readonly clusterId?: string;
+  /** Server properties of this node beyond the ones every node gets. */
+  readonly settings?: Readonly<Record<string, string | number>>;
 }
 
 export function kafkaNode(node: KafkaNode): JvmService {
@@ -96,6 +98,7 @@ export function kafkaNode(node: KafkaNode): JvmService {
         // Lets sessions shorter than Kafka's default floor of 6 s be tried (topics/group-timing.ts).
         'group.min.session.timeout.ms': 1_000,
         'auto.create.topics.enable': 'false',
+        ...node.settings,
       });
       // To stdout, which the stack appends to logs/<name>.log.
       writeProperties(log4jProperties, {
