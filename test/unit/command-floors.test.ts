@@ -31,7 +31,7 @@ function importsOf(file: string): Map<string, string> {
 describe('command writers below api/', () => {
   it('gives the CLI and the routes the same config commands, from processors/config', () => {
     const uses: Record<string, readonly string[]> = {
-      'stack/cli.ts': ['createAccount', 'createPlatformAdmin', 'connectSandboxNumbers'],
+      'stack/commands.ts': ['createAccount', 'createPlatformAdmin', 'connectSandboxNumbers'],
       'api/connect/routes.ts': ['createAccount', 'createInstance'],
       'api/accounts/routes.ts': ['addProject'],
       'api/platform/routes.ts': ['registerPartner', 'changePartner', 'rotatePartnerSecret', 'setPartnerActive', 'setPartnerLogo'],
