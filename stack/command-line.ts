@@ -63,7 +63,7 @@ const commands: readonly CommandUsage[] = [
   {
     name: 'stack',
     synopsis: 'stack cluster up | down | status',
-    summary: 'a 3-node Kafka cluster beside it (replication 3, min in-sync 2) on 127.0.0.1:19092-19094',
+    summary: 'a 3-node Kafka cluster beside it (replication 3, min in-sync 2) on 127.0.0.1:29092-29094',
   },
   { name: 'help', synopsis: 'help [<command>]', summary: "this usage, or one command's (also -h, --help, and <command> --help)" },
 ];

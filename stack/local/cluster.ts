@@ -14,7 +14,7 @@ import { ensureRunning, serviceStatus, stopService, type Log, type ServiceStatus
 
 export const CLUSTER_SIZE = 3;
 /** Node i's broker listens on FIRST_PORT + i - 1 and its controller 100 ports above. */
-const FIRST_PORT = 19_092;
+const FIRST_PORT = 29_092;
 const HOST = '127.0.0.1';
 
 export interface ClusterOptions {
