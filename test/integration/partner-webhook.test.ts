@@ -214,6 +214,8 @@ describe('partner webhooks on the real stack (spec 6.3, 6.4)', () => {
     const [request] = receiver.of('ptn_paused', suspended.event_id);
     expect(request!.body).toMatchObject({ event_type: 'connect.suspended', connection: block, payload: { status: 'suspended' } });
     expect(verify(secrets.get('ptn_paused')!, request!.raw, request!.signature)).toBe(true);
+    // The attempt is recorded once the partner has answered, and read here from its topic after that.
+    await waitFor('its attempt recorded', () => attemptsOf('ptn_paused', suspended.event_id).length > 0);
     expect(attemptsOf('ptn_paused', suspended.event_id)).toHaveLength(1);
     for (const other of ['ptn_one', 'ptn_two', 'wh_ph_received']) expect(receiver.of(other, suspended.event_id)).toEqual([]);
   });
