@@ -102,6 +102,14 @@ const options = {
   endpoint: { type: 'string' },
 } as const;
 
+/** The operator's commands, run by `stack/commands.ts` (every other command runs roles, or is `listen`). */
+const operatorCommands = ['accounts', 'platform-admins', 'advisories', 'stack', 'replay', 'sql', 'dead-letters'] as const;
+export type OperatorCommand = (typeof operatorCommands)[number];
+
+export function isOperatorCommand(command: string): command is OperatorCommand {
+  return (operatorCommands as readonly string[]).includes(command);
+}
+
 export type CommandOptions = ReturnType<typeof parseArgs<{ options: typeof options; allowPositionals: true; strict: true }>>['values'];
 
 export type CommandLine =

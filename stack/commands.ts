@@ -2,7 +2,7 @@ import { buildClients, type Clients } from './clients.js';
 import type { Config } from './config.js';
 import { createLogger } from './logger.js';
 import { replayMembers } from './replay-members.js';
-import { usage, type CommandOptions } from './command-line.js';
+import { usage, type CommandOptions, type OperatorCommand } from './command-line.js';
 import { clusterDown, clusterStatus, clusterUp, type ClusterStatus } from './local/cluster.js';
 import { stackDown, stackStatus, stackUp, type StackStatus } from './local/index.js';
 import { clickhouseTablesFor, LogGapsError, projectionsFor, replayNames, replayAll, seedChangelogs, type ReplayResult } from '../processors/index.js';
@@ -23,8 +23,6 @@ import { REPLAY_FLAGS, rerunWith } from './node-flags.js';
  * The operator's commands of `gateway` (every one but the roles and `listen`), loaded only when
  * one of them runs: a role's process does not load what they use.
  */
-export type OperatorCommand = 'accounts' | 'platform-admins' | 'advisories' | 'stack' | 'replay' | 'sql' | 'dead-letters';
-
 export async function runOperatorCommand(config: Config, command: OperatorCommand, positionals: readonly string[], values: CommandOptions): Promise<number> {
   const arg = positionals[1];
   switch (command) {
@@ -73,8 +71,6 @@ export async function runOperatorCommand(config: Config, command: OperatorComman
       return deadLettersCommand(config, arg, positionals.slice(2), { limit: values.limit, json: values.json ?? false, all: values.all ?? false });
   }
 }
-
-export { stackUp };
 
 /** Runs a command's work with the clients of a process, closed whatever the outcome; its logs only warnings. */
 async function withClients<T>(config: Config, work: (clients: Clients) => Promise<T>): Promise<T> {

@@ -2,12 +2,9 @@ import { buildClients } from './clients.js';
 import { loadConfig, redactConfig, refuseSandboxInProduction, type Config } from './config.js';
 import { createLogger } from './logger.js';
 import { parseRoles, startRoles } from './roles.js';
-import { readCommandLine } from './command-line.js';
+import { isOperatorCommand, readCommandLine } from './command-line.js';
+import { stackUp } from './local/index.js';
 import { quietKnownWarnings } from './process-warnings.js';
-import type { OperatorCommand } from './commands.js';
-
-/** The operator's commands, in `commands.ts`, loaded only when one runs: a role's process does not load them. */
-const operatorCommands: readonly OperatorCommand[] = ['accounts', 'platform-admins', 'advisories', 'stack', 'replay', 'sql', 'dead-letters'];
 
 async function main(argv: string[]): Promise<number> {
   const line = readCommandLine(argv);
@@ -26,13 +23,12 @@ async function main(argv: string[]): Promise<number> {
   const config = loadConfig(process.env, { defaultMode: command === 'start' ? 'development' : 'production' });
   if (command === 'start') {
     refuseSandboxInProduction(config); // before the stack comes up, when GATEWAY_MODE=production was set
-    const { printStatus, stackUp } = await import('./commands.js');
+    const { printStatus } = await import('./commands.js');
     printStatus(await stackUp({ root: config.stackRoot, log: (text) => console.log(text) }));
     return runRoles(config, 'all', { firstAccount: true });
   }
-  if ((operatorCommands as readonly string[]).includes(command)) {
-    return (await import('./commands.js')).runOperatorCommand(config, command as OperatorCommand, positionals, values);
-  }
+  // The operator's commands are loaded only when one runs: a role's process does not load them.
+  if (isOperatorCommand(command)) return (await import('./commands.js')).runOperatorCommand(config, command, positionals, values);
   return runRoles(config, command);
 }
 

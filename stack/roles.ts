@@ -29,13 +29,26 @@ export async function startRoles(roles: readonly Role[], clients: Clients): Prom
   const tracing = startTracing(roles.join(','), clients.config.otlpEndpoint);
   const running: Running[] = [];
   // Each role's modules are loaded only by a process that runs it: a new process works sooner.
-  if (roles.includes('processor')) running.push(...(await (await import('./processor-role.js')).startProcessor(clients)));
-  if (roles.includes('connector')) running.push(...(await (await import('./connector-role.js')).startConnector(clients)));
-  if (roles.includes('dispatcher')) running.push(await (await import('../connectors/webhooks/index.js')).startDispatcher(clients));
-  if (roles.includes('sweeper')) running.push(await (await import('../processors/connections/sweeper.js')).startSweeper(clients, { intervalMs: clients.config.sweepIntervalMs }));
+  if (roles.includes('processor')) {
+    const { startProcessor } = await import('./processor-role.js');
+    running.push(...(await startProcessor(clients)));
+  }
+  if (roles.includes('connector')) {
+    const { startConnector } = await import('./connector-role.js');
+    running.push(...(await startConnector(clients)));
+  }
+  if (roles.includes('dispatcher')) {
+    const { startDispatcher } = await import('../connectors/webhooks/index.js');
+    running.push(await startDispatcher(clients));
+  }
+  if (roles.includes('sweeper')) {
+    const { startSweeper } = await import('../processors/connections/sweeper.js');
+    running.push(await startSweeper(clients, { intervalMs: clients.config.sweepIntervalMs }));
+  }
   let api: RunningApi | undefined;
   if (roles.includes('api')) {
-    api = await (await import('./api-role.js')).startApi(clients, { listen: true });
+    const { startApi } = await import('./api-role.js');
+    api = await startApi(clients, { listen: true });
     running.unshift(api);
   }
   const { host, metricsPort, metricsToken } = clients.config;

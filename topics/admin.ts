@@ -180,15 +180,7 @@ export async function openOffsetReader(kafka: Kafka): Promise<OffsetReader> {
 }
 
 export async function readWatermarks(admin: Admin, topic: string): Promise<Watermarks> {
-  const offsets = await retrying(() =>
-    admin.fetchTopicOffsets(topic).catch(async (error: unknown) => {
-      // kafkajs fails with a TypeError when its metadata lists no partition of the topic: on a
-      // cluster, a broker may answer before it has learnt of a topic just created. Learn it again.
-      if (!(error instanceof TypeError)) throw error;
-      await admin.fetchTopicMetadata({ topics: [topic] });
-      throw Object.assign(new Error(`the metadata of ${topic} has no partitions yet`), { retriable: true });
-    }),
-  );
+  const offsets = await retrying(() => admin.fetchTopicOffsets(topic));
   return new Map(offsets.map((o) => [o.partition, { low: Number(o.low), high: Number(o.high) }]));
 }
 

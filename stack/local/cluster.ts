@@ -82,7 +82,6 @@ export async function clusterUp(opts: ClusterOptions): Promise<ClusterStatus> {
 export async function clusterDown(opts: ClusterOptions): Promise<void> {
   const l = clusterLayout(opts.root);
   const log = opts.log ?? silent;
-  createFolders(l);
   await withLock(l, log, () => Promise.all(services().map((service) => stopService(l, service, log))));
 }
 
