@@ -2,12 +2,15 @@
  * Soak benchmark: does the memory of each role level off under a steady load?
  * Every role runs as its own process on a test prefix and database; the api takes a steady rate of
  * `POST /messages/text` spread over 4 sandbox numbers (receipts at once, so each send also brings
- * `delivered` and `read` facts), one webhook posts every event to a local receiver. The RSS of each
- * role process is sampled every few seconds; the table gives the RSS after warm-up and at the end,
- * and the slope over the second half of the run (least squares), flat when under 1 MB/min.
+ * `delivered` and `read` facts) while customers write to the numbers (inbound messages through the
+ * sandbox's `customer-messages` control), and one webhook posts every event to a local receiver.
+ * The RSS of each role process is sampled every few seconds; the table gives the RSS after warm-up
+ * and at the end, and the slope over the last 10 minutes (least squares; the second half of a run
+ * shorter than 20 minutes), flat when under 1 MB/min.
  *
- *   npm run bench:soak                              (100 sends/s for 10 minutes)
- *   npm run bench:soak -- --minutes 2 --rate 100    (or SOAK_MINUTES, SOAK_RATE, SOAK_SAMPLE_SECONDS)
+ *   npm run bench:soak                              (100 sends/s and 20 inbound/s for 30 minutes)
+ *   npm run bench:soak -- --minutes 2 --rate 100 --inbound-rate 20
+ *                                                   (or SOAK_MINUTES, SOAK_RATE, SOAK_INBOUND_RATE, SOAK_SAMPLE_SECONDS)
  *   npm run bench:soak -- --heap-snapshots          also a heap snapshot of each role after warm-up
  *                                                   and at the end, to compare (e.g. in Chrome's DevTools)
  */
@@ -23,10 +26,19 @@ import { repoRoot } from '../shared/repo-root.js';
 import { benchSlice, deliverableCustomers, numbersConnected, run, runMain, stop, until } from './support.js';
 
 const { values: flags } = parseArgs({
-  options: { minutes: { type: 'string' }, rate: { type: 'string' }, 'sample-seconds': { type: 'string' }, 'heap-snapshots': { type: 'boolean' } },
+  options: {
+    minutes: { type: 'string' },
+    rate: { type: 'string' },
+    'inbound-rate': { type: 'string' },
+    'sample-seconds': { type: 'string' },
+    'heap-snapshots': { type: 'boolean' },
+  },
 });
-const MINUTES = Number(flags.minutes ?? process.env.SOAK_MINUTES ?? 10);
+const MINUTES = Number(flags.minutes ?? process.env.SOAK_MINUTES ?? 30);
 const RATE = Number(flags.rate ?? process.env.SOAK_RATE ?? 100);
+const INBOUND_RATE = Number(flags['inbound-rate'] ?? process.env.SOAK_INBOUND_RATE ?? 20);
+/** The slope is read over this last part of the run, the memory of a warmed-up process. */
+const SLOPE_MINUTES = Math.min(10, MINUTES / 2);
 const SAMPLE_SECONDS = Number(flags['sample-seconds'] ?? process.env.SOAK_SAMPLE_SECONDS ?? 5);
 /** A slope under this is flat: 1 MB/min is 1.4 GB a day, but the noise of a 5-minute run is near it. */
 const FLAT_MB_PER_MIN = 1;
@@ -88,8 +100,8 @@ async function main(): Promise<void> {
     const customers = deliverableCustomers(1_000);
     const pool = new Pool(gateway, { connections: 16 });
     let n = 0;
-    let accepted = 0;
-    let refused = 0;
+    const sends = { accepted: 0, refused: 0 };
+    const inbound = { accepted: 0, refused: 0 };
     const samples: Sample[] = [];
     const durationMs = MINUTES * 60_000;
     const warmUpMinutes = Math.min(1, MINUTES / 4);
@@ -99,7 +111,7 @@ async function main(): Promise<void> {
       snapshotsTaken += ROLES.length;
       for (const child of children.values()) child.kill('SIGUSR2');
     };
-    console.log(`soak: ${RATE} sends/s for ${MINUTES} min, RSS of ${ROLES.join(', ')} every ${SAMPLE_SECONDS} s; role logs in ${logFile}`);
+    console.log(`soak: ${RATE} sends/s and ${INBOUND_RATE} inbound messages/s for ${MINUTES} min, RSS of ${ROLES.join(', ')} every ${SAMPLE_SECONDS} s; role logs in ${logFile}`);
     const started = performance.now();
     const sampler = setInterval(() => {
       const minutes = (performance.now() - started) / 60_000;
@@ -108,25 +120,33 @@ async function main(): Promise<void> {
       if (minutes >= warmUpMinutes && snapshotsTaken === 0) snapshot();
       if (samples.length % Math.max(1, Math.round(60 / SAMPLE_SECONDS)) === 0) {
         const line = ROLES.map((role) => `${role} ${rss[role].toFixed(0)}`).join('  ');
-        console.log(`  ${minutes.toFixed(1).padStart(5)} min  RSS MB: ${line}  (accepted ${accepted}, refused ${refused}, webhooks ${delivered})`);
+        console.log(`  ${minutes.toFixed(1).padStart(5)} min  RSS MB: ${line}  (sends ${sends.accepted}, refused ${sends.refused}; inbound ${inbound.accepted}, refused ${inbound.refused}; webhooks ${delivered})`);
       }
     }, SAMPLE_SECONDS * 1_000);
     const tickMs = 100;
     const perTick = (RATE * tickMs) / 1_000;
+    const inboundPerTick = (INBOUND_RATE * tickMs) / 1_000;
+    const fire = (path: string, body: unknown, counted: { accepted: number; refused: number }) =>
+      pool.request({ method: 'POST', path, headers: auth, body: JSON.stringify(body) }).then(
+        async (response) => {
+          await response.body.dump();
+          if (response.statusCode === 202) counted.accepted++;
+          else counted.refused++;
+        },
+        () => counted.refused++,
+      );
     for (let tick = 0; performance.now() - started < durationMs && !interrupted; tick++) {
       const wait = started + tick * tickMs - performance.now();
       if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
       for (let i = 0; i < perTick; i++) {
         n++;
-        const body = JSON.stringify({ to: customers[n % customers.length], body: `Your order ${n} is on its way.`, client_reference: `order-${n}` });
-        pool.request({ method: 'POST', path: '/messages/text', headers: auth, body }).then(
-          async (response) => {
-            await response.body.dump();
-            if (response.statusCode === 202) accepted++;
-            else refused++;
-          },
-          () => refused++,
-        );
+        void fire('/messages/text', { to: customers[n % customers.length], body: `Your order ${n} is on its way.`, client_reference: `order-${n}` }, sends);
+      }
+      // Fractional rates carry over: 5 a second at 100 ms ticks is one every other tick.
+      for (let i = Math.floor(tick * inboundPerTick); i < Math.floor((tick + 1) * inboundPerTick); i++) {
+        const number = account.instance_ids[i % account.instance_ids.length]!;
+        const from = customers[i % customers.length]!;
+        void fire(`/sandbox/instances/${number}/customer-messages`, { from, content: { type: 'text', body: `Where is my order ${i}?` } }, inbound);
       }
     }
     clearInterval(sampler);
@@ -139,7 +159,7 @@ async function main(): Promise<void> {
     for (const [role, child] of children) {
       if (child.exitCode !== null) throw new Error(`the ${role} role exited (${String(child.exitCode)}) during the run`);
     }
-    report(samples, { accepted, refused, delivered });
+    report(samples, { sends, inbound, delivered });
   } finally {
     await Promise.all([...children.values()].map(stop));
     receiver.close();
@@ -157,15 +177,21 @@ async function snapshotsWritten(dir: string): Promise<number> {
   return after.length === before.length && after.every((size, i) => size > 0 && size === before[i]) ? after.length : 0;
 }
 
-function report(samples: readonly Sample[], counts: { accepted: number; refused: number; delivered: number }): void {
+type Counted = { readonly accepted: number; readonly refused: number };
+
+function report(samples: readonly Sample[], counts: { sends: Counted; inbound: Counted; delivered: number }): void {
   const end = samples[samples.length - 1]!.minutes;
   const warmUp = Math.min(1, MINUTES / 4);
   const afterWarmUp = samples.find((s) => s.minutes >= warmUp)!;
-  const secondHalf = samples.filter((s) => s.minutes >= end / 2);
-  console.log(`${counts.accepted} sends accepted, ${counts.refused} refused, ${counts.delivered} webhook deliveries`);
-  console.log(`role        RSS at ${warmUp.toFixed(1)} min   at ${end.toFixed(1)} min   peak     slope 2nd half   flat (< ${FLAT_MB_PER_MIN} MB/min)`);
+  const lastPart = samples.filter((s) => s.minutes >= end - SLOPE_MINUTES);
+  console.log(
+    `${counts.sends.accepted} sends accepted, ${counts.sends.refused} refused; ${counts.inbound.accepted} inbound messages written, ` +
+      `${counts.inbound.refused} refused; ${counts.delivered} webhook deliveries`,
+  );
+  const slopeHeading = `slope last ${Number(SLOPE_MINUTES.toFixed(1))} min`;
+  console.log(`role        RSS at ${warmUp.toFixed(1)} min   at ${end.toFixed(1)} min   peak   ${slopeHeading.padStart(16)}   flat (< ${FLAT_MB_PER_MIN} MB/min)`);
   for (const role of ROLES) {
-    const slope = leastSquaresSlope(secondHalf.map((s) => [s.minutes, s.rss[role]]));
+    const slope = leastSquaresSlope(lastPart.map((s) => [s.minutes, s.rss[role]]));
     const peak = Math.max(...samples.map((s) => s.rss[role]));
     console.log(
       `${role.padEnd(11)} ${mb(afterWarmUp.rss[role]).padStart(13)} ${mb(samples[samples.length - 1]!.rss[role]).padStart(11)} ${mb(peak).padStart(8)}` +

@@ -1,5 +1,6 @@
 import avro from 'avsc';
 import { SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
+import { request } from 'undici';
 import { composeSchema, unionKinds, type NamedSchema } from './load.js';
 import { compileUnionCodec, type UnionCodec } from './unions.js';
 import { backoffMs } from '../shared/backoff.js';
@@ -52,7 +53,7 @@ export class AvroSerdes {
   private readonly kinds: ReadonlyMap<string, string>;
 
   constructor(
-    registryUrl: string,
+    private readonly registryUrl: string,
     private readonly named: ReadonlyMap<string, NamedSchema>,
   ) {
     this.registry = new SchemaRegistry({ host: registryUrl, retry: { retries: 3 } });
@@ -62,8 +63,38 @@ export class AvroSerdes {
   /** Registers `fullName` under `subject` (BACKWARD compatibility) and returns its serde. */
   async register<T>(subject: string, fullName: string): Promise<RecordSerde<T>> {
     const schema = composeSchema(fullName, this.named);
-    const { id } = await registerAgain(() => this.registry.register({ type: SchemaType.AVRO, schema: JSON.stringify(schema) }, { subject }));
+    const body = { type: SchemaType.AVRO as const, schema: JSON.stringify(schema) };
+    const { id } = await registerAgain(async () => {
+      try {
+        return await this.registry.register(body, { subject });
+      } catch (error) {
+        if ((error as Error).name !== 'ConfluentSchemaRegistryCompatibilityError' || (await this.compatibilityOf(subject)) !== 'NONE') throw error;
+        // The client gives a new subject its level in a second request, after the first version:
+        // a process stopped between the two left the subject at the registry's default, NONE,
+        // and the client refuses a level other than BACKWARD at every later start. An operator's
+        // own choice of another level (FULL, FORWARD) is still refused.
+        await this.setCompatibility(subject, 'BACKWARD');
+        return this.registry.register(body, { subject });
+      }
+    });
     return this.serdeFor<T>(subject, id, avro.Type.forSchema(schema as avro.Schema));
+  }
+
+  private async compatibilityOf(subject: string): Promise<string> {
+    const response = await request(`${this.registryUrl}/config/${encodeURIComponent(subject)}`);
+    const answer = (await response.body.json()) as { compatibilityLevel?: string };
+    if (response.statusCode !== 200 || !answer.compatibilityLevel) throw new SerdeError(`the registry gave no compatibility level for ${subject} (${response.statusCode})`);
+    return answer.compatibilityLevel.toUpperCase();
+  }
+
+  private async setCompatibility(subject: string, level: 'BACKWARD'): Promise<void> {
+    const response = await request(`${this.registryUrl}/config/${encodeURIComponent(subject)}`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/vnd.schemaregistry.v1+json' },
+      body: JSON.stringify({ compatibility: level }),
+    });
+    const text = await response.body.text();
+    if (response.statusCode !== 200) throw new SerdeError(`the registry refused the ${level} level for ${subject}: ${response.statusCode} ${text}`);
   }
 
   private serdeFor<T>(subject: string, schemaId: number, reader: avro.Type): RecordSerde<T> {

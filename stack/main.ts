@@ -1,7 +1,9 @@
 import { buildClients } from './clients.js';
 import { loadConfig, redactConfig, refuseSandboxInProduction, type Config } from './config.js';
 import { createLogger } from './logger.js';
-import { parseRoles, startRoles } from './roles.js';
+import { parseRoles, startRoles, type Role, type RunningRoles } from './roles.js';
+import type { Clients } from './clients.js';
+import { listenForStop } from './stop-signal.js';
 import { isOperatorCommand, readCommandLine } from './command-line.js';
 import { stackUp } from './local/index.js';
 import { quietKnownWarnings } from './process-warnings.js';
@@ -35,10 +37,28 @@ async function main(argv: string[]): Promise<number> {
 async function runRoles(config: Config, arg: string, options: { firstAccount?: boolean } = {}): Promise<number> {
   const roles = parseRoles(arg);
   refuseSandboxInProduction(config);
+  const stop = listenForStop();
   const logger = createLogger(config.logLevel, config.logFormat);
+  void stop.received.then((signal) => logger.info({ signal }, 'shutting down'));
   logger.info({ roles, config: redactConfig(config) }, 'starting');
   const clients = await buildClients(config, logger);
   const running = await startRoles(roles, clients);
+  const demo = stop.asked ? undefined : await announce(config, roles, clients, running, options);
+  await stop.received;
+  await demo?.close();
+  await running.stop();
+  await clients.close();
+  return 0;
+}
+
+/** What a started gateway says and opens: the first start's sandbox account, its address, and the demo partner page, returned to be closed. */
+async function announce(
+  config: Config,
+  roles: readonly Role[],
+  clients: Clients,
+  running: RunningRoles,
+  options: { firstAccount?: boolean },
+): Promise<{ close(): Promise<void> } | undefined> {
   if (options.firstAccount && running.api?.directory.accounts.size === 0) {
     const { newAccount, printFirstAccount } = await import('./commands.js');
     const account = await newAccount(clients, { name: 'Sandbox', email: 'sandbox@gateway.local', sandboxNumbers: 1, plan: 'free' });
@@ -46,7 +66,7 @@ async function runRoles(config: Config, arg: string, options: { firstAccount?: b
   }
   // Said once the first start's sandbox account exists, so what it prints comes before.
   if (roles.includes('api')) {
-    logger.info(`gateway ready: http://localhost:${config.port} (API docs at /docs, readiness at /ready)`);
+    clients.logger.info(`gateway ready: http://localhost:${config.port} (API docs at /docs, readiness at /ready)`);
   }
   const demo =
     options.firstAccount && running.api && config.demoPort > 0
@@ -56,19 +76,7 @@ async function runRoles(config: Config, arg: string, options: { firstAccount?: b
         )
       : undefined;
   if (demo) console.log(`Demo partner page (opens the Connect component on the sandbox): ${demo.url}\n`);
-  await new Promise<void>((resolve) => {
-    const shutdown = (signal: string) => {
-      logger.info({ signal }, 'shutting down');
-      process.once(signal, () => process.exit(1));
-      resolve();
-    };
-    process.once('SIGINT', () => shutdown('SIGINT'));
-    process.once('SIGTERM', () => shutdown('SIGTERM'));
-  });
-  await demo?.close();
-  await running.stop();
-  await clients.close();
-  return 0;
+  return demo;
 }
 
 quietKnownWarnings();

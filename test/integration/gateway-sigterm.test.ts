@@ -1,7 +1,10 @@
+import type { Admin } from 'kafkajs';
+import { pino } from 'pino';
 import { Pool } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestEnv, waitFor, type TestEnv } from '../support/env.js';
 import { freePort, spawnGateway, type GatewayProcess } from '../support/gateway.js';
+import { createKafka } from '../../topics/index.js';
 
 const RATE_PER_10_MS = 10;
 const LOAD_MS = 10_000;
@@ -70,4 +73,50 @@ describe('a gateway stopped with SIGTERM under load', () => {
     const exit = await waitFor('the gateway exits', () => running.child.exitCode ?? running.child.signalCode ?? undefined, { timeoutMs: 120_000 });
     expect(exit, running.output().slice(-2_000)).toBe(0);
   }, 300_000);
+});
+
+/**
+ * A processor stopped with SIGTERM while it is still joining its consumer groups (a deploy that
+ * replaces a process just started) finishes starting, leaves every group and exits with 0. It
+ * used to end at once, as if killed: the groups it had joined kept it as a member for a whole
+ * session, their partitions held by nobody.
+ */
+describe('a role stopped with SIGTERM while it starts', () => {
+  let env: TestEnv;
+  let admin: Admin;
+  let role: GatewayProcess | undefined;
+
+  beforeAll(async () => {
+    env = await createTestEnv();
+    admin = createKafka(env.config.kafka, pino({ level: 'silent' })).admin();
+    await admin.connect();
+  });
+
+  afterAll(async () => {
+    role?.child.kill('SIGKILL');
+    await role?.exited;
+    await admin?.disconnect();
+    await env?.dispose();
+  });
+
+  /** The members of the test's consumer groups, by group. */
+  const members = async () => {
+    const ids = (await admin.listGroups()).groups.map((g) => g.groupId).filter((id) => id.startsWith(env.id));
+    const { groups } = await admin.describeGroups(ids);
+    return new Map(groups.map((g) => [g.groupId, g.members.length]));
+  };
+
+  it('leaves the groups it joined and exits with 0', async () => {
+    role = spawnGateway(['processor'], env.env);
+    const running = role;
+    const joined = await waitFor('the processor in its first group', async () => {
+      running.assertRunning();
+      const now = await members();
+      return [...now.values()].some((count) => count > 0) ? now : undefined;
+    }, { timeoutMs: 120_000, intervalMs: 20 });
+    running.kill('SIGTERM');
+    expect(await running.exited, running.output().slice(-2_000)).toBe(0);
+    const after = await members();
+    expect([...after].filter(([, count]) => count > 0), `groups joined when it was stopped: ${[...joined.keys()].join(', ')}`).toEqual([]);
+  }, 180_000);
 });

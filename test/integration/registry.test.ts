@@ -1,7 +1,8 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
 import { currentTopicSchemas, releasedVersions } from '../../topics/schema-history.js';
-import { loadSchemaFiles, type NamedSchema } from '../../schemas/load.js';
+import { request } from 'undici';
+import { composeSchema, loadSchemaFiles, type NamedSchema } from '../../schemas/load.js';
 import { AvroSerdes } from '../../schemas/serde.js';
 import type { InstanceState } from '../../schemas/records.js';
 import { asAccountId, asEventId, asInstanceId, asProjectId } from '../../schemas/ids.js';
@@ -17,7 +18,8 @@ describe('schemas on a fresh registry', () => {
 
   afterAll(async () => {
     const subjects = [...currentTopicSchemas(named).keys()].map((topic) => `${run}.${topic}-value`);
-    for (const subject of [...subjects, `${run}.incompatible-value`, `${run}.evolution-value`]) await deleteSubject(config.schemaRegistryUrl, subject);
+    const others = ['incompatible', 'evolution', 'interrupted', 'chosen'].map((name) => `${run}.${name}-value`);
+    for (const subject of [...subjects, ...others]) await deleteSubject(config.schemaRegistryUrl, subject);
   });
 
   it('accepts every released version of every topic schema, then the current one, under BACKWARD', async () => {
@@ -78,6 +80,44 @@ describe('schemas on a fresh registry', () => {
       expect(v2.schemaId).not.toBe(v1.schemaId);
       expect(await v2.decode(bytes)).toEqual({ ...state, region: 'unknown' });
       expect(await v1.decode(v2.encode({ ...state, region: 'eu' }))).toEqual(state);
+    });
+  });
+
+  describe('a subject whose first registration was cut short', () => {
+    /** What the registry holds when a process stopped between the client's two requests: a first version, no level of its own. */
+    const firstVersionOnly = async (subject: string) => {
+      const schema = composeSchema('gateway.instances.InstanceState', named);
+      const response = await request(`${config.schemaRegistryUrl}/subjects/${encodeURIComponent(subject)}/versions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/vnd.schemaregistry.v1+json' },
+        body: JSON.stringify({ schema: JSON.stringify(schema) }),
+      });
+      expect(response.statusCode, await response.body.text()).toBe(200);
+    };
+    const level = async (subject: string) => {
+      const response = await request(`${config.schemaRegistryUrl}/config/${encodeURIComponent(subject)}`);
+      return ((await response.body.json()) as { compatibilityLevel: string }).compatibilityLevel;
+    };
+
+    it('is registered at the next start, and gets its BACKWARD level', async () => {
+      const subject = `${run}.interrupted-value`;
+      await firstVersionOnly(subject);
+      const serde = await new AvroSerdes(config.schemaRegistryUrl, named).register<InstanceState>(subject, 'gateway.instances.InstanceState');
+      expect(serde.schemaId).toBeGreaterThan(0);
+      expect(await level(subject)).toBe('BACKWARD');
+    });
+
+    it('keeps refusing a level an operator chose', async () => {
+      const subject = `${run}.chosen-value`;
+      await firstVersionOnly(subject);
+      const set = await request(`${config.schemaRegistryUrl}/config/${encodeURIComponent(subject)}`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/vnd.schemaregistry.v1+json' },
+        body: JSON.stringify({ compatibility: 'FULL' }),
+      });
+      expect(set.statusCode, await set.body.text()).toBe(200);
+      await expect(new AvroSerdes(config.schemaRegistryUrl, named).register(subject, 'gateway.instances.InstanceState')).rejects.toThrow(/BACKWARD != FULL/);
+      expect(await level(subject)).toBe('FULL');
     });
   });
 });
