@@ -64,6 +64,24 @@ export class AvroSerdes {
   async register<T>(subject: string, fullName: string): Promise<RecordSerde<T>> {
     const schema = composeSchema(fullName, this.named);
     const body = { type: SchemaType.AVRO as const, schema: JSON.stringify(schema) };
+    const id = (await this.registeredId(subject, body)) ?? (await this.registerNew(subject, body));
+    return this.serdeFor<T>(subject, id, avro.Type.forSchema(schema as avro.Schema));
+  }
+
+  /**
+   * The id of a schema the subject holds already, as on every start but a new version's first: one
+   * lookup, where registering asks for the subject's level and has the registry check compatibility.
+   * Undefined when it is not there or the lookup failed (registering retries).
+   */
+  private async registeredId(subject: string, body: { type: SchemaType.AVRO; schema: string }): Promise<number | undefined> {
+    try {
+      return await this.registry.getRegistryIdBySchema(subject, body);
+    } catch {
+      return undefined;
+    }
+  }
+
+  private async registerNew(subject: string, body: { type: SchemaType.AVRO; schema: string }): Promise<number> {
     const { id } = await registerAgain(async () => {
       try {
         return await this.registry.register(body, { subject });
@@ -77,7 +95,7 @@ export class AvroSerdes {
         return this.registry.register(body, { subject });
       }
     });
-    return this.serdeFor<T>(subject, id, avro.Type.forSchema(schema as avro.Schema));
+    return id;
   }
 
   private async compatibilityOf(subject: string): Promise<string> {

@@ -118,19 +118,26 @@ function compileDiscriminated(
     byKind.set(kind, { name, pair });
   }
   return {
+    // The branch keeps its `kind` on the way out: avsc writes a record's declared fields only, so
+    // the value is wrapped as it is, without a copy that leaves the kind out.
     to: (value) => {
       if (value === null) return null;
-      const { kind, ...rest } = value as { kind: string };
+      const { kind } = value as { kind: string };
       const branch = byKind.get(kind);
       if (!branch) throw new Error(`unknown kind "${kind}"; expected one of ${[...byKind.keys()].join(', ')}`);
-      return { [branch.name]: branch.pair ? branch.pair.to(rest) : rest };
+      return { [branch.name]: branch.pair ? branch.pair.to(value) : value };
     },
     from: (value) => {
       if (value === null) return null;
-      const [name, inner] = Object.entries(value as Record<string, unknown>)[0] ?? [];
+      const wrapped = value as Record<string, unknown>;
+      let name: string | undefined;
+      for (const key in wrapped) {
+        name = key;
+        break;
+      }
       const branch = name === undefined ? undefined : byName.get(name);
       if (!branch) throw new Error(`unknown union branch ${String(name)}`);
-      const converted = (branch.pair ? branch.pair.from(inner) : inner) as Record<string, unknown>;
+      const converted = (branch.pair ? branch.pair.from(wrapped[name!]) : wrapped[name!]) as Record<string, unknown>;
       converted.kind = branch.kind;
       return converted;
     },

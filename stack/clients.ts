@@ -71,12 +71,12 @@ export async function buildClients(config: Config, logger: Logger): Promise<Clie
   const kafka = createKafka(config.kafka, logger, groups);
   const metrics = createMetrics({ kafka, groups, logger });
   const specs = allTopics(config);
-  const created = await ensureTopics(kafka, [...specs, deadLetterTopic], {
-    prefix: config.kafka.topicPrefix,
-    replicationFactor: config.kafka.replicationFactor,
-  });
+  // Side by side: the registry does not need the topics, and a new process works sooner.
+  const [created, serdes] = await Promise.all([
+    ensureTopics(kafka, [...specs, deadLetterTopic], { prefix: config.kafka.topicPrefix, replicationFactor: config.kafka.replicationFactor }),
+    registeredSerdes(config),
+  ]);
   if (created.length > 0) logger.info({ topics: created }, 'topics created');
-  const serdes = await registeredSerdes(config);
   const producer = countingDeadLetters(await createProducer(kafka, serdes), config.kafka.topicPrefix, metrics.registry);
   const pool = createPool(config, logger);
   const clickhouse = createClickHouse(config.clickhouse);
