@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { backoffMs } from '../../shared/backoff.js';
 import {
   createConsumer,
+  liveFetch,
   gaveUp,
   GatewayFailure,
   sendToDeadLetters,
@@ -66,7 +67,7 @@ export async function runProjection(deps: RunnerDeps, projection: Projection, op
     groupId,
     topics: projection.handlers.map((h) => h.topic),
     fromBeginning: true,
-    fetch: options.fetch,
+    fetch: options.fetch ?? liveFetch,
     latestPerKey: options.replaying ? projection.handlers.filter((h) => h.latestPerKey).map((h) => h.topic) : [],
     share: options.share,
   });
