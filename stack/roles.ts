@@ -31,7 +31,7 @@ export async function startRoles(roles: readonly Role[], clients: Clients): Prom
   // Each role's modules are loaded only by a process that runs it: a new process works sooner.
   if (roles.includes('processor')) {
     const { startProcessor } = await import('./processor-role.js');
-    running.push(...(await startProcessor(clients)));
+    running.push(await startProcessor(clients));
   }
   if (roles.includes('connector')) {
     const { startConnector } = await import('./connector-role.js');

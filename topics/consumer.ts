@@ -221,12 +221,13 @@ function supersededIn(messages: readonly { readonly key?: Buffer | null }[]): Se
 
 const noHeaders: Readonly<Record<string, string>> = Object.freeze({});
 
+/** Most records carry no headers: they share one frozen empty object. */
 function headerStrings(headers: Record<string, unknown> | undefined): Readonly<Record<string, string>> {
-  if (headers === undefined) return noHeaders;
-  const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers)) {
-    if (Buffer.isBuffer(value)) out[name] = value.toString('utf8');
-    else if (typeof value === 'string') out[name] = value;
+  let out: Record<string, string> | undefined;
+  for (const name in headers) {
+    const value = headers[name];
+    if (Buffer.isBuffer(value)) (out ??= {})[name] = value.toString('utf8');
+    else if (typeof value === 'string') (out ??= {})[name] = value;
   }
-  return out;
+  return out ?? noHeaders;
 }
