@@ -8,7 +8,7 @@ import type { MessageStatus, SendCommand } from '../../schemas/records.js';
 import type { Clients } from '../../stack/clients.js';
 import { clusterStatus, clusterUp } from '../../stack/local/cluster.js';
 import { loadConfig } from '../../stack/config.js';
-import { createConsumer, topicName, topics, type TopicConsumer } from '../../topics/index.js';
+import { createConsumer, ensureTopics, topicName, topics, type TopicConsumer } from '../../topics/index.js';
 import { testClients } from '../support/clients.js';
 import { createTestEnv, waitFor, type TestEnv } from '../support/env.js';
 import { freePort, spawnGateway, type GatewayProcess } from '../support/gateway.js';
@@ -114,8 +114,11 @@ describe('two processes of each role on a 3-broker cluster, one broker and one o
   // died, it skipped every broker that had answered, so a partition the dead one led and one of
   // them led now was never written, and the send resolved (patches/kafkajs+2.2.4.patch).
   it("keeps every record a producer's send resolved for while a partition leader dies", async () => {
-    const topic = `${env.id}.acks`;
-    await admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: 12, replicationFactor: 3 }] });
+    // Created as the gateway creates its topics: right after the cluster starts, a node may still
+    // answer that it does not host a new topic's partitions (UNKNOWN_TOPIC_OR_PARTITION), which
+    // kafkajs' createTopics does not wait out (it failed so in CI).
+    const [topic] = await ensureTopics(clients.kafka, [{ name: 'acks', partitions: 12, cleanup: 'delete' }], { prefix: `${env.id}.`, replicationFactor: 3 });
+    if (topic === undefined) throw new Error('the test topic existed already');
     const acked = new Set<string>();
     let sending = true;
     const sender = (async () => {
