@@ -104,19 +104,6 @@ export const backlogFetch: FetchSettings = {
   partitionsAtOnce: 2,
 };
 
-/**
- * Fetches of a live projection: kafkajs' sizes and a short wait, and batches of four partitions
- * applied side by side, each in its own transaction, so one partition's commit does not hold up
- * the others' records (order is kept within a partition).
- */
-export const liveFetch: FetchSettings = {
-  maxBytes: 10 * 1024 * 1024,
-  maxBytesPerPartition: 1024 * 1024,
-  minBytes: 1,
-  maxWaitTimeInMs: 100,
-  partitionsAtOnce: 4,
-};
-
 /** A consumer-group member that decodes through the registry; the caller owns commits. */
 export async function createConsumer(kafka: Kafka, serdes: TopicSerdes, options: ConsumerOptions): Promise<TopicConsumer> {
   const { partitionsAtOnce = 1, ...fetch } = options.fetch ?? {};

@@ -3,7 +3,6 @@ import type { Logger } from 'pino';
 import { backoffMs } from '../../shared/backoff.js';
 import {
   createConsumer,
-  liveFetch,
   gaveUp,
   GatewayFailure,
   sendToDeadLetters,
@@ -67,7 +66,7 @@ export async function runProjection(deps: RunnerDeps, projection: Projection, op
     groupId,
     topics: projection.handlers.map((h) => h.topic),
     fromBeginning: true,
-    fetch: options.fetch ?? liveFetch,
+    fetch: options.fetch,
     latestPerKey: options.replaying ? projection.handlers.filter((h) => h.latestPerKey).map((h) => h.topic) : [],
     share: options.share,
   });
