@@ -12,6 +12,7 @@ import { createConsumer, ensureTopics, topicName, topics, type TopicConsumer } f
 import { testClients } from '../support/clients.js';
 import { createTestEnv, waitFor, type TestEnv } from '../support/env.js';
 import { freePort, spawnGateway, type GatewayProcess } from '../support/gateway.js';
+import { groupsOf } from '../support/groups.js';
 import { collectTopic } from '../support/topic-collector.js';
 
 const { AssignerProtocol } = kafkajs;
@@ -28,10 +29,8 @@ const KILLED_BROKER = 'kafka-2';
 type Groups = Map<string, Map<string, number>>;
 
 async function describeGroups(admin: Admin, prefix: string): Promise<Groups> {
-  const ids = (await admin.listGroups()).groups.map((g) => g.groupId).filter((id) => id.startsWith(prefix));
-  const { groups } = await admin.describeGroups(ids);
   return new Map(
-    groups.map((group) => [
+    (await groupsOf(admin, prefix)).map((group) => [
       group.groupId,
       new Map(group.members.map((m) => {
         const assignment = m.memberAssignment.length === 0 ? undefined : AssignerProtocol.MemberAssignment.decode(m.memberAssignment);

@@ -4,6 +4,7 @@ import { Pool } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestEnv, waitFor, type TestEnv } from '../support/env.js';
 import { freePort, spawnGateway, type GatewayProcess } from '../support/gateway.js';
+import { groupsOf } from '../support/groups.js';
 import { createKafka } from '../../topics/index.js';
 
 const RATE_PER_10_MS = 10;
@@ -100,11 +101,7 @@ describe('a role stopped with SIGTERM while it starts', () => {
   });
 
   /** The members of the test's consumer groups, by group. */
-  const members = async () => {
-    const ids = (await admin.listGroups()).groups.map((g) => g.groupId).filter((id) => id.startsWith(env.id));
-    const { groups } = await admin.describeGroups(ids);
-    return new Map(groups.map((g) => [g.groupId, g.members.length]));
-  };
+  const members = async () => new Map((await groupsOf(admin, env.id)).map((g) => [g.groupId, g.members.length]));
 
   it('leaves the groups it joined and exits with 0', async () => {
     role = spawnGateway(['processor'], env.env);
