@@ -81,7 +81,8 @@ describe('sandbox receipts survive a SIGKILL of the connector', () => {
     await env?.dispose();
   });
 
-  it('delivers and reads every message accepted before the kill, once the connector is back', async () => {
+  /** A sandbox number of the test's account, its behaviour set, connected on a running connector. */
+  async function connectedNumber(behaviour: { deliveredAfterMs: number; readAfterMs: number }, running: GatewayProcess): Promise<string> {
     const id = newId('inst');
     await clients.producer.send(topics.instances, [{
       key: id,
@@ -92,14 +93,19 @@ describe('sandbox receipts survive a SIGKILL of the connector', () => {
       },
     }]);
     // One partition of one topic: the behaviour is in place before the number connects, and before any send.
-    await control(id, { kind: 'set_behaviour', delivered_after_ms: DELIVERED_AFTER_MS, read_after_ms: READ_AFTER_MS, fail_to: null, block_from: null });
-    await control(id, { kind: 'connect', method: 'qr', phone: '+5511911119999', auto: true });
-    connector = startConnector();
-    const first = connector;
+    await control(id, { kind: 'set_behaviour', delivered_after_ms: behaviour.deliveredAfterMs, read_after_ms: behaviour.readAfterMs, fail_to: null, block_from: null });
+    await control(id, { kind: 'connect', method: 'qr', phone: `+551191111${String(9000 + states.length)}`, auto: true });
     await waitFor('the number connected', () => {
-      first.assertRunning();
+      running.assertRunning();
       return states.some((s) => s.instance_id === id && s.status === 'connected');
     }, { timeoutMs: 60_000 });
+    return id;
+  }
+
+  it('delivers and reads every message accepted before the kill, once the connector is back', async () => {
+    connector = startConnector();
+    const first = connector;
+    const id = await connectedNumber({ deliveredAfterMs: DELIVERED_AFTER_MS, readAfterMs: READ_AFTER_MS }, first);
 
     const commands = Array.from({ length: SENDS }, (_, n) => sendCommand(id, n));
     const startedAt = Date.now();
@@ -122,5 +128,51 @@ describe('sandbox receipts survive a SIGKILL of the connector', () => {
       const { rows } = await clients.pool.query<{ n: string }>('SELECT count(*) AS n FROM sandbox.pending_receipts WHERE instance_id = $1', [id]);
       return rows[0]!.n === '0';
     });
+  });
+
+  /**
+   * The receipts of a killed connector's sends fall due on the next one, which has to read those
+   * sends from Postgres, and the database fails then (the table of executed sends is away). The
+   * number's session stays open, so nothing reloads the receipts: the same process tries them again
+   * and writes them once the database answers.
+   */
+  it('writes the receipts whose write failed while their session stays open', async () => {
+    connector?.kill('SIGKILL');
+    await connector?.exited;
+    connector = startConnector();
+    const first = connector;
+    const id = await connectedNumber({ deliveredAfterMs: 20_000, readAfterMs: 21_000 }, first);
+    const commands = Array.from({ length: 10 }, (_, n) => sendCommand(id, 100 + n));
+    await clients.producer.send(topics.sendCommands, commands.map((value) => ({ key: id, value })));
+    await waitFor('every send accepted', () => commands.every((c) => statusesOf(c.message_id).includes('sent')), { intervalMs: 10 });
+    first.kill('SIGKILL');
+    await first.exited;
+
+    connector = startConnector();
+    const second = connector;
+    // A send goes out once the number's session is open on the new connector, its owed receipts reloaded.
+    await waitFor('the session open on the new connector', async () => {
+      second.assertRunning();
+      const probe = sendCommand(id, 200);
+      await clients.producer.send(topics.sendCommands, [{ key: id, value: probe }]);
+      await waitFor('the probe settled', () => statusesOf(probe.message_id).length > 0, { timeoutMs: 30_000, intervalMs: 20 });
+      return statusesOf(probe.message_id).includes('sent');
+    }, { timeoutMs: 60_000, intervalMs: 200 });
+    const failedWrites = () => second.output().split('sandbox receipt not written').length - 1;
+    await clients.pool.query('ALTER TABLE connector.executed RENAME TO executed_away');
+    try {
+      expect(commands.flatMap((c) => statusesOf(c.message_id)).filter((s) => s !== 'sent'), 'no receipt written before the fault').toEqual([]);
+      await waitFor('receipt writes failing', () => {
+        second.assertRunning();
+        return failedWrites() >= 4;
+      }, { timeoutMs: 60_000 });
+    } finally {
+      await clients.pool.query('ALTER TABLE connector.executed_away RENAME TO executed');
+    }
+    await waitFor('every message read, by the same process', () => {
+      second.assertRunning();
+      return commands.every((c) => statusesOf(c.message_id).includes('read'));
+    }, { timeoutMs: 30_000 });
+    for (const c of commands) expect(statusesOf(c.message_id), c.message_id).toEqual(expect.arrayContaining(['sent', 'delivered', 'read']));
   });
 });
