@@ -104,6 +104,19 @@ export const backlogFetch: FetchSettings = {
   partitionsAtOnce: 2,
 };
 
+/**
+ * Fetches of a live consumer whose partitions' batches may be handled side by side (order is kept
+ * within a partition): kafkajs' sizes and a short wait, four partitions at once, so one
+ * partition's round trips do not hold up the records of the others.
+ */
+export const liveFetchApart: FetchSettings = {
+  maxBytes: 10 * 1024 * 1024,
+  maxBytesPerPartition: 1024 * 1024,
+  minBytes: 1,
+  maxWaitTimeInMs: 100,
+  partitionsAtOnce: 4,
+};
+
 /** A consumer-group member that decodes through the registry; the caller owns commits. */
 export async function createConsumer(kafka: Kafka, serdes: TopicSerdes, options: ConsumerOptions): Promise<TopicConsumer> {
   const { partitionsAtOnce = 1, ...fetch } = options.fetch ?? {};

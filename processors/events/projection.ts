@@ -52,6 +52,8 @@ export function eventsProjection({ producer, mediaLinks }: EventsProjectionDeps)
   return {
     name: 'events',
     ddl: [],
+    // No tables: only the runner's offsets, one row per partition.
+    partitionsApart: true,
     handlers: [
       publish(topics.inboundMessages, (message) => inboundEvent(message, mediaUrl)),
       publish(topics.messageStatus, statusEvent, {

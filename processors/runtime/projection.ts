@@ -67,6 +67,13 @@ export interface Projection {
    * each derived row after every batch that touches it.
    */
   readonly deriveAfterReplay?: (swap: ReplaySwap) => Promise<void>;
+  /**
+   * True when no row the projection writes is written from two partitions (it keeps no tables of
+   * its own, or each row belongs to one key): live, the batches of several partitions are then
+   * applied side by side. Left out, one at a time: two transactions writing the same row from two
+   * partitions would make which write wins depend on timing.
+   */
+  readonly partitionsApart?: boolean;
 }
 
 /** Work of a replay's swap, in one transaction whose search path is the replay's schema. */

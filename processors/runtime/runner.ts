@@ -1,10 +1,11 @@
-import type { Pool, PoolClient } from 'pg';
+import type { Pool, PoolClient, QueryResult } from 'pg';
 import type { Logger } from 'pino';
 import { backoffMs } from '../../shared/backoff.js';
 import {
   createConsumer,
   gaveUp,
   GatewayFailure,
+  liveFetchApart,
   sendToDeadLetters,
   sleepWithHeartbeat,
   UNKNOWN_ATTEMPTS,
@@ -66,7 +67,7 @@ export async function runProjection(deps: RunnerDeps, projection: Projection, op
     groupId,
     topics: projection.handlers.map((h) => h.topic),
     fromBeginning: true,
-    fetch: options.fetch,
+    fetch: options.fetch ?? (projection.partitionsApart ? liveFetchApart : undefined),
     latestPerKey: options.replaying ? projection.handlers.filter((h) => h.latestPerKey).map((h) => h.topic) : [],
     share: options.share,
   });
@@ -193,14 +194,7 @@ async function applyOnce(
 ): Promise<Attempt> {
   const client = await ctx.pool.connect();
   try {
-    await client.query('BEGIN');
-    if (ctx.lock === 'shared') {
-      await client.query('SELECT pg_advisory_xact_lock_shared(hashtext($1))', [projectionLockKey(ctx.projection)]);
-    }
-    await client.query(`SET LOCAL search_path TO ${quoteIdent(ctx.schema)}`);
-    // A replay's schema is not read until the swap, which commits synchronously after it.
-    if (ctx.replaying) await client.query('SET LOCAL synchronous_commit TO off');
-    const stored = await lockStoredOffset(client, batch);
+    const stored = await beginBatch(ctx, client, batch);
     const first = batch.firstOffset;
     const partitionKey = `${batch.topic}:${batch.partition}`;
     if (stored !== undefined && stored < first && ctx.soughtTo.get(partitionKey) !== stored) {
@@ -242,11 +236,10 @@ async function applyOnce(
     }
     const nextOffset = lastOffset(batch) + 1;
     await client.query(
-      `INSERT INTO _offsets (topic, partition, next_offset) VALUES ($1, $2, $3)
-       ON CONFLICT (topic, partition) DO UPDATE SET next_offset = EXCLUDED.next_offset, updated_at = now()`,
-      [batch.topic, batch.partition, nextOffset],
+      `INSERT INTO _offsets (topic, partition, next_offset) VALUES (${client.escapeLiteral(batch.topic)}, ${batch.partition}, ${nextOffset})
+       ON CONFLICT (topic, partition) DO UPDATE SET next_offset = EXCLUDED.next_offset, updated_at = now();
+       COMMIT`,
     );
-    await client.query('COMMIT');
     // Every offset from where this member started in the batch, those a latest-per-key read left out included.
     return { kind: 'committed', nextOffset, applied: nextOffset - Math.max(first, stored ?? first) };
   } catch (error) {
@@ -294,12 +287,23 @@ async function failureOf(apply: () => Promise<void>, givingUp: boolean): Promise
   }
 }
 
-async function lockStoredOffset(client: PoolClient, batch: ConsumedBatch): Promise<number | undefined> {
-  const { rows } = await client.query<{ next_offset: string }>(
-    'SELECT next_offset FROM _offsets WHERE topic = $1 AND partition = $2 FOR UPDATE',
-    [batch.topic, batch.partition],
-  );
-  return rows[0] ? Number(rows[0].next_offset) : undefined;
+/**
+ * Opens the batch's transaction and locks the partition's stored offset, answering it. One round
+ * trip: the statements go together, their few values written as literals (a batch's fixed cost is
+ * its round trips, and a live projection applies many small batches).
+ */
+async function beginBatch(ctx: BatchContext, client: PoolClient, batch: ConsumedBatch): Promise<number | undefined> {
+  const statements = [
+    'BEGIN',
+    ...(ctx.lock === 'shared' ? [`SELECT pg_advisory_xact_lock_shared(hashtext(${client.escapeLiteral(projectionLockKey(ctx.projection))}))`] : []),
+    `SET LOCAL search_path TO ${quoteIdent(ctx.schema)}`,
+    // A replay's schema is not read until the swap, which commits synchronously after it.
+    ...(ctx.replaying ? ['SET LOCAL synchronous_commit TO off'] : []),
+    `SELECT next_offset FROM _offsets WHERE topic = ${client.escapeLiteral(batch.topic)} AND partition = ${batch.partition} FOR UPDATE`,
+  ];
+  const results = (await client.query(statements.join(';\n'))) as unknown as QueryResult<{ next_offset: string }>[];
+  const row = results[results.length - 1]!.rows[0];
+  return row ? Number(row.next_offset) : undefined;
 }
 
 async function deadLetter(ctx: BatchContext, record: ConsumedRecord<unknown>, failure: GatewayFailure): Promise<void> {
