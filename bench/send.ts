@@ -3,7 +3,7 @@
  * 1. end to end: the gateway with every role in one process, at a steady 1,000 sends/s, the time
  *    from the 202 to the `delivered` fact of each message on the log (sandbox receipts set to
  *    answer at once); then the same run with every role in its own process and tracing on, and
- *    each hop's share from its spans (bench/send-hops.ts);
+ *    each hop's share from its spans (bench/send-hops.ts) and the CPU each role spent per send;
  * 2. saturation: accepted `POST /messages/text` per second and p50/p99 latency of the api role
  *    alone (as it scales in production) against a bare Fastify route writing the same command
  *    (Avro through the registry) with the gateway's own batching producer; prints the ratio, and
@@ -14,7 +14,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import path from 'node:path';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { pino } from 'pino';
 import { Pool, request } from 'undici';
 import { loadSchemaFiles } from '../schemas/load.js';
@@ -24,12 +24,14 @@ import { loadConfig } from '../stack/config.js';
 import { repoRoot } from '../shared/repo-root.js';
 import { createConsumer, createKafka, ensureTopics, topics, TopicSerdes } from '../topics/index.js';
 import { spanCollector } from './send-hops.js';
-import { benchSlice, deliverableCustomers, numbersConnected, percentiles, run, runMain, start, stop, until } from './support.js';
+import { benchSlice, cpuMs, deliverableCustomers, numbersConnected, percentiles, run, runMain, start, stop, until } from './support.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64);
 const RATE = Number(process.env.BENCH_RATE ?? 1_000);
 const cli = path.join(repoRoot, 'dist', 'stack', 'cli.js');
+const ROLES = ['api', 'processor', 'connector', 'dispatcher'] as const;
+const IDLE_MS = 5_000;
 
 interface Load {
   readonly accepted: number;
@@ -87,12 +89,18 @@ async function main(): Promise<void> {
     // production, and tracing on: every hop's span is sent to a receiver here.
     await stop(all);
     const collector = await spanCollector();
-    const roles = ['api', 'processor', 'connector', 'dispatcher'].map((role) =>
+    const roles = ROLES.map((role) =>
       start([cli, role], { ...env, PORT: String(gatewayPort), CHDB_PATH: path.join(tmpdir(), `${id}-chdb-${role}`), OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint }, 'ignore'),
     );
     children.push(...roles);
     await numbersConnected(gateway, auth);
+    // What each role spends with nothing to do (its fetches, heartbeats, timers), then what the run costs above that.
+    const idle = await cpuRates(roles, IDLE_MS);
+    const cpuBefore = roles.map((role) => cpuMs(role.pid));
+    const wallBefore = performance.now();
     const tracedRun = await steady(kafka, `${id}.`, 'traced', gateway, auth, body);
+    const wallMs = performance.now() - wallBefore;
+    const cpuPerSend = roles.map((role, i) => ((cpuMs(role.pid) - cpuBefore[i]! - idle[i]! * wallMs) * 1_000) / tracedRun.sent);
     await Promise.all(roles.map(stop)); // sends the spans it still holds
     const breakdown = collector.hops(tracedRun.deliveredAt);
     await collector.close();
@@ -124,6 +132,9 @@ async function main(): Promise<void> {
     console.log(`  202 -> delivered fact   p50 ${e2e.p50.toFixed(1)} ms  p99 ${e2e.p99.toFixed(1)} ms  (target p50 under 30 ms, p99 under 100 ms)`);
     console.log(`the same, every role in its own process and tracing on: 202 -> delivered fact p50 ${tracedRun.p50.toFixed(1)} ms  p99 ${tracedRun.p99.toFixed(1)} ms; hop by hop over the ${breakdown.complete} sends all of whose spans came in:`);
     for (const { hop, p50, p99 } of breakdown.hops) console.log(`  ${hop.padEnd(76)} p50 ${p50.toFixed(1).padStart(7)} ms  p99 ${p99.toFixed(1).padStart(7)} ms`);
+    const cores = (cpuPerSend.reduce((sum, us) => sum + us, 0) * RATE) / 1_000_000 + idle.reduce((sum, rate) => sum + rate, 0);
+    console.log(`  CPU per send above idle (traced run): ${ROLES.map((role, i) => `${role} ${cpuPerSend[i]!.toFixed(0)} µs`).join(', ')}`);
+    console.log(`  idle, the roles use ${ROLES.map((role, i) => `${role} ${(idle[i]! * 100).toFixed(1)}%`).join(', ')} of a core; at ${RATE} sends/s they need ${cores.toFixed(2)} cores (this machine has ${availableParallelism()}, shared with Kafka, Postgres and the registry)`);
   } finally {
     await Promise.all(children.map(stop));
     await slice.dispose();
@@ -212,6 +223,15 @@ async function steady(kafka: ReturnType<typeof createKafka>, prefix: string, lab
   await consumer.stop();
   await pool.close();
   return { sent, delivered: deliveredAfter.length, deliveredAt, ...percentiles(deliveredAfter) };
+}
+
+/** The share of a core each child uses over `ms` (1 is a whole core). */
+async function cpuRates(children: readonly ChildProcess[], ms: number): Promise<number[]> {
+  const before = children.map((child) => cpuMs(child.pid));
+  const started = performance.now();
+  await new Promise((resolve) => setTimeout(resolve, ms));
+  const elapsed = performance.now() - started;
+  return children.map((child, i) => (cpuMs(child.pid) - before[i]!) / elapsed);
 }
 
 async function firstLine(child: ChildProcess): Promise<string> {

@@ -1,5 +1,6 @@
 // What the benches share: child processes of the built CLI, waiting on a condition, percentiles.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { request } from 'undici';
 import { loadConfig } from '../stack/config.js';
@@ -20,6 +21,20 @@ export function percentiles(values: readonly number[]): { p50: number; p99: numb
 export function start(args: readonly string[], env: Record<string, string>, stdout: 'pipe' | 'ignore' = 'pipe'): ChildProcess {
   const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
   return spawn(process.execPath, [...profile, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', stdout, 'inherit'] });
+}
+
+/**
+ * CPU time (user and system, in ms) a process has used so far, from /proc (Linux); NaN where
+ * /proc is missing. Read before and after a run, it gives what the run cost each role.
+ */
+export function cpuMs(pid: number | undefined): number {
+  try {
+    // Fields after the command's closing parenthesis; utime and stime are the 12th and 13th, in clock ticks (100 a second).
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return Number.NaN;
+  }
 }
 
 export async function stop(child: ChildProcess): Promise<void> {
