@@ -69,7 +69,7 @@ export interface ConsumerOptions {
   readonly topics: readonly TopicSpec<unknown>[];
   /** Where a group without committed offsets starts. */
   readonly fromBeginning: boolean;
-  /** How much a fetch asks for; live consumers keep kafkajs' sizes and a short wait. */
+  /** How much a fetch asks for; live consumers keep kafkajs' sizes and the group timing's wait. */
   readonly fetch?: FetchSettings;
   /**
    * Compacted topics read for each key's latest value (a replay of a changelog): a record that a
@@ -85,7 +85,8 @@ export interface FetchSettings {
   readonly maxBytes: number;
   readonly maxBytesPerPartition: number;
   readonly minBytes: number;
-  readonly maxWaitTimeInMs: number;
+  /** The group timing's wait unless set (`groupTiming`). */
+  readonly maxWaitTimeInMs?: number;
   /** Batches of different partitions handled at once (1 unless set): decoding one overlaps the database's work on another. */
   readonly partitionsAtOnce?: number;
 }
@@ -106,14 +107,13 @@ export const backlogFetch: FetchSettings = {
 
 /**
  * Fetches of a live consumer whose partitions' batches may be handled side by side (order is kept
- * within a partition): kafkajs' sizes and a short wait, four partitions at once, so one
- * partition's round trips do not hold up the records of the others.
+ * within a partition): kafkajs' sizes, four partitions at once, so one partition's round trips do
+ * not hold up the records of the others.
  */
 export const liveFetchApart: FetchSettings = {
   maxBytes: 10 * 1024 * 1024,
   maxBytesPerPartition: 1024 * 1024,
   minBytes: 1,
-  maxWaitTimeInMs: 100,
   partitionsAtOnce: 4,
 };
 
@@ -123,7 +123,6 @@ export async function createConsumer(kafka: Kafka, serdes: TopicSerdes, options:
   const consumer: KafkaConsumer = kafka.consumer({
     groupId: options.groupId,
     ...(options.share ? { partitionAssigners: [shareAssigner(options.share)] } : {}),
-    maxWaitTimeInMs: 100,
     ...fetch,
   });
   await consumer.connect();

@@ -76,7 +76,6 @@ export async function createPartitionOwner(kafka: Kafka, serdes: TopicSerdes, op
   const consumer: Consumer = kafka.consumer({
     groupId: options.groupId,
     partitionAssigners: [coPartitionedAssigner(() => owned)],
-    maxWaitTimeInMs: 100,
   });
   consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
     assign([...new Set(Object.values(payload.memberAssignment).flat())].sort((a, b) => a - b));

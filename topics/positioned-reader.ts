@@ -40,7 +40,6 @@ export async function readFromPositions(
   const consumer: Consumer = kafka.consumer({
     groupId: options.groupId,
     partitionAssigners: [chosenPartitions([...positions.keys()])],
-    maxWaitTimeInMs: 100,
   });
   consumer.on(consumer.events.GROUP_JOIN, () => {
     for (const [partition, offset] of positions) consumer.seek({ topic, partition, offset: String(offset) });
