@@ -78,6 +78,13 @@ export class BaileysSession implements NumberSession {
   private writtenHealth: number;
   private pairing?: Pairing;
   private firstConnectedAt?: number;
+  /**
+   * The last write of the socket's credentials: a login is announced once the identity it brought
+   * is stored. Baileys may hand `creds.update` and the open connection over in two batches, whose
+   * handlers run side by side; announced first, a restart in between would find the number
+   * `warming` and its credentials without the login.
+   */
+  private credsWritten: Promise<void> = Promise.resolve();
   private readonly gate = new WarmingGate(() => this.firstConnectedAt);
   /** Sends run one at a time, in call order. */
   private queue: Promise<unknown> = Promise.resolve();
@@ -325,7 +332,11 @@ export class BaileysSession implements NumberSession {
     this.take(socket, batch);
     if (this.socket !== socket) return;
     try {
-      if (batch['creds.update']) await saveCreds();
+      if (batch['creds.update']) {
+        const written = saveCreds();
+        this.credsWritten = written.catch(() => undefined);
+        await written;
+      }
       if (batch['connection.update']) await this.onConnection(socket, batch['connection.update']);
       for (const fact of this.deps.mapping.statuses(batch['messages.update'] ?? [], batch['message-receipt.update'] ?? [])) await this.emit(fact);
       if (batch['presence.update']) this.presence.learn(batch['presence.update']);
@@ -367,6 +378,7 @@ export class BaileysSession implements NumberSession {
       this.attempt = 0;
       this.pairing = undefined;
       const now = Date.now();
+      await this.credsWritten;
       this.firstConnectedAt ??= await this.deps.firstConnected.set(this.instance.instance_id, now);
       await this.setStatus(isWarming(this.firstConnectedAt, now) ? 'warming' : 'connected', null, phoneOf(socket.authState.creds.me?.id));
     }
