@@ -389,29 +389,26 @@ export class SandboxSession implements NumberSession {
   /**
    * Emits a receipt when it falls due. Once it is on the log the network owes it no longer; a
    * session closed meanwhile leaves it owed (its fact may have been dropped), for the next one.
-   * A write that fails (the brokers away) is tried again while the session is open: a session that
+   * A write that fails (the brokers or Postgres away) is tried again while the session is open: a session that
    * stays open never reloads what it owes. Resolves when the receipt is settled, never when the
    * session closes first.
    */
   private owe(receipt: OwedReceipt, failures = 0): Promise<void> {
+    return new Promise((settled) => this.later(receipt.due_at - Date.now(), () => void this.writeReceipt(receipt, failures).then(settled)));
+  }
+
+  private async writeReceipt(receipt: OwedReceipt, failures: number): Promise<void> {
     const { wa_message_id: waId, status } = receipt;
-    return new Promise((settled) =>
-      this.later(receipt.due_at - Date.now(), () => {
-        this.events
-          .emit({ kind: 'status', wa_message_id: waId, status, error_code: null, error_reason: null, occurred_at: Date.now() })
-          .then(
-            () => (this.closed ? Promise.resolve() : this.deps.receipts.settle([receipt])).then(settled, (err: unknown) => {
-              this.deps.logger.warn({ err, waId, status }, 'sandbox receipt written, not settled; owed until the session opens again');
-              settled();
-            }),
-            (err: unknown) => {
-              this.deps.logger.warn({ err, waId, status }, 'sandbox receipt not written; tried again');
-              const again = { ...receipt, due_at: Date.now() + backoffMs(failures + 1, 200, 5_000) };
-              void this.owe(again, failures + 1).then(settled);
-            },
-          );
-      }),
-    );
+    try {
+      await this.events.emit({ kind: 'status', wa_message_id: waId, status, error_code: null, error_reason: null, occurred_at: Date.now() });
+    } catch (err) {
+      this.deps.logger.warn({ err, waId, status }, 'sandbox receipt not written; tried again');
+      return this.owe({ ...receipt, due_at: Date.now() + backoffMs(failures + 1, 200, 5_000) }, failures + 1);
+    }
+    if (this.closed) return;
+    await this.deps.receipts
+      .settle([receipt])
+      .catch((err: unknown) => this.deps.logger.warn({ err, waId, status }, 'sandbox receipt written, not settled; owed until the session opens again'));
   }
 
   private later(ms: number, run: () => void): void {
