@@ -41,7 +41,13 @@ async function runRoles(config: Config, arg: string, options: { firstAccount?: b
   const logger = createLogger(config.logLevel, config.logFormat);
   void stop.received.then((signal) => logger.info({ signal }, 'shutting down'));
   logger.info({ roles, config: redactConfig(config) }, 'starting');
-  const clients = await buildClients(config, logger);
+  // A stop while the clients connect ends the process at once: no group is joined yet, so
+  // nothing is left to leave, and an unreachable broker would hold it for a minute of retries.
+  const clients = await Promise.race([buildClients(config, logger), stop.received.then(() => undefined)]);
+  if (clients === undefined) {
+    logger.info('stopped while connecting, before joining any group');
+    return 0;
+  }
   const running = await startRoles(roles, clients);
   const demo = stop.asked ? undefined : await announce(config, roles, clients, running, options);
   await stop.received;

@@ -117,3 +117,38 @@ describe('a role stopped with SIGTERM while it starts', () => {
     expect([...after].filter(([, count]) => count > 0), `groups joined when it was stopped: ${[...joined.keys()].join(', ')}`).toEqual([]);
   }, 180_000);
 });
+
+/**
+ * A role whose broker cannot be reached, stopped with SIGTERM while it tries to connect, exits at
+ * once with 0: it has joined no group, so there is nothing to leave. It used to wait out the
+ * client's retries (about a minute), then exit with 1 as if the start had failed.
+ */
+describe('a role stopped with SIGTERM while its broker cannot be reached', () => {
+  let env: TestEnv;
+  let role: GatewayProcess | undefined;
+
+  beforeAll(async () => {
+    env = await createTestEnv();
+  });
+
+  afterAll(async () => {
+    role?.child.kill('SIGKILL');
+    await role?.exited;
+    await env?.dispose();
+  });
+
+  it('exits with 0 without waiting for the broker', async () => {
+    const closed = await freePort();
+    role = spawnGateway(['processor'], { ...env.env, KAFKA_BROKERS: `127.0.0.1:${closed}`, LOG_LEVEL: 'info' });
+    const running = role;
+    await waitFor('a refused connection to the broker', () => {
+      running.assertRunning();
+      return running.output().includes('ECONNREFUSED') || undefined;
+    }, { timeoutMs: 60_000, intervalMs: 50 });
+    running.kill('SIGTERM');
+    const exit = await waitFor('the role exits', () => running.child.exitCode ?? running.child.signalCode ?? undefined, { timeoutMs: 20_000 });
+    expect(exit, running.output().slice(-2_000)).toBe(0);
+    // The exit can come before the pipe's last lines.
+    await waitFor('the stop logged', () => running.output().includes('stopped while connecting') || undefined, { timeoutMs: 5_000 });
+  }, 120_000);
+});
