@@ -12,7 +12,9 @@ import { appendSends } from '../sends/append.js';
 import { createNumberChooser, type NumberChooser } from '../sends/number-choice.js';
 import { SendRefused } from '../sends/refused.js';
 import { nextState, writeState } from './commands.js';
+import { ensureProjectionSchema } from '../runtime/store.js';
 import { withinHoursSql } from './hours.js';
+import { campaignsProjection } from './projection.js';
 import { contentFor } from './template.js';
 import type { CampaignWatch } from './autopilot.js';
 
@@ -52,6 +54,10 @@ interface Due {
  */
 export async function startCampaignRunner(deps: CampaignRunnerDeps): Promise<{ stop(): Promise<void> }> {
   const logger = deps.logger.child({ component: 'campaign-runner' });
+  // The runner reads the campaigns projection, which a new database does not have until that
+  // projection starts, side by side with the runner.
+  const projection = campaignsProjection();
+  await ensureProjectionSchema(deps.pool, projection, projection.name);
   let owned = new Set<number>();
   const owner: PartitionOwner = await createPartitionOwner(deps.kafka, deps.serdes, {
     groupId: `${deps.serdes.prefix}campaigns.runner`,
