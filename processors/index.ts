@@ -17,6 +17,7 @@ import { audienceProjection } from './audience/index.js';
 import { analyticsTables } from './analytics/index.js';
 import { auditProjection } from './audit/index.js';
 import { campaignsProjection, type CampaignWatch } from './campaigns/index.js';
+export { replayable, replayNames } from './replay-names.js';
 
 export { runProjection, type RunnerDeps, type RunningProjection } from './runtime/runner.js';
 export { MEMBERS_FROM_RECORDS, projectionGaps, replayAll, replayProjection, waitUntilCaughtUp, replayMember, type ReplayedTables, type JoinedMembers, type ReplayGroup, type ReplayMembers } from './runtime/replay.js';
@@ -59,11 +60,6 @@ export function projectionsFor(
   return new Map(projections.map((p) => [p.name, p]));
 }
 
-/**
- * Projections `gateway replay` rebuilds, at any age: what a projection needs longer than its event
- * topics keep it is on a changelog (`changelogCovers`), or on a topic kept for ever (`gw.usage`).
- */
-export const replayable = ['instances', 'connections', 'conversations', 'contacts', 'deliveries', 'calls', 'payments', 'usage', 'audience', 'audit', 'campaigns'] as const;
 
 /**
  * The ClickHouse tables `gateway replay <name>` rebuilds: with the Postgres projection of that
@@ -75,6 +71,3 @@ export function clickhouseTablesFor(mode: 'live' | 'replay'): ReadonlyMap<string
     ['analytics', analyticsTables],
   ]);
 }
-
-/** What `gateway replay` takes: the replayable projections, then the ClickHouse tables that have no projection. */
-export const replayNames = [...replayable, 'analytics'] as const;

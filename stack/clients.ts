@@ -17,7 +17,11 @@ import {
   type TopicSpec,
 } from '../topics/index.js';
 import { createHttpFetcher, type HttpFetcher } from '../shared/http/index.js';
-import { createMediaLinks, createMediaStore, usageProducer, type MediaLinks, type MediaStore } from '../connectors/media/index.js';
+// The media modules the clients need, not the folder's index: that one loads the converters too.
+import { createMediaStore } from '../connectors/media/create-store.js';
+import type { MediaStore } from '../connectors/media/store.js';
+import { usageProducer } from '../connectors/media/usage.js';
+import { createMediaLinks, type MediaLinks } from '../shared/media-links.js';
 import { createMailer, type Mailer } from '../connectors/email/smtp.js';
 import { retrySchedules, tiersOf } from '../connectors/webhooks/index.js';
 import { createClickHouse, type ClickHouse } from '../shared/clickhouse.js';
@@ -86,7 +90,6 @@ export async function buildClients(config: Config, logger: Logger): Promise<Clie
     config.media.store === 's3'
       ? createMediaStore({ kind: 's3', s3: config.s3, recordUsage })
       : createMediaStore({ kind: 'filesystem', dir: config.media.dir, links: mediaLinks, recordUsage });
-  await media.ensure().catch((err: unknown) => logger.warn({ err }, 'media store not ready yet'));
   const http = createHttpFetcher({ allowPrivateNetwork: config.outbound.allowPrivateNetwork, allowRanges: config.outbound.allowCidrs });
   const mailer = createMailer(config.smtpUrl);
   return {

@@ -1,8 +1,9 @@
 // What `gateway ...` was asked to do, read from its arguments alone (no config, no services), so
 // help and mistakes are answered before anything starts.
 import { parseArgs } from 'node:util';
-import { listenUsage } from '../connectors/relay/index.js';
-import { replayNames } from '../processors/index.js';
+// Leaf modules, not the folders' indexes: help is answered without loading the roles.
+import { listenUsage } from '../connectors/relay/usage.js';
+import { replayNames } from '../processors/replay-names.js';
 import { roleNames } from './roles.js';
 
 interface CommandUsage {

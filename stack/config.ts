@@ -8,7 +8,8 @@ import type { WebhookOptions } from '../connectors/webhooks/index.js';
 import type { ClickHouseOptions } from '../shared/clickhouse.js';
 import { repoRoot } from '../shared/repo-root.js';
 import { ConnectorKindValues, type ConnectorKind } from '../schemas/records.js';
-import { DEFAULT_SESSION_TIMEOUT_MS } from '../topics/index.js';
+// The one constant, not topics' index: reading the configuration loads no Kafka client.
+import { DEFAULT_SESSION_TIMEOUT_MS } from '../topics/group-timing.js';
 
 /**
  * `development` lets the sandbox providers run (the payment form that confirms from a public route,

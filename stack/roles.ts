@@ -26,8 +26,12 @@ export interface RunningRoles extends Running {
 
 export async function startRoles(roles: readonly Role[], clients: Clients): Promise<RunningRoles> {
   const { logger } = clients;
-  const tracing = startTracing(roles.join(','), clients.config.otlpEndpoint);
+  const tracing = await startTracing(roles.join(','), clients.config.otlpEndpoint);
   const running: Running[] = [];
+  // Only the roles that store or read media make the bucket (a local stack starts without it).
+  if (roles.includes('api') || roles.includes('connector')) {
+    await clients.media.ensure().catch((err: unknown) => logger.warn({ err }, 'media store not ready yet'));
+  }
   // Each role's modules are loaded only by a process that runs it: a new process works sooner.
   if (roles.includes('processor')) {
     const { startProcessor } = await import('./processor-role.js');

@@ -1,9 +1,5 @@
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span, type Tracer } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
-import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 
 /** A Kafka record's headers; a record that belongs to a trace carries `traceparent` and `tracestate`. */
 export type RecordHeaders = Readonly<Record<string, string>>;
@@ -33,9 +29,17 @@ let tracer: Tracer | undefined;
 /**
  * Starts exporting spans over OTLP/HTTP to `endpoint` (the collector's base URL; spans go to
  * `/v1/traces`). Without an endpoint nothing is set up and every hop is `off`: no span, no header.
+ * The SDK and its exporter are loaded only then: a process that does not trace starts without
+ * their few hundred modules.
  */
-export function startTracing(serviceName: string, endpoint: string | undefined): { stop(): Promise<void> } {
+export async function startTracing(serviceName: string, endpoint: string | undefined): Promise<{ stop(): Promise<void> }> {
   if (endpoint === undefined) return { stop: async () => undefined };
+  const [{ OTLPTraceExporter }, { resourceFromAttributes }, { BatchSpanProcessor, TracerProvider }, { ATTR_SERVICE_NAME }] = await Promise.all([
+    import('@opentelemetry/exporter-trace-otlp-http'),
+    import('@opentelemetry/resources'),
+    import('@opentelemetry/sdk-trace'),
+    import('@opentelemetry/semantic-conventions'),
+  ]);
   const provider = new TracerProvider({
     resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: serviceName }),
     // A collector that is down holds up a stopping process by at most EXPORT_TIMEOUT_MS, not the SDK's 30 s.

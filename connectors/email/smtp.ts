@@ -1,4 +1,4 @@
-import nodemailer, { type Transporter } from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 
 /** Outgoing e-mail (connect codes, billing notices) over SMTP. */
 export interface Mailer {
@@ -8,15 +8,17 @@ export interface Mailer {
   close(): void;
 }
 
+/** The SMTP client is loaded on the first mail or check: most roles send none. */
 export function createMailer(smtpUrl: string, from = 'Gateway <no-reply@gateway.local>'): Mailer {
-  const transport: Transporter = nodemailer.createTransport(smtpUrl, { from });
+  let opened: Promise<Transporter> | undefined;
+  const transport = () => (opened ??= import('nodemailer').then(({ default: nodemailer }) => nodemailer.createTransport(smtpUrl, { from })));
   return {
     async send(message) {
-      await transport.sendMail(message);
+      await (await transport()).sendMail(message);
     },
     async check() {
-      await transport.verify();
+      await (await transport()).verify();
     },
-    close: () => transport.close(),
+    close: () => void opened?.then((open) => open.close(), () => undefined),
   };
 }

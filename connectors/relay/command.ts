@@ -1,18 +1,10 @@
 import { parseArgs } from 'node:util';
 import { isHttpUrl } from '../../shared/http/index.js';
-import { webhookEventTypes, isWebhookEventType } from '../../events/catalogue.js';
+import { isWebhookEventType } from '../../events/catalogue.js';
 import { newSigningSecret } from '../../events/signature.js';
 import { runRelay, type RelayOptions } from './relay.js';
+import { listenUsage } from './usage.js';
 
-export const listenUsage = `Usage: gateway listen (--forward-to URL | --print) [--events a,b] [--print] [--secret S] [--api-url URL] [--api-key K]
-
-  --forward-to URL   post each event of the project to this URL, signed like a production webhook
-  --events a,b       only these event types (default: all); one of ${webhookEventTypes.join(', ')}
-  --print            print each event (time, type, id and, when forwarding, the answer); alone: print only
-  --secret S         signing secret of the forwarded posts (default: a new one, printed at start)
-  --api-url URL      the gateway API (default: http://localhost:$PORT)
-  --api-key K        an API key with events:read (default: $GATEWAY_API_KEY)
-`;
 
 type Env = Readonly<Record<string, string | undefined>>;
 

@@ -27,6 +27,7 @@ export interface ChildReply {
 }
 
 const clients = await buildClients(loadConfig(), pino({ level: process.env.LOG_LEVEL ?? 'warn' }));
+await clients.media.ensure();
 const otp = new OpenedOtpCodes(new OtpKeys(clients.pool), clients.cipher);
 const leases = leasePool(clients.config.databaseUrl, clients.config.baileys.leaseRenewMs, clients.logger);
 const network = baileysNetwork(clients, otp, leases);

@@ -23,7 +23,7 @@ const traceparent = /^00-([0-9a-f]{32})-([0-9a-f]{16})-01$/;
 
 describe('tracing', () => {
   it('writes no header and starts no span while no OTLP endpoint is configured', async () => {
-    startTracing('unit', undefined);
+    await startTracing('unit', undefined);
     expect(startTrace('send.accept').headers).toBeUndefined();
     expect(continueTrace('send.network', { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' }).headers).toBeUndefined();
     const written: unknown[] = [];
@@ -34,7 +34,7 @@ describe('tracing', () => {
   it('carries the trace in traceparent from each hop to the next, and starts none for a record outside a trace', async () => {
     const collector = createServer((req, res) => req.resume().on('end', () => res.writeHead(200).end('{}')));
     await new Promise<void>((resolve) => collector.listen(0, '127.0.0.1', resolve));
-    const tracing = startTracing('unit', `http://127.0.0.1:${(collector.address() as AddressInfo).port}`);
+    const tracing = await startTracing('unit', `http://127.0.0.1:${(collector.address() as AddressInfo).port}`);
     try {
       const written: (Record<string, string> | undefined)[] = [];
       await inTrace('send.accept', {}, (hop) => appendSend(recordingProducer(written), command, hop.headers));
