@@ -108,12 +108,15 @@ export class ConnectorRunner {
   }
 
   async start(): Promise<void> {
-    for (const connector of this.deps.connectors) await connector.prepare?.();
-    await this.executed.ensureSchema();
+    // Side by side: each is a few round trips to Postgres, and the group waits for them all. The
+    // executed sends and the OTP keys share a schema, so they go one after the other.
+    await Promise.all([
+      ...this.deps.connectors.map((connector) => connector.prepare?.()),
+      this.executed.ensureSchema().then(() => this.otpKeys.ensureSchema()),
+    ]);
     const purge = () => void this.executed.purge().catch((err: unknown) => this.deps.logger.warn({ err }, 'purging executed sends failed'));
     purge();
     this.purgeTimer = setInterval(purge, PURGE_EVERY_MS).unref();
-    await this.otpKeys.ensureSchema();
     const purgeOtp = () => void this.otpKeys.purgeExpired().catch((err: unknown) => this.deps.logger.warn({ err }, 'purging expired OTP keys failed'));
     purgeOtp();
     this.otpPurgeTimer = setInterval(purgeOtp, OTP_PURGE_EVERY_MS).unref();
