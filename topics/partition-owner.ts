@@ -77,7 +77,14 @@ export async function createPartitionOwner(kafka: Kafka, serdes: TopicSerdes, op
     groupId: options.groupId,
     partitionAssigners: [coPartitionedAssigner(() => owned)],
   });
+  // A consumer disconnected while its first join is in flight crashes on the closed connection
+  // and kafkajs starts it again: a member nobody stops, left in the group after the process ends
+  // (seen with a SIGTERM while the processor started). `stop` waits for that join first.
+  let joined = () => {};
+  const firstJoin = new Promise<void>((resolve) => (joined = resolve));
+  let started = false;
   consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
+    joined();
     assign([...new Set(Object.values(payload.memberAssignment).flat())].sort((a, b) => a - b));
   });
   // A crashed member may be out of the group before it rejoins: its sessions close rather than
@@ -93,6 +100,7 @@ export async function createPartitionOwner(kafka: Kafka, serdes: TopicSerdes, op
 
   return {
     async run(eachBatch) {
+      started = true;
       await consumer.run({
         autoCommit: false,
         eachBatchAutoResolve: false,
@@ -113,6 +121,7 @@ export async function createPartitionOwner(kafka: Kafka, serdes: TopicSerdes, op
     },
     watermarks: (topic) => readWatermarks(admin, topic),
     async stop() {
+      if (started) await withDeadline(firstJoin, LEAVE_DEADLINE_MS).catch(() => undefined);
       await withDeadline(consumer.disconnect(), LEAVE_DEADLINE_MS).catch((err: unknown) =>
         options.logger.warn({ err, groupId: options.groupId }, 'did not leave the group in time; its session ends it'),
       );
