@@ -17,8 +17,8 @@ import { audienceProjection } from './audience/index.js';
 import { analyticsTables } from './analytics/index.js';
 import { auditProjection } from './audit/index.js';
 import { campaignsProjection, type CampaignWatch } from './campaigns/index.js';
-export { replayable, replayNames } from './replay-names.js';
 
+export { replayable, replayNames } from './replay-names.js';
 export { runProjection, type RunnerDeps, type RunningProjection } from './runtime/runner.js';
 export { MEMBERS_FROM_RECORDS, projectionGaps, replayAll, replayProjection, waitUntilCaughtUp, replayMember, type ReplayedTables, type JoinedMembers, type ReplayGroup, type ReplayMembers } from './runtime/replay.js';
 export { LogGapsError, logGaps, type LogGap, type ProjectionGaps, type ReplayResult } from './runtime/log-gaps.js';
@@ -59,7 +59,6 @@ export function projectionsFor(
   if (mode === 'live') projections.push(eventsProjection({ producer, mediaLinks }));
   return new Map(projections.map((p) => [p.name, p]));
 }
-
 
 /**
  * The ClickHouse tables `gateway replay <name>` rebuilds: with the Postgres projection of that

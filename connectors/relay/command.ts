@@ -5,7 +5,6 @@ import { newSigningSecret } from '../../events/signature.js';
 import { runRelay, type RelayOptions } from './relay.js';
 import { listenUsage } from './usage.js';
 
-
 type Env = Readonly<Record<string, string | undefined>>;
 
 /** `gateway listen`: the local relay, until Ctrl-C. Resolves with the exit code (`--help` is read before: stack/command-line.ts). */

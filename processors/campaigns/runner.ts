@@ -54,10 +54,6 @@ interface Due {
  */
 export async function startCampaignRunner(deps: CampaignRunnerDeps): Promise<{ stop(): Promise<void> }> {
   const logger = deps.logger.child({ component: 'campaign-runner' });
-  // The runner reads the campaigns projection, which a new database does not have until that
-  // projection starts, side by side with the runner.
-  const projection = campaignsProjection();
-  await ensureProjectionSchema(deps.pool, projection, projection.name);
   let owned = new Set<number>();
   const owner: PartitionOwner = await createPartitionOwner(deps.kafka, deps.serdes, {
     groupId: `${deps.serdes.prefix}campaigns.runner`,
@@ -224,6 +220,10 @@ export async function startCampaignRunner(deps: CampaignRunnerDeps): Promise<{ s
         if (!stopped) timer = setTimeout(loop, deps.tickMs ?? TICK_MS);
       });
   };
+  // The ticks read the campaigns projection, which a new database does not have until that
+  // projection starts, side by side with the runner: made here, after the group's join has begun.
+  const projection = campaignsProjection();
+  await ensureProjectionSchema(deps.pool, projection, projection.name);
   loop();
 
   return {
