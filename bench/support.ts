@@ -19,8 +19,12 @@ export function percentiles(values: readonly number[]): { p50: number; p99: numb
  * child writes a V8 CPU profile there when it exits (open it in Chrome's DevTools).
  */
 export function start(args: readonly string[], env: Record<string, string>, stdout: 'pipe' | 'ignore' = 'pipe'): ChildProcess {
-  const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
-  return spawn(process.execPath, [...profile, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', stdout, 'inherit'] });
+  return spawn(process.execPath, [...profileFlags(), ...args], { env: { ...process.env, ...env }, stdio: ['ignore', stdout, 'inherit'] });
+}
+
+/** Node's flags for a child that writes its CPU profile into `BENCH_PROFILE` as it exits; none without it. */
+export function profileFlags(): string[] {
+  return process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
 }
 
 /**

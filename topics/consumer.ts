@@ -1,5 +1,6 @@
 import type { Consumer as KafkaConsumer, EachBatchPayload, Kafka } from 'kafkajs';
 import { topicName, type TopicSpec } from './catalogue.js';
+import type { GroupPosition } from './group-commits.js';
 import { heartbeating } from './group-timing.js';
 import { shareAssigner, type PartitionShare } from './partition-share.js';
 import type { TopicSerdes } from './serdes.js';
@@ -61,6 +62,8 @@ export interface TopicConsumer {
   seek(topic: string, partition: number, offset: number): void;
   /** Commits consumer-group offsets (the next offset to read), for lag and restarts. */
   commit(topic: string, partition: number, nextOffset: number): Promise<void>;
+  /** Commits the positions of several partitions in one request. */
+  commitAll(positions: readonly GroupPosition[]): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -117,6 +120,18 @@ export const liveFetchApart: FetchSettings = {
   partitionsAtOnce: 4,
 };
 
+/**
+ * Fetches of a live consumer that gathers the batches of one fetch (`gathering` in the processor's
+ * runner): kafkajs' sizes, and every partition's batch handed out at once, so that they can be
+ * applied together; the handler keeps them in order.
+ */
+export const liveFetchGathered: FetchSettings = {
+  maxBytes: 10 * 1024 * 1024,
+  maxBytesPerPartition: 1024 * 1024,
+  minBytes: 1,
+  partitionsAtOnce: 64,
+};
+
 /** A consumer-group member that decodes through the registry; the caller owns commits. */
 export async function createConsumer(kafka: Kafka, serdes: TopicSerdes, options: ConsumerOptions): Promise<TopicConsumer> {
   const { partitionsAtOnce = 1, ...fetch } = options.fetch ?? {};
@@ -148,6 +163,9 @@ export async function createConsumer(kafka: Kafka, serdes: TopicSerdes, options:
     },
     async commit(topic, partition, nextOffset) {
       await consumer.commitOffsets([{ topic, partition, offset: String(nextOffset) }]);
+    },
+    async commitAll(positions) {
+      await consumer.commitOffsets(positions.map(({ topic, partition, nextOffset }) => ({ topic, partition, offset: String(nextOffset) })));
     },
     stop: () => consumer.disconnect(),
   };

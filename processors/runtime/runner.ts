@@ -5,7 +5,9 @@ import {
   createConsumer,
   gaveUp,
   GatewayFailure,
+  groupCommits,
   liveFetchApart,
+  liveFetchGathered,
   sendToDeadLetters,
   sleepWithHeartbeat,
   UNKNOWN_ATTEMPTS,
@@ -13,6 +15,8 @@ import {
   type ConsumedBatch,
   type ConsumedRecord,
   type FetchSettings,
+  type GroupCommits,
+  type GroupPosition,
   type PartitionShare,
   type Kafka,
   type Producer,
@@ -20,6 +24,7 @@ import {
   type TopicSerdes,
 } from '../../topics/index.js';
 import type { Applied, ApplyScope, Handler, Projection } from './projection.js';
+import { gathering } from './gathering.js';
 import { ensureProjectionSchema, projectionLockKey, quoteIdent } from './store.js';
 
 export interface RunnerDeps {
@@ -63,22 +68,34 @@ export async function runProjection(deps: RunnerDeps, projection: Projection, op
   const logger = deps.logger.child({ projection: projection.name, schema });
   await ensureProjectionSchema(deps.pool, projection, schema);
 
+  const replaying = options.replaying ?? false;
+  // Live, a projection whose partitions are not apart applies the batches of one fetch in one transaction.
+  const together = !replaying && !projection.partitionsApart && options.fetch === undefined;
   const consumer = await createConsumer(deps.kafka, deps.serdes, {
     groupId,
     topics: projection.handlers.map((h) => h.topic),
     fromBeginning: true,
-    fetch: options.fetch ?? (projection.partitionsApart ? liveFetchApart : undefined),
+    fetch: options.fetch ?? (projection.partitionsApart ? liveFetchApart : liveFetchGathered),
     latestPerKey: options.replaying ? projection.handlers.filter((h) => h.latestPerKey).map((h) => h.topic) : [],
     share: options.share,
   });
   const { pool, producer } = deps;
-  const counted = await applyBatches({ pool, producer, logger, prefix: deps.serdes.prefix }, consumer, projection, {
+  const applying = await applyBatches({ pool, producer, logger, prefix: deps.serdes.prefix }, consumer, projection, {
     schema,
     lock: options.lock ?? 'shared',
-    replaying: options.replaying ?? false,
+    replaying,
+    together,
   });
   logger.info({ groupId }, 'projection running');
-  return { schema, groupId, applied: () => counted.applied, stop: () => consumer.stop() };
+  return {
+    schema,
+    groupId,
+    applied: () => applying.applied,
+    async stop() {
+      await applying.commitPending();
+      await consumer.stop();
+    },
+  };
 }
 
 export interface BatchDeps {
@@ -88,6 +105,18 @@ export interface BatchDeps {
   readonly prefix: string;
   /** The wait before retrying a failed batch; `backoffMs` unless a test needs it shorter. */
   readonly backoff?: (attempt: number) => number;
+  /** The least time between two group offset commits (`groupCommits`); a second unless set. */
+  readonly commitEveryMs?: number;
+}
+
+/** How often a projection commits its group offsets: they serve lag and restarts, Postgres keeps the truth. */
+const COMMIT_EVERY_MS = 1_000;
+
+export interface AppliedBatches {
+  /** Records (offsets) applied and committed so far. */
+  readonly applied: number;
+  /** Commits the group offsets not yet committed, and later ones at once: the member is leaving its group. */
+  commitPending(): Promise<void>;
 }
 
 /**
@@ -98,8 +127,19 @@ export async function applyBatches(
   deps: BatchDeps,
   consumer: TopicConsumer,
   projection: Projection,
-  options: { readonly schema: string; readonly lock: 'shared' | 'none'; readonly replaying?: boolean },
-): Promise<{ readonly applied: number }> {
+  options: {
+    readonly schema: string;
+    readonly lock: 'shared' | 'none';
+    readonly replaying?: boolean;
+    /** Batches of several partitions that come together are applied in one transaction (`processTogether`). */
+    readonly together?: boolean;
+  },
+): Promise<AppliedBatches> {
+  const commitEveryMs = deps.commitEveryMs ?? COMMIT_EVERY_MS;
+  const commits = groupCommits((positions) => consumer.commitAll(positions), {
+    everyMs: commitEveryMs,
+    onError: (err) => deps.logger.warn({ err }, 'group offset commit failed; Postgres keeps the truth'),
+  });
   const context: BatchContext = {
     ...deps,
     schema: options.schema,
@@ -107,14 +147,22 @@ export async function applyBatches(
     replaying: options.replaying ?? false,
     scope: { deferDerived: options.replaying ?? false },
     backoff: deps.backoff ?? backoffMs,
+    commitEveryMs,
     projection,
     handlers: new Map(projection.handlers.map((h) => [topicName(h.topic, deps.prefix), h])),
     consumer,
     soughtTo: new Map(),
     counted: { applied: 0 },
+    commits,
   };
-  await consumer.run((batch) => processBatch(context, batch));
-  return context.counted;
+  const gather = options.together ? gathering((batches: readonly ConsumedBatch[]) => processTogether(context, batches)) : undefined;
+  await consumer.run((batch) => (gather ? gather(batch) : processBatch(context, batch)));
+  return {
+    get applied() {
+      return context.counted.applied;
+    },
+    commitPending: () => commits.leaving(),
+  };
 }
 
 interface BatchContext extends Required<BatchDeps> {
@@ -128,6 +176,7 @@ interface BatchContext extends Required<BatchDeps> {
   /** Partitions we moved back to their stored offset, and where to: see `applyOnce`. */
   readonly soughtTo: Map<string, number>;
   readonly counted: { applied: number };
+  readonly commits: GroupCommits;
 }
 
 type Attempt =
@@ -176,11 +225,60 @@ async function processBatch(ctx: BatchContext, batch: ConsumedBatch): Promise<vo
       case 'committed':
         ctx.counted.applied += attempt.applied;
         batch.resolve(attempt.nextOffset - 1);
-        await ctx.consumer
-          .commit(batch.topic, batch.partition, attempt.nextOffset)
-          .catch((err: unknown) => ctx.logger.warn({ err }, 'group offset commit failed; Postgres keeps the truth'));
+        await ctx.commits.add([{ topic: batch.topic, partition: batch.partition, nextOffset: attempt.nextOffset }]);
         return;
     }
+  }
+}
+
+/**
+ * Applies the batches of several partitions that came in one fetch in one transaction, their
+ * offsets with them: the round trips of one batch for all. Anything but the plain case (a batch
+ * before or after its stored offset, a record undecodable or refused, any failure) rolls it back,
+ * and the batches are applied one by one, which sorts out each as alone.
+ */
+async function processTogether(ctx: BatchContext, batches: readonly ConsumedBatch[]): Promise<void> {
+  const running = batches.filter((batch) => batch.records.length > 0 && batch.isRunning());
+  if (running.length > 1 && (await applyTogether(ctx, running))) return;
+  for (const batch of running) await processBatch(ctx, batch);
+}
+
+/** One try at batches together; false when they must be applied one by one. */
+async function applyTogether(ctx: BatchContext, batches: readonly ConsumedBatch[]): Promise<boolean> {
+  const done: { batch: ConsumedBatch; nextOffset: number; applied: number }[] = [];
+  const client = await ctx.pool.connect();
+  try {
+    const stored = await beginBatches(ctx, client, batches);
+    for (const batch of batches) {
+      const from = stored.get(positionKey(batch));
+      if (from !== undefined && from < batch.firstOffset) throw new Error('a batch after its stored offset');
+      const pending = decodedRecords(batch.records.filter((record) => from === undefined || record.offset >= from));
+      const handler = ctx.handlers.get(batch.topic);
+      if (!pending || !handler) throw new Error('a record that cannot be applied');
+      const nextOffset = lastOffset(batch) + 1;
+      // Every record applied already: the stored offset stays where it is, ahead.
+      if (pending.length === 0) {
+        done.push({ batch, nextOffset, applied: 0 });
+        continue;
+      }
+      if (handler.applyAll) await handler.applyAll(client, pending, ctx.scope);
+      else for (const record of pending) await handler.apply(client, record.value, record.meta, ctx.scope);
+      done.push({ batch, nextOffset, applied: nextOffset - Math.max(batch.firstOffset, from ?? batch.firstOffset) });
+    }
+    const positions = done.filter((d) => d.applied > 0).map(({ batch, nextOffset }) => ({ topic: batch.topic, partition: batch.partition, nextOffset }));
+    await storeOffsetsAndCommit(client, positions);
+    for (const { batch, nextOffset, applied } of done) {
+      ctx.counted.applied += applied;
+      batch.resolve(nextOffset - 1);
+    }
+    await ctx.commits.add(positions);
+    return true;
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    ctx.logger.debug({ err: error, batches: batches.length }, 'batches not applied together; applying them one by one');
+    return false;
+  } finally {
+    client.release();
   }
 }
 
@@ -194,9 +292,9 @@ async function applyOnce(
 ): Promise<Attempt> {
   const client = await ctx.pool.connect();
   try {
-    const stored = await beginBatch(ctx, client, batch);
+    const partitionKey = positionKey(batch);
+    const stored = (await beginBatches(ctx, client, [batch])).get(partitionKey);
     const first = batch.firstOffset;
-    const partitionKey = `${batch.topic}:${batch.partition}`;
     if (stored !== undefined && stored < first && ctx.soughtTo.get(partitionKey) !== stored) {
       // The consumer is ahead of what was committed here (a replay swapped in an older position):
       // go back once. If the log no longer holds those records, the second batch is accepted.
@@ -235,11 +333,7 @@ async function applyOnce(
       }
     }
     const nextOffset = lastOffset(batch) + 1;
-    await client.query(
-      `INSERT INTO _offsets (topic, partition, next_offset) VALUES (${client.escapeLiteral(batch.topic)}, ${batch.partition}, ${nextOffset})
-       ON CONFLICT (topic, partition) DO UPDATE SET next_offset = EXCLUDED.next_offset, updated_at = now();
-       COMMIT`,
-    );
+    await storeOffsetsAndCommit(client, [{ topic: batch.topic, partition: batch.partition, nextOffset }]);
     // Every offset from where this member started in the batch, those a latest-per-key read left out included.
     return { kind: 'committed', nextOffset, applied: nextOffset - Math.max(first, stored ?? first) };
   } catch (error) {
@@ -288,23 +382,39 @@ async function failureOf(apply: () => Promise<void>, givingUp: boolean): Promise
 }
 
 /**
- * Opens the batch's transaction and locks the partition's stored offset, answering it. One round
- * trip: the statements go together, their few values written as literals (a batch's fixed cost is
- * its round trips, and a live projection applies many small batches).
+ * Opens the transaction of some batches and locks the stored offsets of their partitions, answering
+ * them by `positionKey`. One round trip: the statements go together, their few values written as
+ * literals (a batch's fixed cost is its round trips, and a live projection applies many small batches).
  */
-async function beginBatch(ctx: BatchContext, client: PoolClient, batch: ConsumedBatch): Promise<number | undefined> {
+async function beginBatches(ctx: BatchContext, client: PoolClient, batches: readonly ConsumedBatch[]): Promise<Map<string, number>> {
+  const partitions = batches.map((batch) => `(${client.escapeLiteral(batch.topic)}, ${batch.partition})`).join(', ');
   const statements = [
     'BEGIN',
     ...(ctx.lock === 'shared' ? [`SELECT pg_advisory_xact_lock_shared(hashtext(${client.escapeLiteral(projectionLockKey(ctx.projection))}))`] : []),
     `SET LOCAL search_path TO ${quoteIdent(ctx.schema)}`,
     // A replay's schema is not read until the swap, which commits synchronously after it.
     ...(ctx.replaying ? ['SET LOCAL synchronous_commit TO off'] : []),
-    `SELECT next_offset FROM _offsets WHERE topic = ${client.escapeLiteral(batch.topic)} AND partition = ${batch.partition} FOR UPDATE`,
+    `SELECT topic, partition, next_offset FROM _offsets WHERE (topic, partition) IN (${partitions}) FOR UPDATE`,
   ];
-  const results = (await client.query(statements.join(';\n'))) as unknown as QueryResult<{ next_offset: string }>[];
-  const row = results[results.length - 1]!.rows[0];
-  return row ? Number(row.next_offset) : undefined;
+  const results = (await client.query(statements.join(';\n'))) as unknown as QueryResult<{ topic: string; partition: number; next_offset: string }>[];
+  return new Map(results[results.length - 1]!.rows.map((row) => [positionKey(row), Number(row.next_offset)]));
 }
+
+/** Stores where each partition is applied to, and commits: one round trip. */
+async function storeOffsetsAndCommit(client: PoolClient, positions: readonly GroupPosition[]): Promise<void> {
+  if (positions.length === 0) {
+    await client.query('COMMIT');
+    return;
+  }
+  const rows = positions.map((p) => `(${client.escapeLiteral(p.topic)}, ${p.partition}, ${p.nextOffset})`).join(', ');
+  await client.query(
+    `INSERT INTO _offsets (topic, partition, next_offset) VALUES ${rows}
+     ON CONFLICT (topic, partition) DO UPDATE SET next_offset = EXCLUDED.next_offset, updated_at = now();
+     COMMIT`,
+  );
+}
+
+const positionKey = (at: { readonly topic: string; readonly partition: number }) => `${at.topic}:${at.partition}`;
 
 async function deadLetter(ctx: BatchContext, record: ConsumedRecord<unknown>, failure: GatewayFailure): Promise<void> {
   ctx.logger.error({ err: failure, topic: record.topic, partition: record.partition, offset: record.offset }, 'record dead-lettered');

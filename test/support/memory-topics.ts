@@ -84,6 +84,11 @@ export class MemoryConsumer implements TopicConsumer {
     return Promise.resolve();
   }
 
+  commitAll(positions: readonly { topic: string; partition: number; nextOffset: number }[]): Promise<void> {
+    for (const { topic, partition, nextOffset } of positions) this.commits.push({ topic, partition, next: nextOffset });
+    return Promise.resolve();
+  }
+
   /** The last position committed for a partition. */
   committed(topic: string, partition: number): number | undefined {
     return this.commits.filter((c) => c.topic === topic && c.partition === partition).at(-1)?.next;

@@ -1,7 +1,7 @@
 import { pino } from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Applied, Handler, Projection } from '../../processors/runtime/projection.js';
-import { applyBatches } from '../../processors/runtime/runner.js';
+import { applyBatches, type AppliedBatches } from '../../processors/runtime/runner.js';
 import { ensureProjectionSchema, storedOffsets } from '../../processors/runtime/store.js';
 import { topicName, topics, UNKNOWN_ATTEMPTS, type TopicSpec } from '../../topics/index.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
@@ -149,5 +149,104 @@ describe('projection runner: batches, the split and the poison path', () => {
     expect(deadOffsets()).toEqual([1]);
     expect(producer.raw[0]!.headers['x-dead-error']).toMatch(new RegExp(`^gave up after ${UNKNOWN_ATTEMPTS} tries: a bug`));
     expect(await applied()).toEqual([[0, 'a'], [2, 'c']]);
+  });
+});
+
+/**
+ * Live, the batches of several partitions that one fetch brings are applied in one transaction
+ * with their offsets, and the group offsets are committed together, at most once per interval.
+ */
+describe('projection runner: batches of one fetch together', () => {
+  let db: TestDatabase;
+  let schema: string;
+  let consumer: MemoryConsumer;
+  let producer: MemoryProducer;
+  let applying: AppliedBatches;
+
+  const handler: Handler<Note> = {
+    topic: topics.contacts as unknown as TopicSpec<Note>,
+    async apply(tx, value, meta) {
+      await tx.query(`INSERT INTO notes (partition, position, body, txid) VALUES ($1, $2, $3, txid_current())`, [meta.partition, meta.offset, value?.body ?? '']);
+    },
+  };
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+  });
+  afterAll(async () => {
+    await db?.dispose();
+  });
+
+  let run = 0;
+  beforeEach(async () => {
+    schema = `together_${++run}`;
+    const projection: Projection = {
+      name: schema,
+      ddl: ['CREATE TABLE IF NOT EXISTS notes (partition int, position bigint, body text NOT NULL, txid bigint NOT NULL, PRIMARY KEY (partition, position))'],
+      handlers: [handler],
+    };
+    await ensureProjectionSchema(db.pool, projection, schema);
+    consumer = new MemoryConsumer();
+    producer = new MemoryProducer();
+    applying = await applyBatches({ pool: db.pool, producer, logger: quiet, prefix: PREFIX, backoff: () => 1, commitEveryMs: 60_000 }, consumer, projection, {
+      schema,
+      lock: 'shared',
+      together: true,
+    });
+  });
+
+  const batchOf = (partition: number, bodies: readonly (string | undefined)[], from = 0) =>
+    new MemoryBatch(bodies.map((body, i) => memoryRecord(TOPIC, partition, from + i, body === undefined ? undefined : { body })), PREFIX);
+  const rows = async () =>
+    (await db.pool.query<{ partition: number; position: string; body: string; txid: string }>(`SELECT * FROM ${schema}.notes ORDER BY partition, position`)).rows;
+  /** The batches of one fetch: handed over in the same turn, as kafkajs' workers do. */
+  const fetched = (...batches: MemoryBatch[]) => Promise.all(batches.map((batch) => consumer.feed(batch)));
+
+  it('applies the batches of several partitions in one transaction, their offsets with them', async () => {
+    const [zero, one, two] = [batchOf(0, ['a', 'b']), batchOf(1, ['c']), batchOf(2, ['d', 'e'], 7)];
+    await fetched(zero, one, two);
+    const applied = await rows();
+    expect(applied.map((r) => [r.partition, Number(r.position), r.body])).toEqual([[0, 0, 'a'], [0, 1, 'b'], [1, 0, 'c'], [2, 7, 'd'], [2, 8, 'e']]);
+    expect(new Set(applied.map((r) => r.txid)).size).toBe(1);
+    expect(await storedOffsets(db.pool, schema, TOPIC)).toEqual(new Map([[0, 2], [1, 1], [2, 9]]));
+    expect([zero.resolved, one.resolved, two.resolved]).toEqual([[1], [0], [8]]);
+    expect(applying.applied).toBe(5);
+    // The first commit goes at once, with every partition in it.
+    expect(consumer.commits).toEqual([
+      { topic: TOPIC, partition: 0, next: 2 },
+      { topic: TOPIC, partition: 1, next: 1 },
+      { topic: TOPIC, partition: 2, next: 9 },
+    ]);
+  });
+
+  it('applies one by one when a batch holds a record that cannot be applied, dead-lettering only it', async () => {
+    await fetched(batchOf(0, ['a', undefined, 'c']), batchOf(1, ['d']));
+    const applied = await rows();
+    expect(applied.map((r) => [r.partition, Number(r.position)])).toEqual([[0, 0], [0, 2], [1, 0]]);
+    expect(new Set(applied.map((r) => r.txid)).size).toBe(2);
+    expect(producer.raw.map((r) => [r.headers['x-dead-partition'], r.headers['x-dead-offset']])).toEqual([['0', '1']]);
+    expect(await storedOffsets(db.pool, schema, TOPIC)).toEqual(new Map([[0, 3], [1, 1]]));
+  });
+
+  it('skips what a partition applied already and leaves its stored offset ahead', async () => {
+    await fetched(batchOf(0, ['a', 'b', 'c']));
+    const again = batchOf(0, ['a', 'b']);
+    await fetched(again, batchOf(1, ['d']));
+    expect((await rows()).map((r) => [r.partition, Number(r.position)])).toEqual([[0, 0], [0, 1], [0, 2], [1, 0]]);
+    expect(again.resolved).toEqual([1]);
+    expect(await storedOffsets(db.pool, schema, TOPIC)).toEqual(new Map([[0, 3], [1, 1]]));
+  });
+
+  it('commits the group offsets once per interval, and what waits when the member leaves', async () => {
+    await fetched(batchOf(0, ['a']));
+    await fetched(batchOf(0, ['b'], 1), batchOf(1, ['c']));
+    expect(consumer.commits).toEqual([{ topic: TOPIC, partition: 0, next: 1 }]);
+    await applying.commitPending();
+    expect(consumer.commits.slice(1)).toEqual([
+      { topic: TOPIC, partition: 0, next: 2 },
+      { topic: TOPIC, partition: 1, next: 1 },
+    ]);
+    await fetched(batchOf(1, ['d'], 1));
+    expect(consumer.committed(TOPIC, 1)).toBe(2);
   });
 });
