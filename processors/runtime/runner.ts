@@ -75,7 +75,8 @@ export async function runProjection(deps: RunnerDeps, projection: Projection, op
     groupId,
     topics: projection.handlers.map((h) => h.topic),
     fromBeginning: true,
-    fetch: options.fetch ?? (projection.partitionsApart ? liveFetchApart : liveFetchGathered),
+    // The gathered fetch hands out many partitions at once: only `together` applies them one transaction at a time.
+    fetch: options.fetch ?? (together ? liveFetchGathered : projection.partitionsApart ? liveFetchApart : undefined),
     latestPerKey: options.replaying ? projection.handlers.filter((h) => h.latestPerKey).map((h) => h.topic) : [],
     share: options.share,
   });
@@ -135,9 +136,8 @@ export async function applyBatches(
     readonly together?: boolean;
   },
 ): Promise<AppliedBatches> {
-  const commitEveryMs = deps.commitEveryMs ?? COMMIT_EVERY_MS;
   const commits = groupCommits((positions) => consumer.commitAll(positions), {
-    everyMs: commitEveryMs,
+    everyMs: deps.commitEveryMs ?? COMMIT_EVERY_MS,
     onError: (err) => deps.logger.warn({ err }, 'group offset commit failed; Postgres keeps the truth'),
   });
   const context: BatchContext = {
@@ -147,7 +147,6 @@ export async function applyBatches(
     replaying: options.replaying ?? false,
     scope: { deferDerived: options.replaying ?? false },
     backoff: deps.backoff ?? backoffMs,
-    commitEveryMs,
     projection,
     handlers: new Map(projection.handlers.map((h) => [topicName(h.topic, deps.prefix), h])),
     consumer,
@@ -165,7 +164,7 @@ export async function applyBatches(
   };
 }
 
-interface BatchContext extends Required<BatchDeps> {
+interface BatchContext extends Required<Omit<BatchDeps, 'commitEveryMs'>> {
   readonly projection: Projection;
   readonly schema: string;
   readonly lock: 'shared' | 'none';
