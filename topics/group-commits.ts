@@ -1,3 +1,5 @@
+import type { Logger } from 'pino';
+
 /** The next offset to read of one partition, as a consumer group stores it. */
 export interface GroupPosition {
   readonly topic: string;
@@ -27,7 +29,12 @@ export interface GroupCommits {
  */
 export function groupCommits(
   commit: (positions: readonly GroupPosition[]) => Promise<void>,
-  options: { readonly everyMs: number; readonly onError: (error: unknown) => void },
+  options: {
+    readonly everyMs: number;
+    readonly logger: Pick<Logger, 'warn' | 'debug'>;
+    /** What the log says when a commit fails (the positions wait for the next). */
+    readonly failed: string;
+  },
 ): GroupCommits {
   const pending = new Map<string, GroupPosition>();
   let last = 0;
@@ -50,7 +57,9 @@ export function groupCommits(
           const key = `${position.topic}:${position.partition}`;
           if (!pending.has(key)) pending.set(key, position);
         }
-        options.onError(error);
+        // The group moved on while the commit was under way: its next generation commits again.
+        if (duringRebalance(error)) options.logger.debug({ err: error }, options.failed);
+        else options.logger.warn({ err: error }, options.failed);
       }
     });
     return running;
@@ -70,4 +79,15 @@ export function groupCommits(
       return flush();
     },
   };
+}
+
+/** kafkajs' protocol errors of a commit made by a member whose group is rebalancing. */
+const REBALANCING = new Set(['REBALANCE_IN_PROGRESS', 'ILLEGAL_GENERATION', 'UNKNOWN_MEMBER_ID']);
+
+/** Whether a commit failed because the group moved on meanwhile (its next generation commits again). */
+export function duringRebalance(error: unknown): boolean {
+  for (let at = error; typeof at === 'object' && at !== null; at = (at as { cause?: unknown }).cause) {
+    if (REBALANCING.has(String((at as { type?: unknown }).type))) return true;
+  }
+  return false;
 }

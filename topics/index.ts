@@ -4,7 +4,7 @@ export { ensureTopics, endOffsets, recordsHeld, watermarks, openOffsetReader, de
 export { deleteSubject, removePrefixed } from './cleanup.js';
 export { TopicSerdes } from './serdes.js';
 export { createProducer, type Producer, type OutgoingRecord, type AppendTimes } from './producer.js';
-export { groupCommits, type GroupCommits, type GroupPosition } from './group-commits.js';
+export { duringRebalance, groupCommits, type GroupCommits, type GroupPosition } from './group-commits.js';
 export { backlogFetch, createConsumer, liveFetchApart, liveFetchGathered, recordsOf, type TopicConsumer, type ConsumedBatch, type ConsumedRecord, type ConsumerOptions, type Decoded, type FetchSettings } from './consumer.js';
 export { GatewayFailure, classify, type FailureKind } from './failure.js';
 export { untilSettled, gaveUp, sleepWithHeartbeat, UNKNOWN_ATTEMPTS, type Settled, type RetryScope } from './retry.js';

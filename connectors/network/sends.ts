@@ -149,11 +149,20 @@ export class Sends {
     await this.deps.producer.send(topics.messageStatus, records);
   };
 
+  /** Whether a send this worker made got `waMessageId` and its outcome is not stored yet. */
+  private unstored(waMessageId: string): boolean {
+    for (const result of this.unfinished.values()) if (result.kind === 'accepted' && result.wa_message_id === waMessageId) return true;
+    return false;
+  }
+
   private readonly writeReceipts = async (pending: readonly PendingReceipt[]): Promise<void> => {
     const receipts = pending.filter((p) => p.current());
     const instanceId = receipts[0]?.instanceId;
     if (instanceId === undefined) return;
     const sends = await this.deps.executed.byNetworkIds(instanceId, receipts.map((r) => r.fact.wa_message_id));
+    const early = receipts.find(({ fact }) => !sends.has(fact.wa_message_id) && this.unstored(fact.wa_message_id));
+    // Its send is ours, and the batch retrying it stores the outcome; dropped now, the receipt would be lost.
+    if (early) throw new Error(`a receipt of ${early.fact.wa_message_id} came before its send's outcome was stored`);
     const records = receipts.flatMap(({ fact }) => {
       const send = sends.get(fact.wa_message_id);
       return send ? [{ key: instanceId, value: statusRecord(send, fact) }] : [];

@@ -13,6 +13,11 @@ export interface OwedReceipt {
   readonly sent_at: number;
 }
 
+/** A row of `sandbox.pending_receipts` (bigint columns come as text). */
+type OwedRow = Omit<OwedReceipt, 'due_at' | 'sent_at'> & { readonly due_at: string; readonly sent_at: string };
+
+const receiptOf = (row: OwedRow): OwedReceipt => ({ ...row, due_at: Number(row.due_at), sent_at: Number(row.sent_at) });
+
 /** One send as the simulated network takes it: its bubbles' network ids and the receipts it then owes. */
 export interface NetworkSend {
   readonly instance_id: string;
@@ -86,13 +91,23 @@ export class PendingReceipts {
 
   /** Up to `limit` receipts of a number owed for sends before `sentBefore`, in due order, after `after`. */
   async owed(instanceId: string, sentBefore: number, after: OwedReceipt | undefined, limit: number): Promise<OwedReceipt[]> {
-    const { rows } = await this.pool.query<{ wa_message_id: string; status: OwedReceipt['status']; due_at: string; sent_at: string }>(
-      `SELECT wa_message_id, status, due_at, sent_at FROM sandbox.pending_receipts
+    const { rows } = await this.pool.query<OwedRow>(
+      `SELECT instance_id, wa_message_id, status, due_at, sent_at FROM sandbox.pending_receipts
        WHERE instance_id = $1 AND sent_at < $2 AND (due_at, wa_message_id, status) > ($3, $4, $5)
        ORDER BY due_at, wa_message_id, status LIMIT $6`,
       [instanceId, sentBefore, after?.due_at ?? -1, after?.wa_message_id ?? '', after?.status ?? '', limit],
     );
-    return rows.map((row) => ({ instance_id: instanceId, wa_message_id: row.wa_message_id, status: row.status, due_at: Number(row.due_at), sent_at: Number(row.sent_at) }));
+    return rows.map(receiptOf);
+  }
+
+  /** Up to `limit` receipts owed to any of `instanceIds` that fell due before `dueBefore`, oldest first. */
+  async overdue(instanceIds: readonly string[], dueBefore: number, limit: number): Promise<OwedReceipt[]> {
+    const { rows } = await this.pool.query<OwedRow>(
+      `SELECT instance_id, wa_message_id, status, due_at, sent_at FROM sandbox.pending_receipts
+       WHERE instance_id = ANY($1::text[]) AND due_at < $2 ORDER BY due_at LIMIT $3`,
+      [instanceIds, dueBefore, limit],
+    );
+    return rows.map(receiptOf);
   }
 
   private async insert(sends: readonly NetworkSend[]): Promise<boolean[]> {

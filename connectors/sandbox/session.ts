@@ -70,6 +70,8 @@ const RELOAD_PAGE = 1_000;
 /** Delivered messages kept per session: only tests read them, and they look at their last few sends. */
 const DELIVERED_KEPT = 100;
 
+const receiptKey = (receipt: OwedReceipt) => `${receipt.wa_message_id}\u0000${receipt.status}`;
+
 const canSend = (status: InstanceStatus) => status === 'connected' || status === 'warming';
 
 /** The simulated network session of one sandbox number. */
@@ -94,6 +96,8 @@ export class SandboxSession implements NumberSession {
   /** Customer messages and group facts sent while the number was offline: they arrive when it connects. */
   private readonly waiting: SessionFact[] = [];
   private readonly timers = new Set<NodeJS.Timeout>();
+  /** The receipts this session is about to write (or writing): the network's sweep leaves them alone. */
+  private readonly owing = new Set<string>();
   private closed = false;
 
   constructor(
@@ -161,9 +165,18 @@ export class SandboxSession implements NumberSession {
     do {
       const page = await this.deps.receipts.owed(this.instance.instance_id, openedAt, after, RELOAD_PAGE);
       if (this.closed) return;
-      await Promise.all(page.map((receipt) => this.owe(receipt)));
+      await Promise.all(page.map((receipt) => this.adopt(receipt)));
       after = page.length === RELOAD_PAGE ? page[page.length - 1] : undefined;
     } while (after);
+  }
+
+  /**
+   * Takes on a receipt owed to this number that no session of this process holds: one whose session
+   * closed, or one a session elsewhere took after this one opened (two workers overlap while a
+   * partition moves). Resolves when it is settled; at once when this session holds it already.
+   */
+  adopt(receipt: OwedReceipt): Promise<void> {
+    return this.owing.has(receiptKey(receipt)) ? Promise.resolve() : this.owe(receipt);
   }
 
   async query<Q extends SessionQuery>(query: Q): Promise<AnswerOf<Q>> {
@@ -208,6 +221,7 @@ export class SandboxSession implements NumberSession {
     this.closed = true;
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
+    this.owing.clear();
     this.onClose();
   }
 
@@ -388,12 +402,13 @@ export class SandboxSession implements NumberSession {
 
   /**
    * Emits a receipt when it falls due. Once it is on the log the network owes it no longer; a
-   * session closed meanwhile leaves it owed (its fact may have been dropped), for the next one.
-   * A write that fails (the brokers or Postgres away) is tried again while the session is open: a session that
-   * stays open never reloads what it owes. Resolves when the receipt is settled, never when the
-   * session closes first.
+   * session closed meanwhile leaves it owed (its fact may have been dropped), for the session that
+   * opens next or the one open elsewhere (the network's sweep). A write that fails (the brokers or
+   * Postgres away) is tried again while the session is open, and the sweep leaves it to this session.
+   * Resolves when the receipt is settled, never when the session closes first.
    */
   private owe(receipt: OwedReceipt, failures = 0): Promise<void> {
+    this.owing.add(receiptKey(receipt));
     return new Promise((settled) => this.later(receipt.due_at - Date.now(), () => void this.writeReceipt(receipt, failures).then(settled)));
   }
 
@@ -408,7 +423,8 @@ export class SandboxSession implements NumberSession {
     if (this.closed) return;
     await this.deps.receipts
       .settle([receipt])
-      .catch((err: unknown) => this.deps.logger.warn({ err, waId, status }, 'sandbox receipt written, not settled; owed until the session opens again'));
+      .catch((err: unknown) => this.deps.logger.warn({ err, waId, status }, 'sandbox receipt written, not settled; the next sweep writes it again'));
+    this.owing.delete(receiptKey(receipt));
   }
 
   private later(ms: number, run: () => void): void {

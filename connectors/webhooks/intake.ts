@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import {
+  duringRebalance,
   recordsOf,
   sendToDeadLetters,
   untilSettled,
@@ -151,15 +152,15 @@ export class Intake {
     };
   }
 
-  /** Commits the positions that moved; one flush at a time. */
+  /** Commits the positions that moved, every partition's in one request; one flush at a time. */
   flush(): Promise<void> {
     this.flushing = this.flushing.then(async () => {
-      for (const position of this.marks.advanced()) {
-        await this.deps.consumer.commit(position.topic, position.partition, position.next).then(
-          () => this.marks.committed(position),
-          (err: unknown) => this.deps.logger.warn({ err, ...position }, 'offset commit failed; tried again on the next flush'),
-        );
-      }
+      const advanced = this.marks.advanced();
+      if (advanced.length === 0) return;
+      await this.deps.consumer.commitAll(advanced.map(({ topic, partition, next }) => ({ topic, partition, nextOffset: next }))).then(
+        () => advanced.forEach((position) => this.marks.committed(position)),
+        (err: unknown) => this.deps.logger[duringRebalance(err) ? 'debug' : 'warn']({ err, partitions: advanced.length }, 'offset commit failed; tried again on the next flush'),
+      );
     });
     return this.flushing;
   }

@@ -113,7 +113,8 @@ export async function startTableWriter(deps: TableWriterDeps, table: ClickHouseT
   const inputs = new Map(table.inputs.map((input) => [topicName(input.topic, deps.serdes.prefix), input]));
   const commits = groupCommits((positions) => consumer.commitAll(positions), {
     everyMs: COMMIT_EVERY_MS,
-    onError: (err) => logger.warn({ err }, 'offset commit failed; the batches may be written again, and count once'),
+    logger,
+    failed: 'offset commit failed; the batches may be written again, and count once',
   });
   const context: WriterContext = { ...deps, into, inputs, groupId: options.groupId, commits, logger, onWritten: options.onWritten };
   await consumer.run(gathering((batches: readonly ConsumedBatch[]) => writeBatches(context, batches)));

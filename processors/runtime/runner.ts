@@ -138,7 +138,8 @@ export async function applyBatches(
 ): Promise<AppliedBatches> {
   const commits = groupCommits((positions) => consumer.commitAll(positions), {
     everyMs: deps.commitEveryMs ?? COMMIT_EVERY_MS,
-    onError: (err) => deps.logger.warn({ err }, 'group offset commit failed; Postgres keeps the truth'),
+    logger: deps.logger,
+    failed: 'group offset commit failed; Postgres keeps the truth',
   });
   const context: BatchContext = {
     ...deps,

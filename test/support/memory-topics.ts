@@ -62,6 +62,8 @@ export class MemoryBatch implements ConsumedBatch {
 /** A consumer fed by hand: `feed` runs the handler given to `run` on a batch, as a fetch would. */
 export class MemoryConsumer implements TopicConsumer {
   readonly commits: { topic: string; partition: number; next: number }[] = [];
+  /** Commit requests made (one may carry several partitions). */
+  commitRequests = 0;
   readonly seeks: { topic: string; partition: number; offset: number }[] = [];
   private eachBatch: ((batch: ConsumedBatch) => Promise<void>) | undefined;
 
@@ -81,11 +83,13 @@ export class MemoryConsumer implements TopicConsumer {
 
   commit(topic: string, partition: number, next: number): Promise<void> {
     this.commits.push({ topic, partition, next });
+    this.commitRequests++;
     return Promise.resolve();
   }
 
   commitAll(positions: readonly { topic: string; partition: number; nextOffset: number }[]): Promise<void> {
     for (const { topic, partition, nextOffset } of positions) this.commits.push({ topic, partition, next: nextOffset });
+    this.commitRequests++;
     return Promise.resolve();
   }
 

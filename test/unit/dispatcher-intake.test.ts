@@ -84,6 +84,19 @@ describe('dispatcher intake: resolving as deliveries start, committing only what
     expect(consumer.commits.map((c) => c.next)).toEqual([0, 2, 3]);
   });
 
+  it('commits the positions of every partition that moved in one request', async () => {
+    const { consumer, intake } = setUp();
+    const deliveries = await deliveringEach(intake);
+    for (const partition of [0, 1, 2]) {
+      await consumer.feed(new MemoryBatch([memoryRecord(TOPIC, partition, 10 + partition, { partition })], PREFIX));
+      deliveries.get(10 + partition)!.settle();
+    }
+    await tick();
+    await intake.flush();
+    expect(consumer.commitRequests).toBe(1);
+    expect([0, 1, 2].map((p) => consumer.committed(TOPIC, p))).toEqual([11, 12, 13]);
+  });
+
   it('tries a delivery that failed again in the same process, and holds the commit at one that never settles', async () => {
     const { consumer, producer, intake } = setUp();
     const tries = new Map<number, number>();

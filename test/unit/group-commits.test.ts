@@ -5,25 +5,30 @@ const at = (partition: number, nextOffset: number): GroupPosition => ({ topic: '
 
 describe('group commits: at most one a second, nothing lost', () => {
   let committed: GroupPosition[][];
-  let errors: unknown[];
-  let failNext: boolean;
+  let logged: { level: 'warn' | 'debug'; err: unknown }[];
+  let failNext: Error | undefined;
+  const logger = {
+    warn: (fields: { err: unknown }) => void logged.push({ level: 'warn', err: fields.err }),
+    debug: (fields: { err: unknown }) => void logged.push({ level: 'debug', err: fields.err }),
+  };
   const commits = () =>
     groupCommits(
       async (positions) => {
-        if (failNext) {
-          failNext = false;
-          throw new Error('rebalance in progress');
-        }
+        const failure = failNext;
+        failNext = undefined;
+        if (failure) throw failure;
         committed.push([...positions]);
       },
-      { everyMs: 1_000, onError: (error) => errors.push(error) },
+      { everyMs: 1_000, logger: logger as never, failed: 'commit failed' },
     );
+  /** As kafkajs rejects the commit of a member whose generation the group has left behind. */
+  const staleGeneration = () => Object.assign(new Error('Specified group generation id is not valid'), { type: 'ILLEGAL_GENERATION' });
 
   beforeEach(() => {
     vi.useFakeTimers();
     committed = [];
-    errors = [];
-    failNext = false;
+    logged = [];
+    failNext = undefined;
   });
   afterEach(() => {
     vi.useRealTimers();
@@ -42,12 +47,22 @@ describe('group commits: at most one a second, nothing lost', () => {
 
   it('keeps positions whose commit failed for the next one', async () => {
     const group = commits();
-    failNext = true;
+    failNext = new Error('broker unreachable');
     await group.add([at(0, 5)]);
-    expect(errors).toHaveLength(1);
+    expect(logged.map((l) => l.level)).toEqual(['warn']);
     await group.add([at(1, 1)]);
     await vi.advanceTimersByTimeAsync(1_000);
     expect(committed).toEqual([[at(0, 5), at(1, 1)]]);
+  });
+
+  it('logs a commit refused because the group is rebalancing at debug level, and commits it with the next', async () => {
+    const group = commits();
+    failNext = staleGeneration();
+    await group.add([at(0, 5)]);
+    expect(logged.map((l) => [l.level, (l.err as { type?: string }).type])).toEqual([['debug', 'ILLEGAL_GENERATION']]);
+    await vi.advanceTimersByTimeAsync(1_000);
+    await group.add([at(0, 6)]);
+    expect(committed).toEqual([[at(0, 6)]]);
   });
 
   it('commits what waits when the member leaves, and each later position at once', async () => {
