@@ -5,6 +5,7 @@ import {
   sendToDeadLetters,
   untilSettled,
   type ConsumedBatch,
+  type RetryScope,
   type Settled,
   type ConsumedRecord,
   type Kafka,
@@ -59,8 +60,12 @@ export class Intake {
   private flushing: Promise<void> = Promise.resolve();
   private stopping = false;
 
+  /** Deliveries are tried until the dispatcher stops; they hold no batch to heartbeat for. */
+  private readonly deliveries: RetryScope;
+
   constructor(private readonly deps: IntakeDeps) {
     this.timer = setInterval(() => void this.flush(), COMMIT_EVERY_MS);
+    this.deliveries = { isRunning: () => !this.stopping, heartbeat: async () => undefined, logger: deps.logger, what: 'a delivery' };
   }
 
   /**
@@ -83,12 +88,18 @@ export class Intake {
         else if (record.decoded.value === null) this.admit(record, () => []);
         else {
           const { value } = record.decoded;
-          const taken = await untilSettled(async () => each(record, value, batch), {
-            isRunning: () => batch.isRunning(),
-            heartbeat: () => batch.heartbeat(),
-            logger: this.deps.logger,
-            what: 'taking a record in',
-          });
+          let taken: Settled<boolean>;
+          try {
+            taken = { kind: 'done', value: each(record, value, batch) };
+          } catch {
+            // Rare (a record `each` cannot judge): the one retry rule, with its waits, from here on.
+            taken = await untilSettled(async () => each(record, value, batch), {
+              isRunning: () => batch.isRunning(),
+              heartbeat: () => batch.heartbeat(),
+              logger: this.deps.logger,
+              what: 'taking a record in',
+            });
+          }
           if (taken.kind === 'stopped') return;
           if (taken.kind === 'failed') this.deadLetter(record, taken.failure.message);
           else if (!taken.value) break;
@@ -135,13 +146,7 @@ export class Intake {
   /** Runs every work to its end: the first failure, else stopped if one was left, else done. */
   private async settleAll(works: readonly Work[]): Promise<Settled<void>> {
     this.deps.load.add(works.length);
-    const outcomes = await Promise.all(
-      works.map((work) =>
-        untilSettled(work, { isRunning: () => !this.stopping, heartbeat: async () => undefined, logger: this.deps.logger, what: 'a delivery' }).finally(() =>
-          this.deps.load.done(1),
-        ),
-      ),
-    );
+    const outcomes = await Promise.all(works.map((work) => untilSettled(work, this.deliveries).finally(() => this.deps.load.done(1))));
     return outcomes.find((o) => o.kind === 'failed') ?? outcomes.find((o) => o.kind === 'stopped') ?? { kind: 'done', value: undefined };
   }
 

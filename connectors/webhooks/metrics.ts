@@ -34,9 +34,17 @@ export function deliveryMetrics(registry: Registry): DeliveryMetrics {
   };
 }
 
-/** The time of the event in a rendered body (`timestamp` of the envelope); undefined when it has none. */
+const TIMESTAMP_KEY = '"timestamp":"';
+
+/**
+ * The time of the event in a rendered body (`timestamp` of the envelope); undefined when it has none.
+ * Found without parsing the body (a delivered body was parsed whole for this, on every delivery):
+ * the envelope's third key, after two string values, and a JSON string cannot hold `p":"` unescaped.
+ */
 export function eventTimeOf(bodyJson: string): number | undefined {
-  const { timestamp } = JSON.parse(bodyJson) as { timestamp?: unknown };
-  const at = typeof timestamp === 'string' ? Date.parse(timestamp) : NaN;
+  const start = bodyJson.indexOf(TIMESTAMP_KEY);
+  if (start < 0) return undefined;
+  const from = start + TIMESTAMP_KEY.length;
+  const at = Date.parse(bodyJson.slice(from, bodyJson.indexOf('"', from)));
   return Number.isNaN(at) ? undefined : at;
 }

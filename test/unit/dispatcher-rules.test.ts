@@ -3,6 +3,7 @@ import { Directory } from '../../processors/directory.js';
 import { ConnectionsView } from '../../processors/connections/view.js';
 import { Endpoints } from '../../connectors/webhooks/endpoint.js';
 import { EndpointLimiter } from '../../connectors/webhooks/limiter.js';
+import { eventTimeOf } from '../../connectors/webhooks/metrics.js';
 import { judge, outcomeOf } from '../../connectors/webhooks/outcome.js';
 import { nextStep, overflowStep, retrySchedule } from '../../connectors/webhooks/schedule.js';
 import { targetsOf } from '../../connectors/webhooks/targets.js';
@@ -141,6 +142,19 @@ describe('dispatcher: tasks, ids and bodies', () => {
       sender: { jid: '5511999998888@s.whatsapp.net', lid: null, name: 'Ana' },
       payload: { type: 'text', body: 'hi' },
     });
+  });
+});
+
+describe('dispatcher: the event time of a delivered body', () => {
+  it("reads the envelope's timestamp, not one a payload or a name holds", () => {
+    const tricky = event({
+      event_id: asEventId('evt_"timestamp":"1999-01-01T00:00:00Z"'),
+      sender: { jid: '5511999998888@s.whatsapp.net', lid: null, name: '"timestamp":"2001-01-01T00:00:00Z"', phone: null },
+      payload_json: JSON.stringify({ timestamp: '2000-01-01T00:00:00Z', body: '"timestamp":"2002-01-01T00:00:00Z"' }),
+    });
+    expect(eventTimeOf(envelopeBody(tricky))).toBe(Date.UTC(2026, 0, 2, 3, 4, 5));
+    expect(eventTimeOf('{"event_id":"evt_1","payload":{}}')).toBeUndefined();
+    expect(eventTimeOf('{"event_id":"evt_1","event_type":"x","timestamp":"not a date"}')).toBeUndefined();
   });
 });
 
