@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { InstanceId } from '../../schemas/ids.js';
 import type { MessageStatus, SendCommand } from '../../schemas/records.js';
-import { continueTrace, topics, type Hop, type OutgoingRecord, type Producer, type RecordHeaders } from '../../topics/index.js';
+import { continueTrace, GatewayFailure, topics, type Hop, type OutgoingRecord, type Producer, type RecordHeaders } from '../../topics/index.js';
 import type { NumberSession, SendResult, StatusFact } from './connector.js';
 import type { ExecutedSends, SendOutcome, SendRef } from './executed.js';
 import { statusRecord } from './fact-records.js';
@@ -102,8 +102,14 @@ export class Sends {
     }
     const finishing = results.length === 0 ? Promise.resolve(new Map<string, SendOutcome>()) : executed.finish(results);
     finishing.then(stored.resolve, stored.reject);
-    // Rejects with the first failure (storing the outcomes, or writing a status record).
-    await Promise.all(written);
+    try {
+      // Rejects with the first failure (storing the outcomes, or writing a status record).
+      await Promise.all(written);
+    } catch (err) {
+      // A batch that fails for good is not tried again (its commands are dead-lettered): what it sent is forgotten.
+      if (GatewayFailure.from(err).kind === 'permanent') for (const { send } of results) this.unfinished.delete(send.message_id);
+      throw err;
+    }
     for (const { send } of results) this.unfinished.delete(send.message_id);
     await this.destroyCodes(commands);
   }

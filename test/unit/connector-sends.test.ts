@@ -28,7 +28,7 @@ function sendCommand(): SendCommand {
 /** Sends executed on a network that takes everything, with the outcomes stored in the real Postgres. */
 describe('Sends and the receipts of their messages', () => {
   let db: TestDatabase;
-  let storing: 'fails' | 'works' = 'works';
+  let storing: 'fails' | 'fails for good' | 'works' = 'works';
 
   beforeAll(async () => {
     db = await createTestDatabase();
@@ -42,7 +42,10 @@ describe('Sends and the receipts of their messages', () => {
   function sends() {
     const pool = {
       query: (sql: string, params?: unknown[]) => {
-        if (storing === 'fails' && sql.trimStart().startsWith('UPDATE connector.executed')) return Promise.reject(new Error('the database stalled'));
+        if (storing !== 'works' && sql.trimStart().startsWith('UPDATE connector.executed')) {
+          // A Postgres error of a value it can never take (SQLSTATE 22001) is permanent; one without a code is not.
+          return Promise.reject(storing === 'fails' ? new Error('the database stalled') : Object.assign(new Error('value too long'), { code: '22001', severity: 'ERROR' }));
+        }
         return db.pool.query(sql, params);
       },
     } as unknown as Pool;
@@ -69,14 +72,29 @@ describe('Sends and the receipts of their messages', () => {
     };
 
     storing = 'fails';
-    await expect(sent.send([command])).rejects.toThrow('the database stalled');
-    await expect(sent.writeReceipt(instance, receipt, () => true)).rejects.toThrow(/before its send's outcome was stored/);
-    expect(statuses()).toEqual([]);
-
-    storing = 'works';
+    try {
+      await expect(sent.send([command])).rejects.toThrow('the database stalled');
+      await expect(sent.writeReceipt(instance, receipt, () => true)).rejects.toThrow(/before its send's outcome was stored/);
+      expect(statuses()).toEqual([]);
+    } finally {
+      storing = 'works';
+    }
     await sent.send([command]);
     await sent.writeReceipt(instance, receipt, () => true);
     expect(statuses()).toEqual(['sent', 'delivered']);
+  });
+
+  it("drops the receipt of a send whose batch failed for good, as nothing will store that send's outcome", async () => {
+    const { sent, statuses } = sends();
+    const command = sendCommand();
+    storing = 'fails for good';
+    try {
+      await expect(sent.send([command])).rejects.toThrow('value too long');
+    } finally {
+      storing = 'works';
+    }
+    await sent.writeReceipt(instance, { kind: 'status', wa_message_id: sentNetworkId(command.message_id, 0), status: 'delivered', error_code: null, error_reason: null, occurred_at: Date.now() }, () => true);
+    expect(statuses()).toEqual([]);
   });
 
   it('ignores a receipt of a message it did not send', async () => {
