@@ -110,6 +110,12 @@ export interface StatusFact {
   readonly error_code: string | null;
   readonly error_reason: string | null;
   readonly occurred_at: number;
+  /**
+   * Set by a network that keeps a ledger of the sends it took (the sandbox): the receipt is of a
+   * send the gateway made, so one whose send is not found yet waits for its outcome to be stored.
+   * Baileys also reports receipts of what the owner's phone sent, which are not ours.
+   */
+  readonly ours?: boolean;
 }
 
 type Envelope = 'event_id' | 'account_id' | 'project_id' | 'instance_id';

@@ -52,6 +52,7 @@ const DDL = [
   `ALTER TABLE connector.executed ADD COLUMN IF NOT EXISTS campaign_id text`,
   `CREATE INDEX IF NOT EXISTS executed_by_wa_id ON connector.executed (instance_id, wa_message_id) WHERE wa_message_id IS NOT NULL`,
   `CREATE INDEX IF NOT EXISTS executed_by_claim ON connector.executed (claimed_at)`,
+  `CREATE INDEX IF NOT EXISTS executed_unfinished ON connector.executed (instance_id, claimed_at) WHERE finished_at IS NULL`,
 ];
 
 /** Send commands live 7 days on the log; a claim older than that can no longer be repeated. */
@@ -161,6 +162,19 @@ export class ExecutedSends {
     );
     for (const row of rows) found.set(row.wa_message_id!, refOf(row));
     return found;
+  }
+
+  /**
+   * Whether a send of the number claimed less than `withinMs` ago has no outcome stored: a run that
+   * took it to the network stopped before storing it, and the send goes again when its command is
+   * read again. A receipt of one of our sends that is not found may be its.
+   */
+  async claimedUnfinished(instanceId: InstanceId, withinMs: number): Promise<boolean> {
+    const { rows } = await this.pool.query(
+      `SELECT 1 FROM connector.executed WHERE instance_id = $1 AND finished_at IS NULL AND claimed_at > now() - make_interval(secs => $2) LIMIT 1`,
+      [instanceId, withinMs / 1_000],
+    );
+    return rows.length > 0;
   }
 
   private remember(send: SendRef, waMessageId: string): void {

@@ -22,6 +22,13 @@ export interface SendsDeps {
   readonly numberOf: (instanceId: string) => { readonly session?: NumberSession } | undefined;
 }
 
+/**
+ * How long a send claimed and left unfinished (its run stopped) makes a receipt of ours that is not
+ * found wait: the send goes again once its command is read again, within a fail-over; a claim whose
+ * command was dead-lettered stays unfinished for good.
+ */
+const UNFINISHED_CLAIM_MS = 10 * 60_000;
+
 const notConnected = (reason: string): SendResult => ({ kind: 'failed', error_code: 'not_connected', error_reason: reason });
 const otpExpired: SendResult = {
   kind: 'failed',
@@ -155,6 +162,17 @@ export class Sends {
     await this.deps.producer.send(topics.messageStatus, records);
   };
 
+  /**
+   * Of receipts whose send is not found, one that may be of a send whose outcome is not stored yet:
+   * one this worker made, or (for a receipt the network says is ours) one a stopped run claimed.
+   */
+  private async beforeItsSend(instanceId: InstanceId, missing: readonly PendingReceipt[]): Promise<PendingReceipt | undefined> {
+    const here = missing.find(({ fact }) => this.unstored(fact.wa_message_id));
+    if (here) return here;
+    const ours = missing.find(({ fact }) => fact.ours);
+    return ours && (await this.deps.executed.claimedUnfinished(instanceId, UNFINISHED_CLAIM_MS)) ? ours : undefined;
+  }
+
   /** Whether a send this worker made got `waMessageId` and its outcome is not stored yet. */
   private unstored(waMessageId: string): boolean {
     for (const result of this.unfinished.values()) if (result.kind === 'accepted' && result.wa_message_id === waMessageId) return true;
@@ -166,8 +184,8 @@ export class Sends {
     const instanceId = receipts[0]?.instanceId;
     if (instanceId === undefined) return;
     const sends = await this.deps.executed.byNetworkIds(instanceId, receipts.map((r) => r.fact.wa_message_id));
-    const early = receipts.find(({ fact }) => !sends.has(fact.wa_message_id) && this.unstored(fact.wa_message_id));
-    // Its send is ours, and the batch retrying it stores the outcome; dropped now, the receipt would be lost.
+    // Dropped now, a receipt of a send whose outcome is stored later would be lost: it fails, and its session tries it again.
+    const early = await this.beforeItsSend(instanceId, receipts.filter(({ fact }) => !sends.has(fact.wa_message_id)));
     if (early) throw new Error(`a receipt of ${early.fact.wa_message_id} came before its send's outcome was stored`);
     const records = receipts.flatMap(({ fact }) => {
       const send = sends.get(fact.wa_message_id);

@@ -415,7 +415,7 @@ export class SandboxSession implements NumberSession {
   private async writeReceipt(receipt: OwedReceipt, failures: number): Promise<void> {
     const { wa_message_id: waId, status } = receipt;
     try {
-      await this.events.emit({ kind: 'status', wa_message_id: waId, status, error_code: null, error_reason: null, occurred_at: Date.now() });
+      await this.events.emit({ kind: 'status', wa_message_id: waId, status, error_code: null, error_reason: null, occurred_at: Date.now(), ours: true });
     } catch (err) {
       this.deps.logger.warn({ err, waId, status }, 'sandbox receipt not written; tried again');
       return this.owe({ ...receipt, due_at: Date.now() + backoffMs(failures + 1, 200, 5_000) }, failures + 1);

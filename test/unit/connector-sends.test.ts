@@ -84,6 +84,25 @@ describe('Sends and the receipts of their messages', () => {
     expect(statuses()).toEqual(['sent', 'delivered']);
   });
 
+  it('holds a receipt of ours whose send a stopped worker claimed until this one sends it again and stores the outcome', async () => {
+    const { sent, statuses } = sends();
+    const command = sendCommand();
+    // The worker that had the number claimed the send, the network took it, and the worker was killed.
+    expect(await new ExecutedSends(db.pool).claim([command])).toEqual([{ kind: 'new' }]);
+    const receipt: StatusFact = {
+      kind: 'status', wa_message_id: sentNetworkId(command.message_id, 0), status: 'delivered', error_code: null, error_reason: null, occurred_at: Date.now(), ours: true,
+    };
+    // The number's session opens here and writes what the network owes before the command is read again.
+    await expect(sent.writeReceipt(instance, receipt, () => true)).rejects.toThrow(/before its send's outcome was stored/);
+    // Not ours (a message the owner's phone sent), it is ignored as before.
+    await sent.writeReceipt(instance, { ...receipt, ours: false }, () => true);
+    expect(statuses()).toEqual([]);
+
+    await sent.send([command]);
+    await sent.writeReceipt(instance, receipt, () => true);
+    expect(statuses()).toEqual(['sent', 'delivered']);
+  });
+
   it("drops the receipt of a send whose batch failed for good, as nothing will store that send's outcome", async () => {
     const { sent, statuses } = sends();
     const command = sendCommand();
