@@ -241,8 +241,10 @@ describe('two processes of each role on a 3-broker cluster, one broker and one o
           const facts = statuses.values.filter((st) => st.message_id === id).map((st) => st.status);
           const command = commands.find((c) => c.id === id);
           const committed = connectorGroup[0]?.partitions.find((p) => p.partition === command?.partition)?.offset;
-          const { rows } = await clients.pool.query('SELECT claimed_at, wa_message_id, error_code, finished_at FROM connector.executed WHERE message_id = $1', [id]);
-          return `${ref} ${id} (webhooks: ${seen.get(ref)?.join('+') ?? 'none'}; statuses: ${facts.join('+') || 'none'}; command: ${command ? `${command.partition}/${command.offset}, group at ${committed}` : 'not on the log'}; executed: ${JSON.stringify(rows)})`;
+          const { rows } = await clients.pool.query<{ wa_message_id: string | null }>('SELECT claimed_at, wa_message_id, error_code, finished_at FROM connector.executed WHERE message_id = $1', [id]);
+          // Receipts the sandbox network still owes for it: none means they were settled (written, or dropped).
+          const owed = await clients.pool.query('SELECT status, due_at, sent_at FROM sandbox.pending_receipts WHERE wa_message_id = $1', [rows[0]?.wa_message_id ?? '']);
+          return `${ref} ${id} (webhooks: ${seen.get(ref)?.join('+') ?? 'none'}; statuses: ${facts.join('+') || 'none'}; command: ${command ? `${command.partition}/${command.offset}, group at ${committed}` : 'not on the log'}; executed: ${JSON.stringify(rows)}; owed: ${JSON.stringify(owed.rows)})`;
         }));
         throw new Error(`${error.message}; ${unread().length} of ${refs.size} unread: ${where.join('; ')}\n${warnings()}`);
       });
