@@ -53,6 +53,11 @@ export function classify(error: unknown): FailureKind {
 
 type Shape = Record<string, unknown>;
 
+/** Whether the error, or one of its causes, is a kafkajs protocol error of one of `types`. */
+export function hasProtocolError(error: unknown, types: ReadonlySet<string>): boolean {
+  return causeChain(error).some((link) => typeof link.type === 'string' && types.has(link.type));
+}
+
 function causeChain(error: unknown): Shape[] {
   const chain: Shape[] = [];
   const queue: unknown[] = [error];

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { hasProtocolError } from './failure.js';
 
 /** The next offset to read of one partition, as a consumer group stores it. */
 export interface GroupPosition {
@@ -86,8 +87,5 @@ const REBALANCING = new Set(['REBALANCE_IN_PROGRESS', 'ILLEGAL_GENERATION', 'UNK
 
 /** Whether a commit failed because the group moved on meanwhile (its next generation commits again). */
 export function duringRebalance(error: unknown): boolean {
-  for (let at = error; typeof at === 'object' && at !== null; at = (at as { cause?: unknown }).cause) {
-    if (REBALANCING.has(String((at as { type?: unknown }).type))) return true;
-  }
-  return false;
+  return hasProtocolError(error, REBALANCING);
 }

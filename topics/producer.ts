@@ -1,6 +1,6 @@
 import { CompressionTypes, Partitioners, type Kafka, type Message, type Producer as KafkaProducer, type RecordMetadata } from 'kafkajs';
 import { topicName, type TopicSpec } from './catalogue.js';
-import { classify, GatewayFailure } from './failure.js';
+import { classify, GatewayFailure, hasProtocolError } from './failure.js';
 import { openMessageLimits, type MessageLimits } from './message-limits.js';
 import { BATCH_OVERHEAD_BYTES, recordBytes } from './record-size.js';
 import { backoffMs } from '../shared/backoff.js';
@@ -233,10 +233,7 @@ function acknowledge({ waiting, from, to }: Slice, written: readonly RecordMetad
 }
 
 function isTooLarge(error: unknown): boolean {
-  for (let link: unknown = error; typeof link === 'object' && link !== null; link = (link as { cause?: unknown }).cause) {
-    if (TOO_LARGE.has(String((link as { type?: unknown }).type))) return true;
-  }
-  return false;
+  return hasProtocolError(error, TOO_LARGE);
 }
 
 function tooLarge(topic: string, size: number, room: number): GatewayFailure {
