@@ -45,7 +45,8 @@ describe('deletions through the log', () => {
 
   const newAccount = async (name: string) => {
     const account = await createAccount(clients.producer, { name, email: `${name}-${env.id}@shop.test` }, async () => undefined);
-    await api.directory.until(() => api.directory.keysOf(account.account_id).length > 0, 15_000);
+    // Its records are keyed by entity, so the key may be read before the account: a key signs in once both are.
+    await api.directory.until(() => api.directory.accounts.has(account.account_id) && api.directory.keysOf(account.account_id).length > 0, 15_000);
     return account;
   };
   const as = (account: CreatedAccount) => (method: string, path: string, body?: unknown) => call(method, path, { headers: { authorization: `Bearer ${account.api_key}` }, body });
