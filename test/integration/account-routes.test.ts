@@ -10,6 +10,7 @@ import { startRoles, type RunningRoles } from '../../stack/roles.js';
 import { endOffsets, topicName, topics } from '../../topics/index.js';
 import { testClients } from '../support/clients.js';
 import { createTestEnv, waitFor, type TestEnv } from '../support/env.js';
+import { canSignIn } from '../support/sign-in.js';
 
 interface Answer<T = Record<string, unknown>> {
   readonly status: number;
@@ -77,7 +78,7 @@ describe('account routes', () => {
     const connect = connectSandboxNumbers(clients.producer);
     shop = await createAccount(clients.producer, { name: 'Shop', email: 'shop@account.test', plan: 'pro', country: 'BR', sandboxNumbers: 1 }, connect);
     free = await createAccount(clients.producer, { name: 'Free', email: 'free@account.test', plan: 'free', sandboxNumbers: 0 }, connect);
-    await api.directory.until(() => [shop, free].every((a) => api.directory.accounts.has(a.account_id) && api.directory.keysOf(a.account_id).length > 0), 15_000);
+    await api.directory.until(() => [shop, free].every((a) => canSignIn(api.directory, a.account_id)), 15_000);
     const agent = await as(shop.api_key)('POST', '/keys', { role: 'agent' });
     expect(agent.status, JSON.stringify(agent.body)).toBe(201);
     agentKey = agent.body.api_key as string;

@@ -11,6 +11,7 @@ import { contactId } from '../../schemas/contact-ids.js';
 import { endOffsets, topicName, topics } from '../../topics/index.js';
 import { testClients } from '../support/clients.js';
 import { createTestEnv, waitFor, type TestEnv } from '../support/env.js';
+import { canSignIn } from '../support/sign-in.js';
 
 interface Answer<T = Record<string, unknown>> {
   readonly status: number;
@@ -60,7 +61,7 @@ describe('audience routes', () => {
     const connect = connectSandboxNumbers(clients.producer);
     shop = await createAccount(clients.producer, { name: 'Shop', email: 'shop@audience.test', plan: 'pro', sandboxNumbers: 1 }, connect);
     other = await createAccount(clients.producer, { name: 'Other', email: 'other@audience.test', plan: 'pro', sandboxNumbers: 0 }, connect);
-    await api.directory.until(() => [shop, other].every((a) => api.directory.accounts.has(a.account_id) && api.directory.keysOf(a.account_id).length > 0), 15_000);
+    await api.directory.until(() => [shop, other].every((a) => canSignIn(api.directory, a.account_id)), 15_000);
     await waitFor('the shop number connected', async () => {
       const listed = await as(shop)('GET', '/instances');
       return (listed.body.data as { status: string }[] | undefined)?.[0]?.status === 'connected';

@@ -10,6 +10,7 @@ import type { Clients } from '../../stack/clients.js';
 import { startRoles, type RunningRoles } from '../../stack/roles.js';
 import { testClients } from '../support/clients.js';
 import { createTestEnv, waitFor, type TestEnv } from '../support/env.js';
+import { canSignIn } from '../support/sign-in.js';
 
 interface Entry {
   readonly id: string;
@@ -53,7 +54,7 @@ describe('the audit log', () => {
     base = `http://127.0.0.1:${(api.app.server.address() as AddressInfo).port}`;
     shop = await createAccount(clients.producer, { name: 'Audited', email: `owner-${env.id}@audit.test`, plan: 'pro', sandboxNumbers: 0 }, async () => undefined);
     admin = (await createPlatformAdmin(clients.producer, `ops-${env.id}@audit.test`)).credential;
-    await api.directory.until(() => api.directory.keysOf(shop.account_id).length > 0 && [...api.directory.platformAdmins.values()].some((a) => a.email === `ops-${env.id}@audit.test`), 15_000);
+    await api.directory.until(() => canSignIn(api.directory, shop.account_id) && [...api.directory.platformAdmins.values()].some((a) => a.email === `ops-${env.id}@audit.test`), 15_000);
   }, 120_000);
 
   afterAll(async () => {

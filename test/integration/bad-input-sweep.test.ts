@@ -18,6 +18,7 @@ import { createTestEnv, type TestEnv } from '../support/env.js';
 import { partnerRecord } from '../support/partner-records.js';
 import { createPlatformAdmin } from '../../processors/config/platform-admins.js';
 import { hashSecret } from '../../shared/secret-token.js';
+import { canSignIn } from '../support/sign-in.js';
 
 /**
  * Bad input, for every operation `/openapi.json` lists: wrong types, missing fields, NUL, lone
@@ -444,7 +445,7 @@ describe('a bad-input sweep over every operation of the API', () => {
 
     // The scale plan: its rate limit (1000/s) lets the sweep through.
     const account = await createAccount(clients.producer, { name: 'Sweep', email: 'sweep@acme.test', plan: 'scale' }, async () => undefined);
-    await api.directory.until(() => api.directory.keysOf(account.account_id).length > 0 && api.directory.accounts.has(account.account_id));
+    await api.directory.until(() => canSignIn(api.directory, account.account_id));
     auth = { authorization: `Bearer ${account.api_key}` };
     const partnerSecret = `svc_partner_${randomUUID().replaceAll('-', '')}`;
     const partnerId = newId('ptn');

@@ -12,6 +12,7 @@ import { testClients } from '../support/clients.js';
 import { createTestEnv, waitFor, type TestEnv } from '../support/env.js';
 import { spawnGateway, type GatewayProcess } from '../support/gateway.js';
 import { collectTopic } from '../support/topic-collector.js';
+import { canSignIn } from '../support/sign-in.js';
 
 const RECIPIENTS = 1_000;
 /** Recipients whose own time zone puts them outside the sending hours: they wait. */
@@ -76,7 +77,7 @@ describe('a campaign survives SIGKILL of its processor and its connector', () =>
     spawn('processor');
     spawn('connector');
     shop = await createAccount(clients.producer, { name: 'Shop', email: 'shop@campaign-e2e.test', plan: 'pro', sandboxNumbers: 2 }, connectSandboxNumbers(clients.producer));
-    await api.directory.until(() => api.directory.keysOf(shop.account_id).length > 0, 15_000);
+    await api.directory.until(() => canSignIn(api.directory, shop.account_id), 15_000);
     await waitFor('both numbers connected', async () => {
       const data = ((await call('GET', '/instances')).data ?? []) as { status: string }[];
       return data.length === 2 && data.every((n) => n.status === 'connected');

@@ -11,6 +11,7 @@ import { topicName, topics, watermarks, type TopicConsumer, type TopicSpec } fro
 import { testClients } from '../support/clients.js';
 import { createTestEnv, waitFor, type TestEnv } from '../support/env.js';
 import { collectTopic } from '../support/topic-collector.js';
+import { canSignIn } from '../support/sign-in.js';
 
 type Body = Record<string, unknown>;
 
@@ -70,7 +71,7 @@ describe('campaign history', () => {
     clients = await testClients(env);
     roles = await startRoles(['api', 'processor', 'connector'], clients);
     shop = await createAccount(clients.producer, { name: 'Shop', email: 'shop@history.test', plan: 'pro', sandboxNumbers: 1 }, connectSandboxNumbers(clients.producer));
-    await roles.api!.directory.until(() => roles.api!.directory.accounts.has(shop.account_id) && roles.api!.directory.keysOf(shop.account_id).length > 0, 15_000);
+    await roles.api!.directory.until(() => canSignIn(roles.api!.directory, shop.account_id), 15_000);
     number = await waitFor('the shop number connected', async () => {
       const listed = (await call('GET', '/instances')).body.data as { id: string; status: string }[] | undefined;
       return listed?.[0]?.status === 'connected' ? listed[0].id : undefined;

@@ -12,6 +12,7 @@ import { createTestEnv, waitFor, type TestEnv } from '../support/env.js';
 import { collectTopic } from '../support/topic-collector.js';
 import { topics } from '../../topics/index.js';
 import type { PublicEvent } from '../../schemas/records.js';
+import { canSignIn } from '../support/sign-in.js';
 
 type Body = Record<string, unknown>;
 interface Answer {
@@ -81,7 +82,7 @@ describe('campaigns', () => {
     const connect = connectSandboxNumbers(clients.producer);
     shop = await createAccount(clients.producer, { name: 'Shop', email: 'shop@campaigns.test', plan: 'pro', sandboxNumbers: 1 }, connect);
     other = await createAccount(clients.producer, { name: 'Other', email: 'other@campaigns.test', plan: 'pro', sandboxNumbers: 0 }, connect);
-    await api.directory.until(() => [shop, other].every((a) => api.directory.accounts.has(a.account_id) && api.directory.keysOf(a.account_id).length > 0), 15_000);
+    await api.directory.until(() => [shop, other].every((a) => canSignIn(api.directory, a.account_id)), 15_000);
     number = await waitFor('the shop number connected', async () => {
       const listed = (await as(shop)('GET', '/instances')).body.data as { id: string; status: string }[] | undefined;
       return listed?.[0]?.status === 'connected' ? listed[0].id : undefined;
@@ -293,7 +294,7 @@ describe('campaigns', () => {
   it('is paused by the safety autopilot with campaign.paused when its recipients start blocking, before its number is banned', async () => {
     const connect = connectSandboxNumbers(clients.producer);
     const risky = await createAccount(clients.producer, { name: 'Risky', email: `risky-${env.id}@campaigns.test`, plan: 'pro', sandboxNumbers: 1 }, connect);
-    await api.directory.until(() => api.directory.keysOf(risky.account_id).length > 0, 15_000);
+    await api.directory.until(() => canSignIn(api.directory, risky.account_id), 15_000);
     const riskyNumber = await waitFor('the number connected', async () => {
       const listed = (await as(risky)('GET', '/instances')).body.data as { id: string; status: string }[] | undefined;
       return listed?.[0]?.status === 'connected' ? listed[0].id : undefined;

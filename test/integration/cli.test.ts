@@ -7,6 +7,7 @@ import type { Clients } from '../../stack/clients.js';
 import { testClients } from '../support/clients.js';
 import { createTestEnv, type TestEnv } from '../support/env.js';
 import { spawnGateway } from '../support/gateway.js';
+import { canSignIn } from '../support/sign-in.js';
 
 describe('gateway accounts create', () => {
   let env: TestEnv;
@@ -30,7 +31,7 @@ describe('gateway accounts create', () => {
     const created = JSON.parse(cli.stdout().trim().split('\n').pop()!) as { account_id: string; project_id: string; api_key: string; instance_ids: string[] };
     expect(created.api_key).toMatch(/^svc_live_[A-Za-z0-9]{32}$/);
     expect(created.instance_ids).toHaveLength(2);
-    await api.directory.until(() => api.directory.keysOf(created.account_id).length > 0 && api.directory.accounts.has(created.account_id));
+    await api.directory.until(() => canSignIn(api.directory, created.account_id));
     const response = await api.app.inject({ method: 'GET', url: '/me/entitlements', headers: { authorization: `Bearer ${created.api_key}` } });
     expect(response.statusCode).toBe(200);
     expect(response.json()).toMatchObject({ plan: 'pro' });

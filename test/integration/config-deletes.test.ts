@@ -13,6 +13,7 @@ import { endOffsets, topicName, topics } from '../../topics/index.js';
 import { testClients } from '../support/clients.js';
 import { createTestEnv, waitFor, type TestEnv } from '../support/env.js';
 import { jsonCaller } from '../support/json-call.js';
+import { canSignIn } from '../support/sign-in.js';
 
 /**
  * Deletions of users, projects, webhooks, pools and accounts are records on the log, written by
@@ -46,7 +47,7 @@ describe('deletions through the log', () => {
   const newAccount = async (name: string) => {
     const account = await createAccount(clients.producer, { name, email: `${name}-${env.id}@shop.test` }, async () => undefined);
     // Its records are keyed by entity, so the key may be read before the account: a key signs in once both are.
-    await api.directory.until(() => api.directory.accounts.has(account.account_id) && api.directory.keysOf(account.account_id).length > 0, 15_000);
+    await api.directory.until(() => canSignIn(api.directory, account.account_id), 15_000);
     return account;
   };
   const as = (account: CreatedAccount) => (method: string, path: string, body?: unknown) => call(method, path, { headers: { authorization: `Bearer ${account.api_key}` }, body });

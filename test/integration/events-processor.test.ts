@@ -13,6 +13,7 @@ import { createConsumer, endOffsets, topicName, topics, type TopicConsumer } fro
 import { testClients } from '../support/clients.js';
 import { createTestEnv, waitFor, type TestEnv } from '../support/env.js';
 import { spawnGateway, type GatewayProcess } from '../support/gateway.js';
+import { canSignIn } from '../support/sign-in.js';
 
 interface Read {
   readonly key: string | null;
@@ -354,7 +355,7 @@ describe('events from the sandbox network, through the api, connector and proces
     clients = await testClients(env);
     roles = await startRoles(['api', 'processor', 'connector'], clients);
     account = await createAccount(clients.producer, { name: 'Shop', email: 'owner@shop.test', plan: 'pro' }, connectSandboxNumbers(clients.producer));
-    await roles.api!.directory.until(() => roles.api!.directory.keysOf(account.account_id).length > 0, 30_000);
+    await roles.api!.directory.until(() => canSignIn(roles.api!.directory, account.account_id), 30_000);
     reader = await createConsumer(clients.kafka, clients.serdes, { groupId: `${env.id}.events.reader`, topics: [topics.events], fromBeginning: true });
     await reader.run(async (batch) => {
       for (const record of batch.records) if (record.decoded.ok && record.decoded.value !== null) events.push(record.decoded.value as PublicEvent);

@@ -8,6 +8,7 @@ import { collectTopic } from '../support/topic-collector.js';
 import { startRoles, type RunningRoles } from '../../stack/roles.js';
 import { testClients } from '../support/clients.js';
 import { createTestEnv, waitFor, type TestEnv } from '../support/env.js';
+import { canSignIn } from '../support/sign-in.js';
 
 /**
  * The routes that act through a number's live session (`/presence`, `/calls`, `/chats`, `/labels`),
@@ -47,7 +48,7 @@ describe('live number routes through the API on the sandbox', () => {
     idle = await createAccount(clients.producer, { name: 'Idle', email: 'owner@idle.test', plan: 'pro', sandboxNumbers: 1 }, async () => undefined);
     number = shop.instance_ids[0]!;
     await waitFor('the shop number connected', connected(number), { timeoutMs: 90_000 });
-    await roles.api!.directory.until(() => roles.api!.directory.keysOf(idle.account_id).length > 0, 30_000);
+    await roles.api!.directory.until(() => canSignIn(roles.api!.directory, idle.account_id), 30_000);
     events = await collectTopic(clients, topics.events, `${env.id}.events`);
   });
 

@@ -11,6 +11,7 @@ import { topics, type TopicConsumer } from '../../topics/index.js';
 import { otpCodes, testClients } from '../support/clients.js';
 import { createTestEnv, waitFor, type TestEnv } from '../support/env.js';
 import { collectTopic } from '../support/topic-collector.js';
+import { canSignIn } from '../support/sign-in.js';
 
 const quiet = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
 const ANA = '+5511988881111';
@@ -83,7 +84,7 @@ describe('edits and deletions through the API, on the sandbox', () => {
       const { rows } = await clients.pool.query<{ status: string }>('SELECT status FROM instances.numbers WHERE instance_id = $1', [instanceId]);
       return rows[0]?.status === 'connected' || undefined;
     }, { timeoutMs: 90_000 });
-    await roles.api!.directory.until(() => roles.api!.directory.keysOf(shop.account_id).length > 0, 30_000);
+    await roles.api!.directory.until(() => canSignIn(roles.api!.directory, shop.account_id), 30_000);
   });
 
   afterAll(async () => {

@@ -11,6 +11,7 @@ import type { Clients } from '../../stack/clients.js';
 import { createConsumer, topicName, topics, type TopicConsumer } from '../../topics/index.js';
 import { testClients } from '../support/clients.js';
 import { createTestEnv, waitFor, type TestEnv } from '../support/env.js';
+import { canSignIn } from '../support/sign-in.js';
 
 /**
  * The public send API on the real stack: keys, scopes, the rate limit, idempotency, number choice
@@ -50,7 +51,7 @@ describe('sending through the API', () => {
     instances = await runProjection(clients, instancesProjection);
     api = await startApi(clients, { listen: false });
     account = await createAccount(clients.producer, { name: 'Acme', email: 'ops@acme.test' }, async () => undefined);
-    await api.directory.until(() => api.directory.keysOf(account.account_id).length > 0 && api.directory.accounts.has(account.account_id));
+    await api.directory.until(() => canSignIn(api.directory, account.account_id));
     commandReader = await createConsumer(clients.kafka, clients.serdes, { groupId: `${env.id}.commands`, topics: [topics.sendCommands], fromBeginning: true });
     await commandReader.run(async (batch) => {
       for (const r of batch.records) if (r.decoded.ok && r.decoded.value) commands.set((r.decoded.value as SendCommand).message_id, r.decoded.value as SendCommand);
@@ -99,7 +100,7 @@ describe('sending through the API', () => {
 
     it("refuses a number past the plan's limit with 402 quota_exceeded", async () => {
       const free = await createAccount(clients.producer, { name: 'Solo', email: 'solo@x.test' }, async () => undefined);
-      await api.directory.until(() => api.directory.keysOf(free.account_id).length > 0 && api.directory.accounts.has(free.account_id));
+      await api.directory.until(() => canSignIn(api.directory, free.account_id));
       const add = () => api.app.inject({ method: 'POST', url: '/instances', payload: { nickname: 'one' }, headers: auth(free.api_key) });
       expect((await add()).statusCode).toBe(202);
       await waitFor('the first number', async () => {
@@ -370,7 +371,7 @@ describe('sending through the API', () => {
       expect(await sent({ to: '15550001111@s.whatsapp.net' })).toBe('15550001111@s.whatsapp.net');
 
       const brazil = await createAccount(clients.producer, { name: 'Padaria', email: 'ops@padaria.test', country: 'BR' }, async () => undefined);
-      await api.directory.until(() => api.directory.keysOf(brazil.account_id).length > 0 && api.directory.accounts.get(brazil.account_id)?.country === 'BR');
+      await api.directory.until(() => canSignIn(api.directory, brazil.account_id) && api.directory.accounts.get(brazil.account_id)?.country === 'BR');
       await number('connected', brazil.project_id, brazil.account_id);
       expect(await sent({ to: '(11) 94444-0004' }, brazil.api_key)).toBe('5511944440004@s.whatsapp.net');
       expect(await sent({ to: '015112345678', country: 'DE' }, brazil.api_key)).toBe('4915112345678@s.whatsapp.net');

@@ -7,6 +7,7 @@ import type { Clients } from '../../stack/clients.js';
 import { startRoles, type RunningRoles } from '../../stack/roles.js';
 import { testClients } from '../support/clients.js';
 import { createTestEnv, waitFor, type TestEnv } from '../support/env.js';
+import { canSignIn } from '../support/sign-in.js';
 
 /**
  * The query channel through the real roles: the API writes a question for a number on
@@ -43,7 +44,7 @@ describe('number queries: the API asks a number through the connector role', () 
     // A number that was never paired: nothing of the project can ask the network.
     idle = await createAccount(clients.producer, { name: 'Idle', email: 'owner@idle.test', plan: 'pro', sandboxNumbers: 1 }, async () => undefined);
     await waitFor('the shop number connected', connected(shop.instance_ids[0]!), { timeoutMs: 90_000 });
-    await roles.api!.directory.until(() => roles.api!.directory.keysOf(idle.account_id).length > 0, 30_000);
+    await roles.api!.directory.until(() => canSignIn(roles.api!.directory, idle.account_id), 30_000);
   });
 
   afterAll(async () => {

@@ -21,6 +21,7 @@ import { createTestEnv, waitFor, type TestEnv } from '../support/env.js';
 import { readMailbox } from '../support/mailbox.js';
 import { partnerRecord } from '../support/partner-records.js';
 import { Receiver } from '../support/webhook-receiver.js';
+import { canSignIn } from '../support/sign-in.js';
 
 interface Answer<T = Record<string, unknown>> {
   readonly status: number;
@@ -137,7 +138,7 @@ describe('partner API and connection lifecycle', () => {
   async function shopWithConnection(tag: string): Promise<{ shop: CreatedAccount; email: string; id: ConnectionId; key: string }> {
     const email = `owner-${tag}-${env.id}@shop.test`;
     const shop = await createAccount(clients.producer, { name: `Shop ${tag}`, email, plan: 'pro', sandboxNumbers: 1 }, connectSandboxNumbers(clients.producer));
-    await api.directory.until(() => api.directory.accounts.has(shop.account_id) && api.directory.keysOf(shop.account_id).length > 0, 15_000);
+    await api.directory.until(() => canSignIn(api.directory, shop.account_id), 15_000);
     const opened = await session(`cus-${tag}`, { email });
     expect(opened.status, JSON.stringify(opened.body)).toBe(201);
     const c = component(opened.body.session_token as string);

@@ -8,6 +8,7 @@ import type { Clients } from '../../stack/clients.js';
 import { createConsumer, topics } from '../../topics/index.js';
 import { testClients } from '../support/clients.js';
 import { createTestEnv, waitFor, type TestEnv } from '../support/env.js';
+import { canSignIn } from '../support/sign-in.js';
 
 type Body = Record<string, unknown>;
 
@@ -60,7 +61,7 @@ describe('platform administration', () => {
     const created = await createPlatformAdmin(clients.producer, 'Ops@Gateway.test');
     admin = created.credential;
     account = await createAccount(clients.producer, { name: 'Shop', email: 'owner@shop.test' }, async () => undefined);
-    await api.directory.until(() => api.directory.platformAdmins.has(created.id) && api.directory.keysOf(account.account_id).length > 0, 15_000);
+    await api.directory.until(() => api.directory.platformAdmins.has(created.id) && canSignIn(api.directory, account.account_id), 15_000);
   }, 60_000);
 
   afterAll(async () => {

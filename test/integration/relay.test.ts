@@ -13,6 +13,7 @@ import { topics } from '../../topics/index.js';
 import { testClients } from '../support/clients.js';
 import { createTestEnv, waitFor, type TestEnv } from '../support/env.js';
 import { spawnGateway, type GatewayProcess } from '../support/gateway.js';
+import { canSignIn } from '../support/sign-in.js';
 
 interface Delivery {
   readonly path: string;
@@ -106,7 +107,7 @@ describe('gateway listen: the local relay, as a child process against a listenin
     clients = await testClients(env);
     api = await startListeningApi();
     account = await createAccount(clients.producer, { name: 'Relay', email: 'ops@relay.test' }, async () => undefined);
-    await api.directory.until(() => api.directory.accounts.has(account.account_id) && api.directory.keysOf(account.account_id).length > 0);
+    await api.directory.until(() => canSignIn(api.directory, account.account_id));
     receiver = await startReceiver();
   });
 

@@ -18,6 +18,7 @@ import { partnerRecord } from '../support/partner-records.js';
 import { openEventStream } from '../support/sse-reader.js';
 import { collectTopic } from '../support/topic-collector.js';
 import { Receiver } from '../support/webhook-receiver.js';
+import { canSignIn } from '../support/sign-in.js';
 
 type Body = Record<string, unknown>;
 const ORIGIN = 'https://app.partner.example';
@@ -97,7 +98,7 @@ describe('sandbox payments: renewals and the test clock', () => {
   async function connectedCustomer(label: string): Promise<Customer> {
     const email = `${label}-${env.id}@shop.test`;
     const account = await createAccount(clients.producer, { name: label, email, plan: 'free' }, async () => undefined);
-    await api.directory.until(() => api.directory.usersWithEmail(email).length > 0 && api.directory.keysOf(account.account_id).length > 0, 15_000);
+    await api.directory.until(() => api.directory.usersWithEmail(email).length > 0 && canSignIn(api.directory, account.account_id), 15_000);
     const externalId = `cus-${label}`;
     const { c, token, connectionId } = await openSession(externalId, email);
     expect(await c('POST', '/connect/account')).toMatchObject({ status: 200, body: { step: 'verify_email' } });
@@ -211,7 +212,7 @@ describe('sandbox payments: renewals and the test clock', () => {
     expect(await call('POST', '/sandbox/payments/renew', { body: {} })).toMatchObject({ status: 401, body: { code: 'unauthorized' } });
     expect(await customer.issued('POST', '/sandbox/payments/renew', { outcome: 'failed' })).toMatchObject({ status: 403, body: { code: 'forbidden' } });
     const stranger = await createAccount(clients.producer, { name: 'Stranger', email: `stranger-${env.id}@shop.test`, plan: 'pro' }, async () => undefined);
-    await api.directory.until(() => api.directory.keysOf(stranger.account_id).length > 0, 15_000);
+    await api.directory.until(() => canSignIn(api.directory, stranger.account_id), 15_000);
     expect(await withKey(stranger.api_key)('POST', '/sandbox/payments/renew', { outcome: 'failed' })).toMatchObject({ status: 402, body: { code: 'payment_required' } });
     expect(await customer.owner('POST', '/sandbox/payments/renew', { outcome: 'lapsed' })).toMatchObject({ status: 400, body: { code: 'invalid_request' } });
 

@@ -16,6 +16,7 @@ import { partitionOf, topics } from '../../topics/index.js';
 import { testClients } from '../support/clients.js';
 import { partnerIssuedKey } from '../support/partner-records.js';
 import { createTestEnv, waitFor, type TestEnv } from '../support/env.js';
+import { canSignIn } from '../support/sign-in.js';
 
 const PARTITIONS = topics.events.partitions;
 
@@ -175,7 +176,7 @@ describe('SSE streams: GET /stream and GET /webhooks/listen on the real stack', 
     const narrow = issueKey({ accountId: asAccountId(account.account_id), projectId: asProjectId(account.project_id), role: 'agent', scopes: ['instances:read'] });
     await clients.producer.send(topics.config, [narrow.record].map((value) => ({ key: value.entity_id, value })));
     narrowKey = narrow.apiKey;
-    await api.directory.until(() => api.directory.accounts.has(account.account_id) && api.directory.keysOf(account.account_id).length === 2);
+    await api.directory.until(() => canSignIn(api.directory, account.account_id, 2));
     partnerKey = await partnerIssuedKey(clients, api, { accountId: account.account_id, projectId: account.project_id, scopes: ['events:read'] });
   });
 

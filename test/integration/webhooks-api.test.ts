@@ -14,6 +14,7 @@ import { createConsumer, deliveryRetryTier, endOffsets, topicName, topics, type 
 import { testClients } from '../support/clients.js';
 import { partnerIssuedKey } from '../support/partner-records.js';
 import { createTestEnv, waitFor, type TestEnv } from '../support/env.js';
+import { canSignIn } from '../support/sign-in.js';
 
 interface WebhookBody {
   id: string;
@@ -54,7 +55,7 @@ describe('webhooks API', () => {
   async function newProject(locale?: 'de'): Promise<Project> {
     const created = await createAccount(clients.producer, { name: 'Acme', email: 'ops@acme.test', locale }, async () => undefined);
     for (const running of [api, second]) {
-      await running.directory.until(() => running.directory.keysOf(created.account_id).length > 0 && running.directory.accounts.has(created.account_id));
+      await running.directory.until(() => canSignIn(running.directory, created.account_id));
     }
     return created;
   }
@@ -367,7 +368,7 @@ describe('webhooks API', () => {
       const relaxed = await startApi({ ...clients, config: { ...clients.config, outbound: { allowPrivateNetwork: true, allowCidrs: [] } } }, { listen: false });
       try {
         const project = await newProject();
-        await relaxed.directory.until(() => relaxed.directory.keysOf(project.account_id).length > 0);
+        await relaxed.directory.until(() => canSignIn(relaxed.directory, project.account_id));
         const response = await call('POST', '/webhooks', project.api_key, { url: 'http://localhost:4000/hooks' }, relaxed);
         expect(response.statusCode, response.body).toBe(201);
       } finally {
