@@ -5,7 +5,7 @@ export { deleteSubject, removePrefixed } from './cleanup.js';
 export { TopicSerdes } from './serdes.js';
 export { createProducer, type Producer, type OutgoingRecord, type AppendTimes } from './producer.js';
 export { duringRebalance, groupCommits, type GroupCommits, type GroupPosition } from './group-commits.js';
-export { backlogFetch, createConsumer, liveFetchApart, liveFetchGathered, recordsOf, type TopicConsumer, type ConsumedBatch, type ConsumedRecord, type ConsumerOptions, type Decoded, type FetchSettings } from './consumer.js';
+export { backlogFetch, createConsumer, liveFetchApart, liveFetchGathered, liveFetchResuming, recordsOf, type TopicConsumer, type ConsumedBatch, type ConsumedRecord, type ConsumerOptions, type Decoded, type FetchSettings } from './consumer.js';
 export { GatewayFailure, classify, type FailureKind } from './failure.js';
 export { untilSettled, gaveUp, sleepWithHeartbeat, UNKNOWN_ATTEMPTS, type Settled, type RetryScope } from './retry.js';
 export { createPartitionOwner, type PartitionOwner, type PartitionOwnerOptions } from './partition-owner.js';

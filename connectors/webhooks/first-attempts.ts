@@ -1,7 +1,7 @@
 import type { Directory } from '../../processors/directory.js';
 import type { ConnectionsView } from '../../processors/connections/view.js';
 import type { DeliveryTask, PublicEvent } from '../../schemas/records.js';
-import { createConsumer, openOffsetReader, topicName, topics, type ConsumedRecord } from '../../topics/index.js';
+import { createConsumer, liveFetchResuming, openOffsetReader, topicName, topics, type ConsumedRecord } from '../../topics/index.js';
 import { ConfigSync } from './config-sync.js';
 import { waitForBusyEndpoints } from './backpressure.js';
 import { Intake, type ConsumerDeps, type RunningIntake } from './intake.js';
@@ -18,7 +18,7 @@ import { firstTasks } from './tasks.js';
  */
 export async function consumeEvents(deps: ConsumerDeps & { readonly directory: Directory; readonly connections: ConnectionsView }): Promise<RunningIntake> {
   const groupId = `${deps.serdes.prefix}dispatcher`;
-  const consumer = await createConsumer(deps.kafka, deps.serdes, { groupId, topics: [topics.events], fromBeginning: true });
+  const consumer = await createConsumer(deps.kafka, deps.serdes, { groupId, topics: [topics.events], fromBeginning: true, fetch: liveFetchResuming });
   const intake = new Intake({ ...deps, consumer, groupId, prefix: deps.serdes.prefix });
   const configTopic = topicName(topics.config, deps.serdes.prefix);
   // One admin connection for every catch-up, rather than one each (up to four a second).

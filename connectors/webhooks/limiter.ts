@@ -3,7 +3,7 @@ interface Lane {
   /** When each running job started, by a number of its own. */
   readonly startedAt: Map<number, number>;
   readonly waiting: Array<() => void>;
-  /** Callers waiting for the lane to take jobs again. */
+  /** Callers waiting for the lane's queue to be half empty. */
   readonly roomWaiters: Array<() => void>;
 }
 
@@ -52,7 +52,7 @@ export class EndpointLimiter {
             const next = admitted.waiting.shift();
             if (next !== undefined) next();
             else if (admitted.running === 0) this.lanes.delete(key);
-            if (!this.isFullLane(admitted)) for (const wake of admitted.roomWaiters.splice(0)) wake();
+            if (this.hasRoom(admitted)) for (const wake of admitted.roomWaiters.splice(0)) wake();
           });
       };
       if (admitted.running < this.concurrency) start();
@@ -73,10 +73,14 @@ export class EndpointLimiter {
     return Math.min(...lane.startedAt.values()) > this.now() - PROMPT_MS;
   }
 
-  /** Resolves once a job of `key` would be taken again. */
+  /**
+   * Resolves once the queue of `key` is down to half its bound. Not at the first free slot: the
+   * caller paused a partition for the endpoint and fetches its records again when this resolves,
+   * so one fetch brings half a queue of them in, while the lane works through the other half.
+   */
   room(key: string): Promise<void> {
     const lane = this.lanes.get(key);
-    if (lane === undefined || !this.isFullLane(lane)) return Promise.resolve();
+    if (lane === undefined || this.hasRoom(lane)) return Promise.resolve();
     return new Promise((resolve) => lane.roomWaiters.push(resolve));
   }
 
@@ -88,5 +92,9 @@ export class EndpointLimiter {
 
   private isFullLane(lane: Lane): boolean {
     return lane.running >= this.concurrency && lane.waiting.length >= this.queue;
+  }
+
+  private hasRoom(lane: Lane): boolean {
+    return !this.isFullLane(lane) && lane.waiting.length <= this.queue / 2;
   }
 }

@@ -1,5 +1,5 @@
 import type { DeliveryTask } from '../../schemas/records.js';
-import { createConsumer, type TopicSpec } from '../../topics/index.js';
+import { createConsumer, liveFetchResuming, type TopicSpec } from '../../topics/index.js';
 import { waitForBusyEndpoints } from './backpressure.js';
 import { Intake, type ConsumerDeps, type RunningIntake } from './intake.js';
 
@@ -15,7 +15,7 @@ export interface RunningRetries extends RunningIntake {
  */
 export async function consumeRetries(deps: ConsumerDeps, tiers: readonly TopicSpec<DeliveryTask>[]): Promise<RunningRetries> {
   const groupId = `${deps.serdes.prefix}dispatcher.retry`;
-  const consumer = await createConsumer(deps.kafka, deps.serdes, { groupId, topics: tiers, fromBeginning: true });
+  const consumer = await createConsumer(deps.kafka, deps.serdes, { groupId, topics: tiers, fromBeginning: true, fetch: liveFetchResuming });
   const intake = new Intake({ ...deps, consumer, groupId, prefix: deps.serdes.prefix });
   const timers = new Set<NodeJS.Timeout>();
   const resumeAfter = (waitMs: number, resume: () => void) => {

@@ -362,6 +362,28 @@ describe('dispatcher: the limiter per endpoint', () => {
     expect(limiter.isFull('never-seen')).toBe(false);
   });
 
+  it('says a full endpoint has room only once half its queue has drained, so a paused partition fetches many records again, not one', async () => {
+    const limiter = new EndpointLimiter(1, 10);
+    const gates = Array.from({ length: 11 }, gate);
+    const runs = gates.map((g) => limiter.run('e', () => g.opened));
+    expect(limiter.isFull('e')).toBe(true);
+    let roomy = false;
+    void limiter.room('e').then(() => (roomy = true));
+    const settle = async (i: number) => {
+      gates[i]!.open();
+      await runs[i];
+      await new Promise((resolve) => setImmediate(resolve));
+    };
+    for (const i of [0, 1, 2, 3]) await settle(i);
+    expect(limiter.load('e')).toEqual({ running: 1, waiting: 6 });
+    expect(limiter.isFull('e')).toBe(false);
+    expect(roomy).toBe(false);
+    await settle(4);
+    expect(limiter.load('e')).toEqual({ running: 1, waiting: 5 });
+    expect(roomy).toBe(true);
+    for (let i = 5; i < 11; i++) await settle(i);
+  });
+
   it('passes a job failure to its caller and frees the slot', async () => {
     const limiter = new EndpointLimiter(1, 0);
     await expect(limiter.run('e', async () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
