@@ -108,15 +108,16 @@ export const backlogFetch: FetchSettings = {
   partitionsAtOnce: 2,
 };
 
+/** kafkajs' own fetch sizes, which the live consumers keep. */
+const kafkajsSizes = { maxBytes: 10 * 1024 * 1024, maxBytesPerPartition: 1024 * 1024, minBytes: 1 } as const;
+
 /**
  * Fetches of a live consumer whose partitions' batches may be handled side by side (order is kept
  * within a partition): kafkajs' sizes, four partitions at once, so one partition's round trips do
  * not hold up the records of the others.
  */
 export const liveFetchApart: FetchSettings = {
-  maxBytes: 10 * 1024 * 1024,
-  maxBytesPerPartition: 1024 * 1024,
-  minBytes: 1,
+  ...kafkajsSizes,
   partitionsAtOnce: 4,
 };
 
@@ -126,9 +127,7 @@ export const liveFetchApart: FetchSettings = {
  * applied together; the handler keeps them in order.
  */
 export const liveFetchGathered: FetchSettings = {
-  maxBytes: 10 * 1024 * 1024,
-  maxBytesPerPartition: 1024 * 1024,
-  minBytes: 1,
+  ...kafkajsSizes,
   partitionsAtOnce: 64,
 };
 
@@ -141,9 +140,7 @@ export const liveFetchGathered: FetchSettings = {
  * The cost is an idle member's ten polls a second instead of two.
  */
 export const liveFetchResuming: FetchSettings = {
-  maxBytes: 10 * 1024 * 1024,
-  maxBytesPerPartition: 1024 * 1024,
-  minBytes: 1,
+  ...kafkajsSizes,
   maxWaitTimeInMs: 100,
 };
 
