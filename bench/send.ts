@@ -89,9 +89,6 @@ async function main(): Promise<void> {
     );
     children.push(...roles);
     await numbersConnected(gateway, auth);
-    // The sandbox forgets a number's behaviour when its connector restarts (docs/sandbox.md): without
-    // this, each delivered fact would carry the default 50 ms receipt delay.
-    await receiptsAtOnce(gateway, auth, account.instance_ids);
     // What each role spends with nothing to do (its fetches, heartbeats, timers), then what the run costs above that.
     const idle = await cpuRates(roles, IDLE_MS);
     const cpuBefore = roles.map((role) => cpuMs(role.pid));

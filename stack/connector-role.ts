@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { BaileysNetwork, BaileysProtocol, leasePool, webVersion } from '../connectors/baileys/index.js';
 import { OpenedOtpCodes, OtpKeys, startConnectorRole, type OtpOpener } from '../connectors/network/index.js';
-import { PendingReceipts, SandboxNetwork } from '../connectors/sandbox/index.js';
+import { PendingReceipts, SandboxBehaviours, SandboxNetwork } from '../connectors/sandbox/index.js';
 import type { Clients } from './clients.js';
 import { mediaSink } from './media-sink.js';
 
@@ -19,6 +19,7 @@ function sandboxNetwork(clients: Clients, otp: OtpOpener): SandboxNetwork {
   return new SandboxNetwork({
     logger: clients.logger.child({ role: 'connector' }),
     receipts: new PendingReceipts(clients.pool),
+    behaviours: new SandboxBehaviours(clients.pool),
     media: mediaSink(clients.media),
     otp,
   });

@@ -36,6 +36,7 @@ export class SandboxNetwork implements NetworkConnector {
       if (this.sessions.size === 0) this.stopSweeps();
     });
     this.sessions.set(id, session);
+    await session.loadBehaviour();
     session.resume(Date.now());
     this.sweeps ??= setInterval(() => void this.sweep(), this.deps.sweepEveryMs ?? SWEEP_EVERY_MS).unref();
     return session;
@@ -64,9 +65,10 @@ export class SandboxNetwork implements NetworkConnector {
     this.sweeps = undefined;
   }
 
-  /** Creates the sandbox's own tables (`sandbox.pending_receipts`). */
-  prepare(): Promise<void> {
-    return this.deps.receipts.ensureSchema();
+  /** Creates the sandbox's own tables (`sandbox.pending_receipts`, `sandbox.behaviours`). */
+  async prepare(): Promise<void> {
+    await this.deps.receipts.ensureSchema();
+    await this.deps.behaviours.ensureSchema();
   }
 
   async apply(command: SandboxCommand): Promise<void> {

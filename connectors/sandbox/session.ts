@@ -19,6 +19,7 @@ import { isGroupJid, phoneJid, phoneOfJid } from '../../schemas/phones.js';
 import type { MediaSink } from '../network/media-sink.js';
 import { buttonsAsText, listAsText, otpBubbles } from '../network/outgoing-text.js';
 import { changeBehaviour, defaultBehaviour, recipientBlocked, sendFails, type Behaviour } from './behaviour.js';
+import type { SandboxBehaviours } from './behaviours.js';
 import { BanWatch } from './bans.js';
 import { receivedContent, type ReceivedContent } from './content.js';
 import { derivedPhone, pairingChallenge, simulatedWaId } from './ids.js';
@@ -37,6 +38,8 @@ export interface SessionDeps {
   readonly logger: Logger;
   /** The sends the network took and the receipts it owes, kept in Postgres so a killed connector does not forget them. */
   readonly receipts: PendingReceipts;
+  /** The behaviour each number was last given, kept in Postgres so a restarted connector does not forget it. */
+  readonly behaviours: SandboxBehaviours;
   readonly media?: MediaSink;
   /** Opens OTP codes for the code bubble; absent, the bubble holds the masked code. */
   readonly otp?: OtpOpener;
@@ -156,6 +159,19 @@ export class SandboxSession implements NumberSession {
    * Receipts owed for sends made before this session opened (by a connector that was killed, or
    * by the worker the number moved from): the due ones now, the others when they fall due.
    */
+  /**
+   * Takes the behaviour the number was last given, before the session takes its first send; a
+   * `behaviour` control applied meanwhile is newer and stays. If Postgres cannot answer, the
+   * session opens with the defaults rather than not at all.
+   */
+  async loadBehaviour(): Promise<void> {
+    const stored = await this.deps.behaviours.of(this.instance.instance_id).catch((err: unknown) => {
+      this.deps.logger.warn({ err, instanceId: this.instance.instance_id }, 'sandbox behaviour not loaded; the session opens with the defaults');
+      return undefined;
+    });
+    if (stored && this.behaviour === defaultBehaviour) this.behaviour = stored;
+  }
+
   resume(openedAt: number): void {
     this.reload(openedAt).catch((err: unknown) => this.deps.logger.warn({ err, instanceId: this.instance.instance_id }, 'sandbox owed receipts not reloaded'));
   }
@@ -245,9 +261,13 @@ export class SandboxSession implements NumberSession {
         return this.fromCustomer(command, control);
       case 'phone_message':
         return this.fromPhone(command, control);
-      case 'set_behaviour':
-        this.behaviour = changeBehaviour(this.behaviour, control);
+      case 'set_behaviour': {
+        const behaviour = changeBehaviour(this.behaviour, control);
+        // Stored before the control's offset is committed: a crash in between applies it again.
+        await this.deps.behaviours.store(this.instance.instance_id, behaviour);
+        this.behaviour = behaviour;
         return;
+      }
       case 'map_lid':
         this.people.map(control.lid, control.phone);
         return;

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount, type CreatedAccount } from '../../processors/config/accounts.js';
 import { connectSandboxNumbers } from '../../processors/instances/sandbox-pairing.js';
 import { startConnectorRole, type ConnectorRole } from '../../connectors/network/index.js';
-import { PendingReceipts, SandboxNetwork } from '../../connectors/sandbox/index.js';
+import { PendingReceipts, SandboxBehaviours, SandboxNetwork } from '../../connectors/sandbox/index.js';
 import type { PublicEvent } from '../../schemas/records.js';
 import type { Clients } from '../../stack/clients.js';
 import { startRoles, type RunningRoles } from '../../stack/roles.js';
@@ -75,7 +75,7 @@ describe('edits and deletions through the API, on the sandbox', () => {
     env = await createTestEnv({ PORT: '0' });
     clients = await testClients(env);
     roles = await startRoles(['api', 'processor'], clients);
-    network = new SandboxNetwork({ logger: quiet, receipts: new PendingReceipts(clients.pool) });
+    network = new SandboxNetwork({ logger: quiet, receipts: new PendingReceipts(clients.pool), behaviours: new SandboxBehaviours(clients.pool) });
     role = await startConnectorRole(clients, { connectors: [network], otp: otpCodes(clients) });
     events = await collectTopic(clients, topics.events, `${env.id}.events`);
     shop = await createAccount(clients.producer, { name: 'Shop', email: 'owner@changes.test', plan: 'pro', sandboxNumbers: 1 }, connectSandboxNumbers(clients.producer));

@@ -2,7 +2,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startConnectorRole, type ConnectorRole } from '../../connectors/network/index.js';
 import { phoneJid } from '../../schemas/phones.js';
-import { PendingReceipts, SandboxNetwork } from '../../connectors/sandbox/index.js';
+import { PendingReceipts, SandboxBehaviours, SandboxNetwork } from '../../connectors/sandbox/index.js';
 import { startDispatcher, type RunningDispatcher } from '../../connectors/webhooks/dispatcher.js';
 import { conversationsProjection, instancesProjection, runProjection, waitUntilCaughtUp, type RunningProjection } from '../../processors/index.js';
 import { eventsProjection } from '../../processors/events/index.js';
@@ -96,7 +96,7 @@ describe('poison records never stop a consumer', () => {
   }
 
   it('the connector dead-letters a send it cannot claim and executes the sends after it, also after a restart', async () => {
-    const sandbox = new SandboxNetwork({ logger: quiet, receipts: new PendingReceipts(clients.pool), otp: createCipher('poison-test') });
+    const sandbox = new SandboxNetwork({ logger: quiet, receipts: new PendingReceipts(clients.pool), behaviours: new SandboxBehaviours(clients.pool), otp: createCipher('poison-test') });
     const statuses: MessageStatus[] = [];
     const states: InstanceState[] = [];
     const reader: TopicConsumer = await createConsumer(clients.kafka, clients.serdes, {

@@ -8,7 +8,7 @@ import type { AuthContext } from '../../api/plugins/auth.js';
 import { errorsPlugin } from '../../api/plugins/errors.js';
 import { sandboxRoutes } from '../../api/sandbox/routes.js';
 import { startConnectorRole, type ConnectorRole, type MediaSink } from '../../connectors/network/index.js';
-import { PendingReceipts, SandboxNetwork } from '../../connectors/sandbox/index.js';
+import { PendingReceipts, SandboxBehaviours, SandboxNetwork } from '../../connectors/sandbox/index.js';
 import { instancesProjection } from '../../processors/instances/projection.js';
 import { runProjection, type RunningProjection } from '../../processors/runtime/runner.js';
 import { asAccountId, asEventId, asInstanceId, asProjectId, newId } from '../../schemas/ids.js';
@@ -72,7 +72,7 @@ describe('sandbox routes, through the log to the connector', () => {
     env = await createTestEnv();
     clients = await testClients(env);
     projection = await runProjection(clients, instancesProjection);
-    role = await startConnectorRole(clients, { connectors: [new SandboxNetwork({ logger: quiet, receipts: new PendingReceipts(clients.pool), media })], otp: otpCodes(clients) });
+    role = await startConnectorRole(clients, { connectors: [new SandboxNetwork({ logger: quiet, receipts: new PendingReceipts(clients.pool), behaviours: new SandboxBehaviours(clients.pool), media })], otp: otpCodes(clients) });
     reader = await createConsumer(clients.kafka, clients.serdes, { groupId: `${env.id}.reader`, topics: [topics.sandboxCommands, topics.inboundMessages], fromBeginning: true });
     await reader.run(async (batch) => {
       for (const record of batch.records) {

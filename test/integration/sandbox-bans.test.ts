@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { startConnectorRole, type ConnectorRole } from '../../connectors/network/index.js';
 import { banRule } from '../../connectors/sandbox/bans.js';
-import { PendingReceipts, SandboxNetwork } from '../../connectors/sandbox/index.js';
+import { PendingReceipts, SandboxBehaviours, SandboxNetwork } from '../../connectors/sandbox/index.js';
 import { createAccount, type CreatedAccount } from '../../processors/config/accounts.js';
 import { connectSandboxNumbers } from '../../processors/instances/sandbox-pairing.js';
 import type { Clients } from '../../stack/clients.js';
@@ -52,7 +52,7 @@ describe('sandbox bans, through the API', () => {
     clients = await testClients(env);
     roles = await startRoles(['api', 'processor'], clients);
     // The connector role of this process, with the sandbox held here so the test can see into it.
-    sandbox = new SandboxNetwork({ logger: quiet, receipts: new PendingReceipts(clients.pool) });
+    sandbox = new SandboxNetwork({ logger: quiet, receipts: new PendingReceipts(clients.pool), behaviours: new SandboxBehaviours(clients.pool) });
     connector = await startConnectorRole(clients, { connectors: [sandbox], otp: otpCodes(clients) });
     account = await createAccount(clients.producer, { name: 'Blasts', email: 'owner@blasts.test', locale: 'en', sandboxNumbers: 1 }, connectSandboxNumbers(clients.producer));
     await waitFor('the sandbox number connected', async () => {

@@ -5,7 +5,7 @@ import { startConnectorRole, type ConnectorRole, type MediaOwner, type MediaSink
 import { phoneJid } from '../../schemas/phones.js';
 import { simulatedWaId } from '../../connectors/sandbox/ids.js';
 import { sentNetworkId } from '../../connectors/network/ids.js';
-import { PendingReceipts, SandboxNetwork } from '../../connectors/sandbox/index.js';
+import { PendingReceipts, SandboxBehaviours, SandboxNetwork } from '../../connectors/sandbox/index.js';
 import { asAccountId, asEventId, asInstanceId, asMessageId, asProjectId, newId } from '../../schemas/ids.js';
 import type { InboundMessage, InstanceState, MessageStatus, SandboxCommand, SendCommand } from '../../schemas/records.js';
 import { createCipher } from '../../shared/cipher.js';
@@ -168,7 +168,7 @@ describe('the connector role with the sandbox network, on the real stack', () =>
     env = await createTestEnv();
     clients = await testClients(env);
     await log.start(clients, `${env.id}.reader`);
-    sandbox = new SandboxNetwork({ logger: quiet, receipts: new PendingReceipts(clients.pool), media, otp: cipher });
+    sandbox = new SandboxNetwork({ logger: quiet, receipts: new PendingReceipts(clients.pool), behaviours: new SandboxBehaviours(clients.pool), media, otp: cipher });
     role = await startConnectorRole(clients, { connectors: [sandbox], otp: otpCodes(clients) });
   });
 
@@ -444,7 +444,7 @@ describe('the connector role with the sandbox network, on the real stack', () =>
   it('splits partitions between two members: each number has its session on exactly the member owning its partition', async () => {
     const numbers = await Promise.all(Array.from({ length: 8 }, (_, i) => connectedNumber(`spread${i}`, `+55119222200${10 + i}`)));
     const partitionOf = (id: string) => states(id)[0]!.partition;
-    const second = new SandboxNetwork({ logger: quiet, receipts: new PendingReceipts(clients.pool), media, otp: cipher });
+    const second = new SandboxNetwork({ logger: quiet, receipts: new PendingReceipts(clients.pool), behaviours: new SandboxBehaviours(clients.pool), media, otp: cipher });
     const other = await startConnectorRole(clients, { connectors: [second], otp: otpCodes(clients) });
     let moved: string | undefined;
     let executed: SendCommand | undefined;

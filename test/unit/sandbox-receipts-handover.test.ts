@@ -1,7 +1,7 @@
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SessionEvents, SessionFact, StatusFact } from '../../connectors/network/connector.js';
-import { PendingReceipts, SandboxNetwork } from '../../connectors/sandbox/index.js';
+import { PendingReceipts, SandboxBehaviours, SandboxNetwork } from '../../connectors/sandbox/index.js';
 import { phoneJid } from '../../schemas/phones.js';
 import { asAccountId, asEventId, asInstanceId, asMessageId, asProjectId, newId } from '../../schemas/ids.js';
 import type { InstanceState, SendCommand } from '../../schemas/records.js';
@@ -45,11 +45,14 @@ function recorder(gate: Promise<void> = Promise.resolve()): SessionEvents & { re
 describe('sandbox receipts between two workers', () => {
   let db: TestDatabase;
   let receipts: PendingReceipts;
+  let behaviours: SandboxBehaviours;
 
   beforeAll(async () => {
     db = await createTestDatabase();
     receipts = new PendingReceipts(db.pool);
+    behaviours = new SandboxBehaviours(db.pool);
     await receipts.ensureSchema();
+    await behaviours.ensureSchema();
   });
 
   afterAll(async () => {
@@ -59,10 +62,28 @@ describe('sandbox receipts between two workers', () => {
   const owedOf = async (instanceId: string) =>
     (await db.pool.query<{ n: string }>('SELECT count(*) AS n FROM sandbox.pending_receipts WHERE instance_id = $1', [instanceId])).rows[0]!.n;
 
+  it('keeps the behaviour a number was given for the worker it moves to, or a restarted one', async () => {
+    const instance = connectedNumber();
+    const first = await new SandboxNetwork({ logger: quiet, receipts, behaviours }).open(instance, recorder());
+    await first.control({ event_id: asEventId(newId('evt')), occurred_at: Date.now(), account_id: account, project_id: project, instance_id: instance.instance_id,
+      control: { kind: 'set_behaviour', delivered_after_ms: 5_000, read_after_ms: null, fail_to: ['+5511987650001'], block_from: null } });
+    await first.close();
+
+    const next = await new SandboxNetwork({ logger: quiet, receipts, behaviours }).open(instance, recorder());
+    expect(next.view().behaviour).toMatchObject({ deliveredAfterMs: 5_000, readAfterMs: 150, failTo: new Set(['+5511987650001']) });
+    expect(await next.send(sendCommand(instance))).toMatchObject({ kind: 'failed', error_code: 'delivery_failed' });
+    await next.close();
+
+    // A number never given a behaviour opens with the defaults.
+    const fresh = await new SandboxNetwork({ logger: quiet, receipts, behaviours }).open(connectedNumber(), recorder());
+    expect(fresh.view().behaviour).toMatchObject({ deliveredAfterMs: 50, readAfterMs: 150, failTo: new Set() });
+    await fresh.close();
+  });
+
   it('writes the receipts of a send made by the worker a number left after the new one opened it', async () => {
     const instance = connectedNumber();
-    const leaving = new SandboxNetwork({ logger: quiet, receipts, sweepEveryMs: 100 });
-    const taking = new SandboxNetwork({ logger: quiet, receipts, sweepEveryMs: 100 });
+    const leaving = new SandboxNetwork({ logger: quiet, receipts, behaviours, sweepEveryMs: 100 });
+    const taking = new SandboxNetwork({ logger: quiet, receipts, behaviours, sweepEveryMs: 100 });
     const old = recorder();
     const current = recorder();
     const before = await leaving.open(instance, old);
@@ -96,7 +117,7 @@ describe('sandbox receipts between two workers', () => {
     });
     let open!: () => void;
     const slow = recorder(new Promise<void>((resolve) => (open = resolve)));
-    const network = new SandboxNetwork({ logger: quiet, receipts: counting, sweepEveryMs: 100 });
+    const network = new SandboxNetwork({ logger: quiet, receipts: counting, behaviours, sweepEveryMs: 100 });
     const session = await network.open(instance, slow);
     await session.control({ event_id: asEventId(newId('evt')), occurred_at: Date.now(), account_id: account, project_id: project, instance_id: instance.instance_id,
       control: { kind: 'set_behaviour', delivered_after_ms: 0, read_after_ms: 0, fail_to: null, block_from: null } });
