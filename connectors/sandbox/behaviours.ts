@@ -1,5 +1,6 @@
 import type { Pool } from 'pg';
 import { runDdl } from '../../shared/ddl.js';
+import { gatheredCalls } from '../../shared/serial.js';
 import type { Behaviour } from './behaviour.js';
 
 const DDL = [
@@ -14,6 +15,7 @@ const DDL = [
 ];
 
 interface BehaviourRow {
+  readonly instance_id: string;
   readonly delivered_after_ms: number;
   readonly read_after_ms: number;
   readonly fail_to: string[];
@@ -26,6 +28,9 @@ interface BehaviourRow {
  * connector, after a restart or a move, as the log's controls before it are not read again.
  */
 export class SandboxBehaviours {
+  /** The sessions of a partition open together: their loads go out as one statement. */
+  private readonly loading = gatheredCalls((_key: string, instanceIds: readonly string[]) => this.load(instanceIds));
+
   constructor(private readonly pool: Pool) {}
 
   ensureSchema(): Promise<void> {
@@ -33,13 +38,8 @@ export class SandboxBehaviours {
   }
 
   /** The behaviour stored for a number; undefined when it was never changed. */
-  async of(instanceId: string): Promise<Behaviour | undefined> {
-    const { rows } = await this.pool.query<BehaviourRow>(
-      'SELECT delivered_after_ms, read_after_ms, fail_to, block_from FROM sandbox.behaviours WHERE instance_id = $1',
-      [instanceId],
-    );
-    const row = rows[0];
-    return row && { deliveredAfterMs: row.delivered_after_ms, readAfterMs: row.read_after_ms, failTo: new Set(row.fail_to), blockFrom: new Set(row.block_from) };
+  of(instanceId: string): Promise<Behaviour | undefined> {
+    return this.loading('load', instanceId);
   }
 
   async store(instanceId: string, behaviour: Behaviour): Promise<void> {
@@ -49,5 +49,17 @@ export class SandboxBehaviours {
          fail_to = EXCLUDED.fail_to, block_from = EXCLUDED.block_from`,
       [instanceId, behaviour.deliveredAfterMs, behaviour.readAfterMs, [...behaviour.failTo], [...behaviour.blockFrom]],
     );
+  }
+
+  private async load(instanceIds: readonly string[]): Promise<(Behaviour | undefined)[]> {
+    const { rows } = await this.pool.query<BehaviourRow>(
+      'SELECT instance_id, delivered_after_ms, read_after_ms, fail_to, block_from FROM sandbox.behaviours WHERE instance_id = ANY($1::text[])',
+      [instanceIds],
+    );
+    const stored = new Map(rows.map((row) => [row.instance_id, row]));
+    return instanceIds.map((id) => {
+      const row = stored.get(id);
+      return row && { deliveredAfterMs: row.delivered_after_ms, readAfterMs: row.read_after_ms, failTo: new Set(row.fail_to), blockFrom: new Set(row.block_from) };
+    });
   }
 }

@@ -156,10 +156,6 @@ export class SandboxSession implements NumberSession {
   }
 
   /**
-   * Receipts owed for sends made before this session opened (by a connector that was killed, or
-   * by the worker the number moved from): the due ones now, the others when they fall due.
-   */
-  /**
    * Takes the behaviour the number was last given, before the session takes its first send; a
    * `behaviour` control applied meanwhile is newer and stays. If Postgres cannot answer, the
    * session opens with the defaults rather than not at all.
@@ -172,6 +168,10 @@ export class SandboxSession implements NumberSession {
     if (stored && this.behaviour === defaultBehaviour) this.behaviour = stored;
   }
 
+  /**
+   * Receipts owed for sends made before this session opened (by a connector that was killed, or
+   * by the worker the number moved from): the due ones now, the others when they fall due.
+   */
   resume(openedAt: number): void {
     this.reload(openedAt).catch((err: unknown) => this.deps.logger.warn({ err, instanceId: this.instance.instance_id }, 'sandbox owed receipts not reloaded'));
   }
