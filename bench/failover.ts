@@ -27,7 +27,7 @@ import { Pool, request } from 'undici';
 import { repoRoot } from '../shared/repo-root.js';
 import { loadConfig } from '../stack/config.js';
 import { createKafka, groupTiming } from '../topics/index.js';
-import { benchSlice, deliverableCustomers, numbersConnected, percentiles, profileFlags, run, runMain, stop, until } from './support.js';
+import { benchSlice, deliverableCustomers, numbersConnected, percentiles, childFlags, run, runMain, stop, until } from './support.js';
 
 const { AssignerProtocol } = kafkajs;
 const { values: flags } = parseArgs({ options: { rate: { type: 'string' } } });
@@ -84,7 +84,7 @@ async function main(): Promise<void> {
     names.push(clientId);
     const roleEnv = { ...process.env, ...env, CHDB_PATH: chdbPath(clientId), KAFKA_CLIENT_ID: clientId };
     const at = performance.now();
-    const child = spawn(process.execPath, [...profileFlags(), cli, role], { env: roleEnv, stdio: ['ignore', log, log] });
+    const child = spawn(process.execPath, [...childFlags(), cli, role], { env: roleEnv, stdio: ['ignore', log, log] });
     children.add(child);
     return { child, clientId, at };
   };

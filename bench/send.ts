@@ -24,7 +24,7 @@ import { loadConfig } from '../stack/config.js';
 import { repoRoot } from '../shared/repo-root.js';
 import { createConsumer, createKafka, ensureTopics, topics, TopicSerdes } from '../topics/index.js';
 import { spanCollector } from './send-hops.js';
-import { benchSlice, cpuMs, deliverableCustomers, numbersConnected, percentiles, run, runMain, start, stop, until } from './support.js';
+import { benchSlice, cpuMs, peakRssMb, deliverableCustomers, numbersConnected, percentiles, run, runMain, start, stop, until } from './support.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64);
@@ -80,6 +80,7 @@ async function main(): Promise<void> {
     const body = () => JSON.stringify({ to: customers[n++ % customers.length], body: `Your order ${n} is on its way.`, client_reference: `order-${n}` });
 
     const e2e = await steady(kafka, `${id}.`, 'untraced', gateway, auth, body);
+    const allPeakRss = peakRssMb(all.pid);
 
     // Where the time goes: the same run with every role in its own process, as they scale in
     // production, and tracing on: every hop's span is sent to a receiver here.
@@ -125,7 +126,7 @@ async function main(): Promise<void> {
     console.log(`  gateway /messages/text ${g.perSecond.toFixed(0).padStart(6)} accepted/s  p50 ${g.p50.toFixed(1)} ms  p99 ${g.p99.toFixed(1)} ms  (refused: ${g.refused})`);
     console.log(`  ratio gateway/bare     ${(g.perSecond / b.perSecond).toFixed(2)}   (target 0.95)`);
     if (g.refused > 0) console.log(`  (the gateway refused ${g.refused} sends: what it accepted is bounded by a limit, not by the api role)`);
-    console.log(`end to end at ${RATE} sends/s for ${SECONDS} s: ${e2e.sent} accepted, ${e2e.delivered} delivered`);
+    console.log(`end to end at ${RATE} sends/s for ${SECONDS} s: ${e2e.sent} accepted, ${e2e.delivered} delivered; the one process's peak RSS ${allPeakRss.toFixed(0)} MB`);
     console.log(`  202 -> delivered fact   p50 ${e2e.p50.toFixed(1)} ms  p99 ${e2e.p99.toFixed(1)} ms  (target p50 under 30 ms, p99 under 100 ms)`);
     console.log(`the same, every role in its own process and tracing on: 202 -> delivered fact p50 ${tracedRun.p50.toFixed(1)} ms  p99 ${tracedRun.p99.toFixed(1)} ms; hop by hop over the ${breakdown.complete} sends all of whose spans came in:`);
     for (const { hop, p50, p99 } of breakdown.hops) console.log(`  ${hop.padEnd(76)} p50 ${p50.toFixed(1).padStart(7)} ms  p99 ${p99.toFixed(1).padStart(7)} ms`);

@@ -23,7 +23,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Pool, request } from 'undici';
 import { repoRoot } from '../shared/repo-root.js';
-import { benchSlice, deliverableCustomers, numbersConnected, profileFlags, run, runMain, stop, until } from './support.js';
+import { benchSlice, deliverableCustomers, numbersConnected, childFlags, run, runMain, stop, until } from './support.js';
 
 const { values: flags } = parseArgs({
   options: {
@@ -83,7 +83,7 @@ async function main(): Promise<void> {
     const log = openSync(logFile, 'a');
     const snapshots = flags['heap-snapshots'] ? path.join(tmpdir(), `${id}-heap`) : undefined;
     if (snapshots) mkdirSync(snapshots);
-    const nodeFlags = [...profileFlags(), ...(snapshots ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${snapshots}`] : [])];
+    const nodeFlags = [...childFlags(), ...(snapshots ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${snapshots}`] : [])];
     for (const role of ROLES) {
       const roleEnv = { ...process.env, ...env, CHDB_PATH: chdbPath(role) };
       children.set(role, spawn(process.execPath, [...nodeFlags, cli, role], { env: roleEnv, stdio: ['ignore', log, log] }));

@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { request } from 'undici';
 import { loadConfig } from '../stack/config.js';
+import { ROLE_FLAGS } from '../stack/node-flags.js';
 import { stackUp } from '../stack/local/index.js';
 import { createKafka, removePrefixed } from '../topics/index.js';
 import { pino } from 'pino';
@@ -19,12 +20,17 @@ export function percentiles(values: readonly number[]): { p50: number; p99: numb
  * child writes a V8 CPU profile there when it exits (open it in Chrome's DevTools).
  */
 export function start(args: readonly string[], env: Record<string, string>, stdout: 'pipe' | 'ignore' = 'pipe'): ChildProcess {
-  return spawn(process.execPath, [...profileFlags(), ...args], { env: { ...process.env, ...env }, stdio: ['ignore', stdout, 'inherit'] });
+  return spawn(process.execPath, [...childFlags(), ...args], { env: { ...process.env, ...env }, stdio: ['ignore', stdout, 'inherit'] });
 }
 
-/** Node's flags for a child that writes its CPU profile into `BENCH_PROFILE` as it exits; none without it. */
-export function profileFlags(): string[] {
-  return process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
+/**
+ * Node's flags for a child: those the roles run with in production (`ROLE_FLAGS`, the baselines
+ * too, so both sides collect garbage alike) unless `BENCH_ROLE_FLAGS` gives others (empty: V8's
+ * defaults), and with `BENCH_PROFILE` a CPU profile written there as it exits.
+ */
+export function childFlags(): string[] {
+  const roleFlags = process.env.BENCH_ROLE_FLAGS === undefined ? ROLE_FLAGS : process.env.BENCH_ROLE_FLAGS.split(' ').filter(Boolean);
+  return [...roleFlags, ...(process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [])];
 }
 
 /**
@@ -36,6 +42,16 @@ export function cpuMs(pid: number | undefined): number {
     // Fields after the command's closing parenthesis; utime and stime are the 12th and 13th, in clock ticks (100 a second).
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
     return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** The most memory a process has held resident so far (VmHWM, Linux), in MB; NaN where /proc is missing. */
+export function peakRssMb(pid: number | undefined): number {
+  try {
+    const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmHWM:'));
+    return Number(line!.split(/\s+/)[1]) / 1024;
   } catch {
     return Number.NaN;
   }
