@@ -24,7 +24,7 @@ import { loadConfig } from '../stack/config.js';
 import { repoRoot } from '../shared/repo-root.js';
 import { createConsumer, createKafka, ensureTopics, topics, TopicSerdes } from '../topics/index.js';
 import { spanCollector } from './send-hops.js';
-import { benchSlice, cpuMs, peakRssMb, deliverableCustomers, numbersConnected, percentiles, run, runMain, start, stop, until } from './support.js';
+import { benchSlice, cpuMs, memoryMb, deliverableCustomers, numbersConnected, percentiles, run, runMain, start, stop, until } from './support.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64);
@@ -80,7 +80,7 @@ async function main(): Promise<void> {
     const body = () => JSON.stringify({ to: customers[n++ % customers.length], body: `Your order ${n} is on its way.`, client_reference: `order-${n}` });
 
     const e2e = await steady(kafka, `${id}.`, 'untraced', gateway, auth, body);
-    const allPeakRss = peakRssMb(all.pid);
+    const allPeakRss = memoryMb(all.pid, 'VmHWM');
 
     // Where the time goes: the same run with every role in its own process, as they scale in
     // production, and tracing on: every hop's span is sent to a receiver here.

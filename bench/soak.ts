@@ -15,7 +15,7 @@
  *                                                   and at the end, to compare (e.g. in Chrome's DevTools)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, openSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -23,7 +23,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Pool, request } from 'undici';
 import { repoRoot } from '../shared/repo-root.js';
-import { benchSlice, deliverableCustomers, numbersConnected, childFlags, run, runMain, stop, until } from './support.js';
+import { benchSlice, deliverableCustomers, memoryMb, numbersConnected, childFlags, run, runMain, stop, until } from './support.js';
 
 const { values: flags } = parseArgs({
   options: {
@@ -115,7 +115,7 @@ async function main(): Promise<void> {
     const started = performance.now();
     const sampler = setInterval(() => {
       const minutes = (performance.now() - started) / 60_000;
-      const rss = Object.fromEntries(ROLES.map((role) => [role, rssMb(children.get(role)!)])) as Record<Role, number>;
+      const rss = Object.fromEntries(ROLES.map((role) => [role, memoryMb(children.get(role)!.pid, 'VmRSS')])) as Record<Role, number>;
       samples.push({ minutes, rss });
       if (minutes >= warmUpMinutes && snapshotsTaken === 0) snapshot();
       if (samples.length % Math.max(1, Math.round(60 / SAMPLE_SECONDS)) === 0) {
@@ -210,13 +210,6 @@ function leastSquaresSlope(points: ReadonlyArray<readonly [number, number]>): nu
 }
 
 const mb = (value: number) => `${value.toFixed(0)} MB`;
-
-/** Resident set size of a child, from /proc (Linux). */
-function rssMb(child: ChildProcess): number {
-  const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
-  const kb = /^VmRSS:\s+(\d+) kB/m.exec(status);
-  return kb ? Number(kb[1]) / 1024 : NaN;
-}
 
 async function post(url: string, headers: Record<string, string>, body: unknown): Promise<void> {
   const response = await request(url, { method: 'POST', headers, body: JSON.stringify(body) });

@@ -16,8 +16,8 @@ export function percentiles(values: readonly number[]): { p50: number; p99: numb
 }
 
 /**
- * Starts `node <args>`; its stdout is piped for readers, or ignored. With `BENCH_PROFILE=<dir>` each
- * child writes a V8 CPU profile there when it exits (open it in Chrome's DevTools).
+ * Starts `node <args>` with `childFlags`; its stdout is piped for readers, or ignored. With
+ * `BENCH_PROFILE=<dir>` each child writes a V8 CPU profile there when it exits (open it in Chrome's DevTools).
  */
 export function start(args: readonly string[], env: Record<string, string>, stdout: 'pipe' | 'ignore' = 'pipe'): ChildProcess {
   return spawn(process.execPath, [...childFlags(), ...args], { env: { ...process.env, ...env }, stdio: ['ignore', stdout, 'inherit'] });
@@ -47,11 +47,14 @@ export function cpuMs(pid: number | undefined): number {
   }
 }
 
-/** The most memory a process has held resident so far (VmHWM, Linux), in MB; NaN where /proc is missing. */
-export function peakRssMb(pid: number | undefined): number {
+/**
+ * A memory figure of a process from /proc (Linux), in MB: `VmRSS` what it holds resident now,
+ * `VmHWM` the most it has held so far; NaN where /proc is missing.
+ */
+export function memoryMb(pid: number | undefined, field: 'VmRSS' | 'VmHWM'): number {
   try {
-    const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmHWM:'));
-    return Number(line!.split(/\s+/)[1]) / 1024;
+    const kb = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return kb ? Number(kb[1]) / 1024 : Number.NaN;
   } catch {
     return Number.NaN;
   }

@@ -9,9 +9,8 @@ export const REPLAY_FLAGS = ['--max-semi-space-size=64'];
 
 /**
  * The flags the roles run with (`npm start`, `npm run gateway`; docs/operations.md): a semi-space
- * of 32 MB instead of V8's 16. Every send allocates a few kilobytes in each role that live until
- * its batch is applied; garbage collection took a fifth of a busy processor's main thread, and
- * about 15% with this young generation (CPU profiles, bench:send). At 1,000 sends/s with every
+ * of 32 MB instead of V8's 16. Garbage collection took a fifth of a busy processor's main thread,
+ * and about 15% with this young generation (CPU profiles, bench:send). At 1,000 sends/s with every
  * role in one process, 202 → delivered fact p50 was 123-174 ms over nine runs without it (median
  * 154) and 72-166 ms over seven with it (median 110); peak RSS did not move beyond its noise.
  */

@@ -8,7 +8,8 @@ describe('the roles’ Node flags', () => {
   it.each(['start', 'gateway'])('are those `npm run %s` starts the gateway with', (script) => {
     const command = scripts[script]!.split('&&').map((part) => part.trim()).find((part) => part.includes('dist/stack/cli.js'));
     expect(command, `the ${script} script runs the gateway's command line`).toBeDefined();
-    const flags = command!.split(/\s+/).slice(1, command!.split(/\s+/).indexOf('dist/stack/cli.js'));
+    const words = command!.split(/\s+/);
+    const flags = words.slice(1, words.indexOf('dist/stack/cli.js'));
     for (const flag of ROLE_FLAGS) expect(flags).toContain(flag);
   });
 });
