@@ -81,18 +81,24 @@ export class AvroSerdes {
     }
   }
 
+  /**
+   * The client gives a new subject its level in a second request, after the first version. So the
+   * level may still be the registry's default, NONE: a process stopped between the two requests,
+   * or another one is registering the subject at this moment (roles starting together on a new
+   * registry), when the registry also refuses every level set after the first (409). Either way the
+   * subject gets BACKWARD and the schema is registered; an operator's own choice of another level
+   * (FULL, FORWARD) is still refused.
+   */
   private async registerNew(subject: string, body: { type: SchemaType.AVRO; schema: string }): Promise<number> {
     const { id } = await registerAgain(async () => {
       try {
         return await this.registry.register(body, { subject });
       } catch (error) {
-        if ((error as Error).name !== 'ConfluentSchemaRegistryCompatibilityError' || (await this.compatibilityOf(subject)) !== 'NONE') throw error;
-        // The client gives a new subject its level in a second request, after the first version:
-        // a process stopped between the two left the subject at the registry's default, NONE,
-        // and the client refuses a level other than BACKWARD at every later start. An operator's
-        // own choice of another level (FULL, FORWARD) is still refused.
-        await this.setCompatibility(subject, 'BACKWARD');
-        return this.registry.register(body, { subject });
+        const level = await this.compatibilityOf(subject).catch(() => undefined);
+        if (level === 'NONE') await this.setBackward(subject);
+        else if (level !== 'BACKWARD') throw error;
+        const id = await this.registeredId(subject, body);
+        return id === undefined ? this.registry.register(body, { subject }) : { id };
       }
     });
     return id;
@@ -105,14 +111,15 @@ export class AvroSerdes {
     return answer.compatibilityLevel.toUpperCase();
   }
 
-  private async setCompatibility(subject: string, level: 'BACKWARD'): Promise<void> {
+  private async setBackward(subject: string): Promise<void> {
     const response = await request(`${this.registryUrl}/config/${encodeURIComponent(subject)}`, {
       method: 'PUT',
       headers: { 'content-type': 'application/vnd.schemaregistry.v1+json' },
-      body: JSON.stringify({ compatibility: level }),
+      body: JSON.stringify({ compatibility: 'BACKWARD' }),
     });
     const text = await response.body.text();
-    if (response.statusCode !== 200) throw new SerdeError(`the registry refused the ${level} level for ${subject}: ${response.statusCode} ${text}`);
+    if (response.statusCode === 200 || (response.statusCode === 409 && (await this.compatibilityOf(subject)) === 'BACKWARD')) return;
+    throw new SerdeError(`the registry refused the BACKWARD level for ${subject}: ${response.statusCode} ${text}`);
   }
 
   private serdeFor<T>(subject: string, schemaId: number, reader: avro.Type): RecordSerde<T> {

@@ -11,6 +11,7 @@ import { deleteSubject } from '../../topics/index.js';
 
 const config = loadConfig();
 const run = `t${Date.now().toString(36)}`;
+const raced = Array.from({ length: 12 }, (_, i) => `raced${i}`);
 
 describe('schemas on a fresh registry', () => {
   const registry = new SchemaRegistry({ host: config.schemaRegistryUrl });
@@ -27,7 +28,7 @@ describe('schemas on a fresh registry', () => {
 
   afterAll(async () => {
     const subjects = [...currentTopicSchemas(named).keys()].map((topic) => `${run}.${topic}-value`);
-    const others = ['incompatible', 'evolution', 'interrupted', 'chosen'].map((name) => `${run}.${name}-value`);
+    const others = ['incompatible', 'evolution', 'interrupted', 'chosen', ...raced].map((name) => `${run}.${name}-value`);
     for (const subject of [...subjects, ...others]) await deleteSubject(config.schemaRegistryUrl, subject);
   });
 
@@ -81,6 +82,18 @@ describe('schemas on a fresh registry', () => {
       expect(await v2.decode(bytes)).toEqual({ ...state, region: 'unknown' });
       expect(await v1.decode(v2.encode({ ...state, region: 'eu' }))).toEqual(state);
     });
+  });
+
+  it('registers a new subject from processes starting at once, each with the same id', async () => {
+    // Two role processes started together on a new cluster: both found the subject without a level
+    // and both set it; the registry refused the second (409, the rule exists) and that process exited.
+    for (const name of raced) {
+      const subject = `${run}.${name}-value`;
+      const registered = await Promise.all([1, 2, 3, 4, 5].map(() => new AvroSerdes(config.schemaRegistryUrl, named).register<InstanceState>(subject, base.fullName)));
+      expect(new Set(registered.map((serde) => serde.schemaId)).size, subject).toBe(1);
+      const response = await request(`${config.schemaRegistryUrl}/config/${encodeURIComponent(subject)}`);
+      expect(((await response.body.json()) as { compatibilityLevel: string }).compatibilityLevel, subject).toBe('BACKWARD');
+    }
   });
 
   describe('a subject whose first registration was cut short', () => {
