@@ -9,9 +9,13 @@
  * role starts: the time until it holds partitions in one of the role's groups (its first work), and
  * until it is in all of them with every group stable. Last, the other
  * old process is stopped with SIGTERM: the time until it is out of every group.
+ * With --static every process has a `GATEWAY_INSTANCE_ID`, and the killed one is started again
+ * under its id at once, as a supervisor restarts it: the pause is then its restart's, and the new
+ * process's first work its own start.
  * It prints figures; it never fails on them.
  *
  *   npm run bench:failover -- --rate 50
+ *   npm run bench:failover -- --static                    # static members, restarted under their ids
  *   KAFKA_SESSION_TIMEOUT_MS=3000 npm run bench:failover   # the roles with 3 s sessions
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -30,15 +34,35 @@ import { createKafka, groupTiming } from '../topics/index.js';
 import { benchSlice, deliverableCustomers, numbersConnected, percentiles, childFlags, run, runMain, stop, until } from './support.js';
 
 const { AssignerProtocol } = kafkajs;
-const { values: flags } = parseArgs({ options: { rate: { type: 'string' } } });
+const { values: flags } = parseArgs({ options: { rate: { type: 'string' }, static: { type: 'boolean' } } });
 const RATE = Number(flags.rate ?? process.env.FAILOVER_RATE ?? 50);
+const STATIC = flags.static === true;
 const ROLES = ['processor', 'connector', 'dispatcher'] as const;
 type Role = (typeof ROLES)[number];
 const cli = path.join(repoRoot, 'dist', 'stack', 'cli.js');
 
 interface Member {
   readonly clientId: string;
+  readonly memberId: string;
   readonly partitions: number;
+}
+
+/** A role process the bench started; `instance` is its `GATEWAY_INSTANCE_ID` under --static. */
+interface RoleProcess {
+  readonly child: ChildProcess;
+  readonly clientId: string;
+  readonly instance: string | undefined;
+  readonly at: number;
+}
+
+/**
+ * Whether `member` is `process`'s. A static member keeps the client id of the first process that
+ * joined under its instance id, so it is known by its member id (the instance id and a suffix of
+ * each join), less the ids of the killed process that ran under the same instance before it.
+ */
+function isMemberOf(process: RoleProcess, member: Member, retired: ReadonlySet<string>): boolean {
+  if (process.instance === undefined) return member.clientId === process.clientId;
+  return member.memberId.startsWith(`${process.instance}-`) && !retired.has(member.memberId);
 }
 type Groups = Map<string, { state: string; members: Member[] }>;
 
@@ -79,14 +103,14 @@ async function main(): Promise<void> {
   const log = openSync(logFile, 'a');
   let started = 0;
   const names = ['accounts'];
-  const startRole = (role: string): { child: ChildProcess; clientId: string; at: number } => {
+  const startRole = (role: string, instance = STATIC ? `${id}-${role}-${started + 1}` : undefined): RoleProcess => {
     const clientId = `${role}-${++started}`;
     names.push(clientId);
-    const roleEnv = { ...process.env, ...env, CHDB_PATH: chdbPath(clientId), KAFKA_CLIENT_ID: clientId };
+    const roleEnv = { ...process.env, ...env, CHDB_PATH: chdbPath(clientId), KAFKA_CLIENT_ID: clientId, ...(instance && { GATEWAY_INSTANCE_ID: instance }) };
     const at = performance.now();
     const child = spawn(process.execPath, [...childFlags(), cli, role], { env: roleEnv, stdio: ['ignore', log, log] });
     children.add(child);
-    return { child, clientId, at };
+    return { child, clientId, instance, at };
   };
   let loading = true;
   try {
@@ -94,7 +118,7 @@ async function main(): Promise<void> {
       await run([cli, 'accounts', 'create', '--name', 'Failover', '--email', 'failover@gateway.local', '--sandbox-numbers', '8', '--plan', 'scale', '--json'], { ...env, CHDB_PATH: chdbPath('accounts') }),
     ) as { api_key: string; instance_ids: string[] };
     startRole('api');
-    const running = new Map<Role, Array<{ child: ChildProcess; clientId: string }>>();
+    const running = new Map<Role, RoleProcess[]>();
     for (const role of ROLES) running.set(role, [startRole(role), startRole(role)]);
     const gateway = `http://127.0.0.1:${port}`;
     const auth = { authorization: `Bearer ${account.api_key}`, 'content-type': 'application/json' };
@@ -103,7 +127,8 @@ async function main(): Promise<void> {
     await post(`${gateway}/webhooks`, auth, { url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook` });
 
     const timing = groupTiming(config.kafka.sessionTimeoutMs);
-    console.log(`failover: ${RATE} sends/s; groups: session ${timing.sessionTimeout} ms, heartbeat ${timing.heartbeatInterval} ms; role logs in ${logFile}`);
+    const membership = STATIC ? 'static members, the killed one started again under its id at once' : 'dynamic members, a new process started after the pause';
+    console.log(`failover: ${RATE} sends/s; groups: session ${timing.sessionTimeout} ms, heartbeat ${timing.heartbeatInterval} ms; ${membership}; role logs in ${logFile}`);
     const pool = new Pool(gateway, { connections: 8 });
     const customers = deliverableCustomers(500);
     const load = (async () => {
@@ -139,13 +164,17 @@ async function main(): Promise<void> {
       if (interrupted) break;
       const [killed, other] = running.get(role)!;
       const before = await describe(admin, id);
+      const none = new Set<string>();
       // The groups both processes are in (each process also has groups of its own).
       const roleGroups = [...before]
-        .filter(([, g]) => [killed!, other!].every((p) => g.members.some((m) => m.clientId === p.clientId)))
+        .filter(([, g]) => [killed!, other!].every((p) => g.members.some((m) => isMemberOf(p, m, none))))
         .map(([groupId]) => groupId);
-      const owned = [...before.values()].flatMap((g) => g.members.filter((m) => m.clientId === killed!.clientId)).reduce((sum, m) => sum + m.partitions, 0);
+      const killedMembers = [...before.values()].flatMap((g) => g.members.filter((m) => isMemberOf(killed!, m, none)));
+      const owned = killedMembers.reduce((sum, m) => sum + m.partitions, 0);
+      const retired = new Set(killedMembers.map((m) => m.memberId));
       const kill = performance.now();
       killed!.child.kill('SIGKILL');
+      const restarted = STATIC ? startRole(role, killed!.instance) : undefined;
       await new Promise((resolve) => setTimeout(resolve, 1_000));
       const window = [...issued].filter(([, at]) => at >= kill && at < kill + 1_000).map(([ref]) => ref);
       await until(`the answers to the sends after the ${role} kill`, () => window.every((ref) => answered.has(ref)), 60_000, 20).catch(() => undefined);
@@ -163,14 +192,14 @@ async function main(): Promise<void> {
           console.log(`  ${role}: ${unread.length} of ${after.length} sends after the kill not read; their webhooks: ${[...stops].map(([seen, n]) => `${n} ${seen}`).join(', ')}`);
         },
       );
-      const fresh = startRole(role);
+      const fresh = restarted ?? startRole(role);
       let toWork = NaN;
       let joined = NaN;
       await until(
         `the new ${role} in every group of the role`,
         async () => {
           const now = await describe(admin, id);
-          const holds = roleGroups.map((groupId) => now.get(groupId)?.members.find((m) => m.clientId === fresh.clientId));
+          const holds = roleGroups.map((groupId) => now.get(groupId)?.members.find((m) => isMemberOf(fresh, m, retired)));
           if (Number.isNaN(toWork) && holds.some((m) => m !== undefined && m.partitions > 0)) toWork = performance.now() - fresh.at;
           return holds.every((m) => m !== undefined) && roleGroups.every((groupId) => now.get(groupId)?.state === 'Stable');
         },
@@ -187,7 +216,7 @@ async function main(): Promise<void> {
         `the SIGTERMed ${role} out of its groups`,
         async () => {
           const now = await describe(admin, id);
-          return roleGroups.every((groupId) => !now.get(groupId)?.members.some((m) => m.clientId === other!.clientId));
+          return roleGroups.every((groupId) => !now.get(groupId)?.members.some((m) => isMemberOf(other!, m, none)));
         },
         60_000,
         50,
@@ -222,7 +251,7 @@ async function describe(admin: Admin, id: string): Promise<Groups> {
       group.groupId,
       {
         state: group.state,
-        members: group.members.map((member) => ({ clientId: member.clientId, partitions: assignedPartitions(member.memberAssignment) })),
+        members: group.members.map((member) => ({ clientId: member.clientId, memberId: member.memberId, partitions: assignedPartitions(member.memberAssignment) })),
       },
     ]),
   );

@@ -9,9 +9,11 @@ import {
   createProducer,
   deadLetterTopic,
   ensureTopics,
+  GroupInstances,
   RunningGroups,
   topics,
   TopicSerdes,
+  type FencedMember,
   type Kafka,
   type Producer,
   type TopicSpec,
@@ -46,6 +48,8 @@ export interface Clients {
   readonly cipher: Cipher;
   /** The registry of this process (`/metrics`) and the series recorded into it. */
   readonly metrics: Metrics;
+  /** Resolves when another process joined one of this process's groups under its `GATEWAY_INSTANCE_ID`; never without one. */
+  readonly fenced: Promise<FencedMember>;
   close(): Promise<void>;
 }
 
@@ -72,7 +76,8 @@ export function createMediaLinksOf(config: Config): MediaLinks {
 /** Creates the topics, registers the schemas and connects every client. */
 export async function buildClients(config: Config, logger: Logger): Promise<Clients> {
   const groups = new RunningGroups();
-  const kafka = createKafka(config.kafka, logger, groups);
+  const instances = config.kafka.instanceId === undefined ? undefined : new GroupInstances(config.kafka.instanceId);
+  const kafka = createKafka(config.kafka, logger, { groups, instances });
   const metrics = createMetrics({ kafka, groups, logger });
   const specs = allTopics(config);
   // Side by side: the registry does not need the topics, and a new process works sooner.
@@ -106,6 +111,7 @@ export async function buildClients(config: Config, logger: Logger): Promise<Clie
     mailer,
     cipher: createCipher(config.secretsKey),
     metrics,
+    fenced: instances?.fenced ?? new Promise<never>(() => {}),
     async close() {
       await metrics.close().catch(() => undefined);
       await producer.disconnect().catch(() => undefined);

@@ -43,6 +43,8 @@ export interface Config {
     readonly replicationFactor: number;
     /** The consumer groups' session: how soon a dead member's partitions move (docs/operations.md). */
     readonly sessionTimeoutMs: number;
+    /** `GATEWAY_INSTANCE_ID`: a role process's consumers join as static members under it (docs/operations.md). */
+    readonly instanceId: string | undefined;
   };
   readonly schemaRegistryUrl: string;
   readonly databaseUrl: string;
@@ -189,6 +191,7 @@ export function loadConfig(env: Env = process.env, { defaultMode = 'production' 
       topicPrefix: text(env, 'KAFKA_TOPIC_PREFIX', ''),
       replicationFactor: integer(env, 'KAFKA_REPLICATION_FACTOR', 1),
       sessionTimeoutMs: sessionTimeout(env),
+      instanceId: instanceId(env),
     }),
     schemaRegistryUrl: text(env, 'SCHEMA_REGISTRY_URL', 'http://127.0.0.1:8081/apis/ccompat/v7'),
     databaseUrl: text(env, 'DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/gateway'),
@@ -326,6 +329,14 @@ function payments(env: Env): Config['payments'] {
  * have to beat a broker's round trip under load; over Kafka's `group.max.session.timeout.ms`
  * (30 min by default) every join is refused.
  */
+/** Sent to the brokers as the prefix of every group instance id: letters, digits, `.`, `_`, `-`, at most 100. */
+function instanceId(env: Env): string | undefined {
+  const value = env.GATEWAY_INSTANCE_ID?.trim();
+  if (!value) return undefined;
+  if (!/^[A-Za-z0-9._-]{1,100}$/.test(value)) throw new Error(`GATEWAY_INSTANCE_ID must be 1 to 100 letters, digits, '.', '_' or '-', got "${value}"`);
+  return value;
+}
+
 function sessionTimeout(env: Env): number {
   const value = integer(env, 'KAFKA_SESSION_TIMEOUT_MS', DEFAULT_SESSION_TIMEOUT_MS);
   if (value < 1_000 || value > 1_800_000) throw new Error(`KAFKA_SESSION_TIMEOUT_MS must be between 1000 and 1800000 ms, got ${value}`);

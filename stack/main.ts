@@ -30,7 +30,9 @@ async function main(argv: string[]): Promise<number> {
     return runRoles(config, 'all', { firstAccount: true });
   }
   // The operator's commands are loaded only when one runs: a role's process does not load them.
-  if (isOperatorCommand(command)) return (await import('./commands.js')).runOperatorCommand(config, command, positionals, values);
+  // Only a role's process joins as its instance: a command run beside it must not fence its members.
+  const commandConfig = { ...config, kafka: { ...config.kafka, instanceId: undefined } };
+  if (isOperatorCommand(command)) return (await import('./commands.js')).runOperatorCommand(commandConfig, command, positionals, values);
   return runRoles(config, command);
 }
 
@@ -50,11 +52,14 @@ async function runRoles(config: Config, arg: string, options: { firstAccount?: b
   }
   const running = await startRoles(roles, clients);
   const demo = stop.asked ? undefined : await announce(config, roles, clients, running, options);
-  await stop.received;
+  const fenced = await Promise.race([stop.received.then(() => undefined), clients.fenced]);
+  if (fenced) {
+    logger.error({ ...fenced, instanceId: config.kafka.instanceId }, 'another process joined this group under GATEWAY_INSTANCE_ID; stopping this one');
+  }
   await demo?.close();
   await running.stop();
   await clients.close();
-  return 0;
+  return fenced ? 1 : 0;
 }
 
 /** What a started gateway says and opens: the first start's sandbox account, its address, and the demo partner page, returned to be closed. */

@@ -13,7 +13,7 @@ import type { FromMember, ToMember } from './replay-members.js';
 const { config } = workerData as { config: Config };
 const port = parentPort!;
 const logger = createLogger(config.logLevel, config.logFormat).child({ thread: 'replay-member' });
-const kafka = createKafka(config.kafka, logger, new RunningGroups());
+const kafka = createKafka(config.kafka, logger, { groups: new RunningGroups() });
 const connected = (async () => {
   const serdes = await registeredSerdes(config);
   const producer = await createProducer(kafka, serdes);

@@ -1,5 +1,6 @@
 export { topics, deadLetterTopic, deliveryRetryTier, durationLabel, topicName, valueSubject, type TopicSpec, type AnyTopic } from './catalogue.js';
-export { createKafka, type KafkaSettings } from './kafka.js';
+export { createKafka, type KafkaSettings, type MemberOptions } from './kafka.js';
+export { GroupInstances, type FencedMember } from './group-instances.js';
 export { ensureTopics, endOffsets, recordsHeld, watermarks, openOffsetReader, deleteGroup, describeCluster, probeBroker, type OffsetReader } from './admin.js';
 export { deleteSubject, removePrefixed } from './cleanup.js';
 export { TopicSerdes } from './serdes.js';

@@ -1,6 +1,7 @@
 import { Kafka, logLevel as KafkaLogLevel, type Consumer, type ConsumerConfig, type KafkaConfig, type logCreator } from 'kafkajs';
 import type { Logger } from 'pino';
 import type { RunningGroups } from './consumer-lag.js';
+import type { GroupInstances } from './group-instances.js';
 import { groupTiming, type GroupTiming } from './group-timing.js';
 
 export interface KafkaSettings {
@@ -31,22 +32,28 @@ export function pinoLogCreator(logger: Logger): logCreator {
   };
 }
 
-/**
- * A Kafka client whose consumers all keep their groups with the same timing; with `groups`, the
- * group of each consumer it makes is kept there while that consumer is connected, for its lag.
- */
+export interface MemberOptions {
+  /** Keeps the group of each consumer while it is connected, for its lag. */
+  readonly groups?: RunningGroups;
+  /** Makes every consumer a static member of its group (`GATEWAY_INSTANCE_ID`). */
+  readonly instances?: GroupInstances;
+}
+
+/** A Kafka client whose consumers all keep their groups with the same timing and `MemberOptions`. */
 class GatewayKafka extends Kafka {
   constructor(
     config: KafkaConfig,
     private readonly timing: GroupTiming,
-    private readonly groups: RunningGroups | undefined,
+    private readonly options: MemberOptions,
   ) {
     super(config);
   }
 
   override consumer(config: ConsumerConfig): Consumer {
-    const consumer = super.consumer({ ...this.timing, ...config });
-    const { groups } = this;
+    const { groups, instances } = this.options;
+    const groupInstanceId = instances?.take(config.groupId);
+    const consumer = super.consumer({ ...this.timing, ...config, ...(groupInstanceId && { groupInstanceId }) });
+    if (instances && groupInstanceId) instances.follow(consumer, config.groupId, groupInstanceId);
     if (groups) {
       consumer.on(consumer.events.CONNECT, () => groups.joined(config.groupId));
       consumer.on(consumer.events.DISCONNECT, () => groups.left(config.groupId));
@@ -55,7 +62,7 @@ class GatewayKafka extends Kafka {
   }
 }
 
-export function createKafka(settings: KafkaSettings, logger: Logger, groups?: RunningGroups): Kafka {
+export function createKafka(settings: KafkaSettings, logger: Logger, options: MemberOptions = {}): Kafka {
   const config = {
     clientId: settings.clientId,
     brokers: [...settings.brokers],
@@ -63,5 +70,5 @@ export function createKafka(settings: KafkaSettings, logger: Logger, groups?: Ru
     logCreator: pinoLogCreator(logger.child({ component: 'kafka' })),
     retry: { initialRetryTime: 100, retries: 8 },
   };
-  return new GatewayKafka(config, groupTiming(settings.sessionTimeoutMs), groups);
+  return new GatewayKafka(config, groupTiming(settings.sessionTimeoutMs), options);
 }

@@ -38,6 +38,13 @@ describe('configuration', () => {
     expect(loadConfig({ KAFKA_SESSION_TIMEOUT_MS: '1000' }).kafka.sessionTimeoutMs).toBe(1_000);
   });
 
+  it('takes an instance id the brokers can carry, and none unless set', () => {
+    expect(loadConfig({}).kafka.instanceId).toBeUndefined();
+    expect(loadConfig({ GATEWAY_INSTANCE_ID: ' dispatcher-0 ' }).kafka.instanceId).toBe('dispatcher-0');
+    expect(() => loadConfig({ GATEWAY_INSTANCE_ID: 'web 1' })).toThrow(/GATEWAY_INSTANCE_ID must be 1 to 100 letters, digits/);
+    expect(() => loadConfig({ GATEWAY_INSTANCE_ID: 'x'.repeat(101) })).toThrow(/GATEWAY_INSTANCE_ID/);
+  });
+
   it('reads the webhook retry delays, and refuses a schedule that cannot work', () => {
     expect(loadConfig({}).webhooks.retryDelaysMs).toEqual([10_000, 60_000, 600_000, 3_600_000, 3_600_000]);
     expect(loadConfig({ WEBHOOK_RETRY_DELAYS: ' 1s, 2s,4s ,1500ms' }).webhooks.retryDelaysMs).toEqual([1_000, 2_000, 4_000, 1_500]);
