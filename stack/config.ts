@@ -1,4 +1,4 @@
-import { availableParallelism } from 'node:os';
+import { availableParallelism, hostname } from 'node:os';
 import { createHmac } from 'node:crypto';
 import path from 'node:path';
 import type { ServiceIdentity } from '../api/connect/routes.js';
@@ -329,6 +329,18 @@ function payments(env: Env): Config['payments'] {
  * have to beat a broker's round trip under load; over Kafka's `group.max.session.timeout.ms`
  * (30 min by default) every join is refused.
  */
+/**
+ * The config `gateway start` runs with: unless `GATEWAY_INSTANCE_ID` is set, the one process of a
+ * development machine is a static member under `start-<host>`, so that restarted after a crash it
+ * takes back its partitions at once (docs/operations.md). One `gateway start` a host: a second
+ * would want the same port too.
+ */
+export function withStartInstance(config: Config, host = hostname()): Config {
+  if (config.kafka.instanceId !== undefined) return config;
+  const instanceId = `start-${host.replace(/[^A-Za-z0-9._-]/g, '-')}`.slice(0, 100);
+  return { ...config, kafka: { ...config.kafka, instanceId } };
+}
+
 /** Sent to the brokers as the prefix of every group instance id: letters, digits, `.`, `_`, `-`, at most 100. */
 function instanceId(env: Env): string | undefined {
   const value = env.GATEWAY_INSTANCE_ID?.trim();

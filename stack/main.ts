@@ -1,5 +1,5 @@
 import { buildClients } from './clients.js';
-import { loadConfig, redactConfig, refuseSandboxInProduction, type Config } from './config.js';
+import { loadConfig, redactConfig, refuseSandboxInProduction, withStartInstance, type Config } from './config.js';
 import { createLogger } from './logger.js';
 import { parseRoles, startRoles, type Role, type RunningRoles } from './roles.js';
 import type { Clients } from './clients.js';
@@ -27,7 +27,7 @@ async function main(argv: string[]): Promise<number> {
     refuseSandboxInProduction(config); // before the stack comes up, when GATEWAY_MODE=production was set
     const { printStatus } = await import('./commands.js');
     printStatus(await stackUp({ root: config.stackRoot, log: (text) => console.log(text) }));
-    return runRoles(config, 'all', { firstAccount: true });
+    return runRoles(withStartInstance(config), 'all', { firstAccount: true });
   }
   // The operator's commands are loaded only when one runs: a role's process does not load them.
   // Only a role's process joins as its instance: a command run beside it must not fence its members.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig, redactConfig, refuseSandboxInProduction } from '../../stack/config.js';
+import { loadConfig, redactConfig, refuseSandboxInProduction, withStartInstance } from '../../stack/config.js';
 
 describe('configuration', () => {
   it('works with no variable set, pointing at the local stack', () => {
@@ -43,6 +43,12 @@ describe('configuration', () => {
     expect(loadConfig({ GATEWAY_INSTANCE_ID: ' dispatcher-0 ' }).kafka.instanceId).toBe('dispatcher-0');
     expect(() => loadConfig({ GATEWAY_INSTANCE_ID: 'web 1' })).toThrow(/GATEWAY_INSTANCE_ID must be 1 to 100 letters, digits/);
     expect(() => loadConfig({ GATEWAY_INSTANCE_ID: 'x'.repeat(101) })).toThrow(/GATEWAY_INSTANCE_ID/);
+  });
+
+  it("runs `gateway start` as a static member named after the host, unless an instance id is set", () => {
+    expect(withStartInstance(loadConfig({}), 'dev box.local').kafka.instanceId).toBe('start-dev-box.local');
+    expect(withStartInstance(loadConfig({}), 'h'.repeat(200)).kafka.instanceId).toHaveLength(100);
+    expect(withStartInstance(loadConfig({ GATEWAY_INSTANCE_ID: 'mine' }), 'host').kafka.instanceId).toBe('mine');
   });
 
   it('reads the webhook retry delays, and refuses a schedule that cannot work', () => {
