@@ -60,7 +60,7 @@ interface RoleProcess {
  * joined under its instance id, so it is known by its member id (the instance id and a suffix of
  * each join), less the ids of the killed process that ran under the same instance before it.
  */
-function isMemberOf(process: RoleProcess, member: Member, retired: ReadonlySet<string>): boolean {
+function isMemberOf(process: RoleProcess, member: Member, retired: ReadonlySet<string> = new Set()): boolean {
   if (process.instance === undefined) return member.clientId === process.clientId;
   return member.memberId.startsWith(`${process.instance}-`) && !retired.has(member.memberId);
 }
@@ -164,12 +164,11 @@ async function main(): Promise<void> {
       if (interrupted) break;
       const [killed, other] = running.get(role)!;
       const before = await describe(admin, id);
-      const none = new Set<string>();
       // The groups both processes are in (each process also has groups of its own).
       const roleGroups = [...before]
-        .filter(([, g]) => [killed!, other!].every((p) => g.members.some((m) => isMemberOf(p, m, none))))
+        .filter(([, g]) => [killed!, other!].every((p) => g.members.some((m) => isMemberOf(p, m))))
         .map(([groupId]) => groupId);
-      const killedMembers = [...before.values()].flatMap((g) => g.members.filter((m) => isMemberOf(killed!, m, none)));
+      const killedMembers = [...before.values()].flatMap((g) => g.members.filter((m) => isMemberOf(killed!, m)));
       const owned = killedMembers.reduce((sum, m) => sum + m.partitions, 0);
       const retired = new Set(killedMembers.map((m) => m.memberId));
       const kill = performance.now();
@@ -216,7 +215,7 @@ async function main(): Promise<void> {
         `the SIGTERMed ${role} out of its groups`,
         async () => {
           const now = await describe(admin, id);
-          return roleGroups.every((groupId) => !now.get(groupId)?.members.some((m) => isMemberOf(other!, m, none)));
+          return roleGroups.every((groupId) => !now.get(groupId)?.members.some((m) => isMemberOf(other!, m)));
         },
         60_000,
         50,

@@ -329,6 +329,12 @@ function payments(env: Env): Config['payments'] {
  * have to beat a broker's round trip under load; over Kafka's `group.max.session.timeout.ms`
  * (30 min by default) every join is refused.
  */
+function sessionTimeout(env: Env): number {
+  const value = integer(env, 'KAFKA_SESSION_TIMEOUT_MS', DEFAULT_SESSION_TIMEOUT_MS);
+  if (value < 1_000 || value > 1_800_000) throw new Error(`KAFKA_SESSION_TIMEOUT_MS must be between 1000 and 1800000 ms, got ${value}`);
+  return value;
+}
+
 /**
  * The config `gateway start` runs with: unless `GATEWAY_INSTANCE_ID` is set, the one process of a
  * development machine is a static member under `start-<host>`, so that restarted after a crash it
@@ -346,12 +352,6 @@ function instanceId(env: Env): string | undefined {
   const value = env.GATEWAY_INSTANCE_ID?.trim();
   if (!value) return undefined;
   if (!/^[A-Za-z0-9._-]{1,100}$/.test(value)) throw new Error(`GATEWAY_INSTANCE_ID must be 1 to 100 letters, digits, '.', '_' or '-', got "${value}"`);
-  return value;
-}
-
-function sessionTimeout(env: Env): number {
-  const value = integer(env, 'KAFKA_SESSION_TIMEOUT_MS', DEFAULT_SESSION_TIMEOUT_MS);
-  if (value < 1_000 || value > 1_800_000) throw new Error(`KAFKA_SESSION_TIMEOUT_MS must be between 1000 and 1800000 ms, got ${value}`);
   return value;
 }
 

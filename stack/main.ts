@@ -30,9 +30,11 @@ async function main(argv: string[]): Promise<number> {
     return runRoles(withStartInstance(config), 'all', { firstAccount: true });
   }
   // The operator's commands are loaded only when one runs: a role's process does not load them.
-  // Only a role's process joins as its instance: a command run beside it must not fence its members.
-  const commandConfig = { ...config, kafka: { ...config.kafka, instanceId: undefined } };
-  if (isOperatorCommand(command)) return (await import('./commands.js')).runOperatorCommand(commandConfig, command, positionals, values);
+  if (isOperatorCommand(command)) {
+    // Only a role's process joins as its instance: a command run beside it must not fence its members.
+    const commandConfig = { ...config, kafka: { ...config.kafka, instanceId: undefined } };
+    return (await import('./commands.js')).runOperatorCommand(commandConfig, command, positionals, values);
+  }
   return runRoles(config, command);
 }
 

@@ -1,4 +1,7 @@
 import type { Consumer } from 'kafkajs';
+import { hasProtocolError } from './failure.js';
+
+const FENCED = new Set(['FENCED_INSTANCE_ID']);
 
 /** A member of a group that another process joined under the same instance id. */
 export interface FencedMember {
@@ -35,23 +38,11 @@ export class GroupInstances {
   follow(consumer: Consumer, groupId: string, groupInstanceId: string): void {
     consumer.on(consumer.events.DISCONNECT, () => this.held.get(groupId)?.delete(groupInstanceId));
     consumer.on(consumer.events.CRASH, ({ payload }) => {
-      if (isFenced(payload.error as Caused)) this.markFenced({ groupId, groupInstanceId });
+      if (hasProtocolError(payload.error, FENCED)) this.markFenced({ groupId, groupInstanceId });
     });
   }
 
   private idOf(slot: number): string {
     return slot === 1 ? this.instanceId : `${this.instanceId}.${slot}`;
   }
-}
-
-/** An error of kafkajs: the errors of its retries wrap the broker's answer, the last cause. */
-interface Caused {
-  readonly type?: unknown;
-  readonly cause?: Caused;
-}
-
-function isFenced(error: Caused): boolean {
-  let cause = error;
-  while (cause.cause) cause = cause.cause;
-  return cause.type === 'FENCED_INSTANCE_ID';
 }
