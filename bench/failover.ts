@@ -17,6 +17,7 @@
  *   npm run bench:failover -- --rate 50
  *   npm run bench:failover -- --static                    # static members, restarted under their ids
  *   KAFKA_SESSION_TIMEOUT_MS=3000 npm run bench:failover   # the roles with 3 s sessions
+ *   KAFKA_DEAD_MEMBER_CHECK_MS=0 npm run bench:failover    # killed members leave only when their sessions end
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { openSync, rmSync } from 'node:fs';
@@ -128,7 +129,8 @@ async function main(): Promise<void> {
 
     const timing = groupTiming(config.kafka.sessionTimeoutMs);
     const membership = STATIC ? 'static members, the killed one started again under its id at once' : 'dynamic members, a new process started after the pause';
-    console.log(`failover: ${RATE} sends/s; groups: session ${timing.sessionTimeout} ms, heartbeat ${timing.heartbeatInterval} ms; ${membership}; role logs in ${logFile}`);
+    const deadCheck = config.kafka.deadMemberCheckMs > 0 ? `peers remove a dead process's members (checked every ${config.kafka.deadMemberCheckMs} ms)` : 'no removal of dead members';
+    console.log(`failover: ${RATE} sends/s; groups: session ${timing.sessionTimeout} ms, heartbeat ${timing.heartbeatInterval} ms; ${membership}; ${deadCheck}; role logs in ${logFile}`);
     const pool = new Pool(gateway, { connections: 8 });
     const customers = deliverableCustomers(500);
     const load = (async () => {

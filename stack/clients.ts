@@ -10,6 +10,7 @@ import {
   deadLetterTopic,
   ensureTopics,
   GroupInstances,
+  GroupMembers,
   RunningGroups,
   topics,
   TopicSerdes,
@@ -50,6 +51,8 @@ export interface Clients {
   readonly metrics: Metrics;
   /** Resolves when another process joined one of this process's groups under its `GATEWAY_INSTANCE_ID`; never without one. */
   readonly fenced: Promise<FencedMember>;
+  /** The member id of each consumer's latest join, unless `KAFKA_DEAD_MEMBER_CHECK_MS` is 0: see `startMemberLiveness`. */
+  readonly members: GroupMembers | undefined;
   close(): Promise<void>;
 }
 
@@ -77,7 +80,8 @@ export function createMediaLinksOf(config: Config): MediaLinks {
 export async function buildClients(config: Config, logger: Logger): Promise<Clients> {
   const groups = new RunningGroups();
   const instances = config.kafka.instanceId === undefined ? undefined : new GroupInstances(config.kafka.instanceId);
-  const kafka = createKafka(config.kafka, logger, { groups, instances });
+  const members = config.kafka.deadMemberCheckMs > 0 ? new GroupMembers() : undefined;
+  const kafka = createKafka(config.kafka, logger, { groups, instances, members });
   const metrics = createMetrics({ kafka, groups, logger });
   const specs = allTopics(config);
   // Side by side: the registry does not need the topics, and a new process works sooner.
@@ -112,6 +116,7 @@ export async function buildClients(config: Config, logger: Logger): Promise<Clie
     cipher: createCipher(config.secretsKey),
     metrics,
     fenced: instances?.fenced ?? new Promise<never>(() => {}),
+    members,
     async close() {
       await metrics.close().catch(() => undefined);
       await producer.disconnect().catch(() => undefined);

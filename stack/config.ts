@@ -45,6 +45,8 @@ export interface Config {
     readonly sessionTimeoutMs: number;
     /** `GATEWAY_INSTANCE_ID`: a role process's consumers join as static members under it (docs/operations.md). */
     readonly instanceId: string | undefined;
+    /** How often a role process looks for dead peers, to remove their group members at once (0: never; docs/operations.md). */
+    readonly deadMemberCheckMs: number;
   };
   readonly schemaRegistryUrl: string;
   readonly databaseUrl: string;
@@ -192,6 +194,7 @@ export function loadConfig(env: Env = process.env, { defaultMode = 'production' 
       replicationFactor: integer(env, 'KAFKA_REPLICATION_FACTOR', 1),
       sessionTimeoutMs: sessionTimeout(env),
       instanceId: instanceId(env),
+      deadMemberCheckMs: integer(env, 'KAFKA_DEAD_MEMBER_CHECK_MS', 500),
     }),
     schemaRegistryUrl: text(env, 'SCHEMA_REGISTRY_URL', 'http://127.0.0.1:8081/apis/ccompat/v7'),
     databaseUrl: text(env, 'DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/gateway'),

@@ -1,4 +1,5 @@
 import { buildClients } from './clients.js';
+import { startMemberLiveness } from './member-liveness.js';
 import { loadConfig, redactConfig, refuseSandboxInProduction, withStartInstance, type Config } from './config.js';
 import { createLogger } from './logger.js';
 import { parseRoles, startRoles, type Role, type RunningRoles } from './roles.js';
@@ -52,6 +53,15 @@ async function runRoles(config: Config, arg: string, options: { firstAccount?: b
     logger.info('stopped while connecting, before joining any group');
     return 0;
   }
+  const liveness = clients.members && (await startMemberLiveness({
+    pool: clients.pool,
+    databaseUrl: config.databaseUrl,
+    kafka: clients.kafka,
+    members: clients.members,
+    logger,
+    checkMs: config.kafka.deadMemberCheckMs,
+    graceMs: config.kafka.sessionTimeoutMs,
+  }));
   const running = await startRoles(roles, clients);
   const demo = stop.asked ? undefined : await announce(config, roles, clients, running, options);
   const fenced = await Promise.race([stop.received.then(() => undefined), clients.fenced]);
@@ -60,6 +70,7 @@ async function runRoles(config: Config, arg: string, options: { firstAccount?: b
   }
   await demo?.close();
   await running.stop();
+  await liveness?.stop();
   await clients.close();
   return fenced ? 1 : 0;
 }

@@ -1,6 +1,7 @@
 export { topics, deadLetterTopic, deliveryRetryTier, durationLabel, topicName, valueSubject, type TopicSpec, type AnyTopic } from './catalogue.js';
 export { createKafka, type KafkaSettings, type MemberOptions } from './kafka.js';
 export { GroupInstances, type FencedMember } from './group-instances.js';
+export { GroupMembers, createMemberRemover, type GroupMember, type MemberChange, type MemberRemover, type RemovedMember } from './group-members.js';
 export { ensureTopics, endOffsets, recordsHeld, watermarks, openOffsetReader, deleteGroup, describeCluster, probeBroker, type OffsetReader } from './admin.js';
 export { deleteSubject, removePrefixed } from './cleanup.js';
 export { TopicSerdes } from './serdes.js';

@@ -2,6 +2,7 @@ import { Kafka, logLevel as KafkaLogLevel, type Consumer, type ConsumerConfig, t
 import type { Logger } from 'pino';
 import type { RunningGroups } from './consumer-lag.js';
 import type { GroupInstances } from './group-instances.js';
+import type { GroupMembers } from './group-members.js';
 import { groupTiming, type GroupTiming } from './group-timing.js';
 
 export interface KafkaSettings {
@@ -37,6 +38,8 @@ export interface MemberOptions {
   readonly groups?: RunningGroups;
   /** Makes every consumer a static member of its group (`GATEWAY_INSTANCE_ID`). */
   readonly instances?: GroupInstances;
+  /** Keeps the member id of every consumer's latest join, for its removal if this process dies. */
+  readonly members?: GroupMembers;
 }
 
 /** A Kafka client whose consumers all keep their groups with the same timing and `MemberOptions`. */
@@ -50,10 +53,11 @@ class GatewayKafka extends Kafka {
   }
 
   override consumer(config: ConsumerConfig): Consumer {
-    const { groups, instances } = this.options;
+    const { groups, instances, members } = this.options;
     const groupInstanceId = instances?.take(config.groupId);
     const consumer = super.consumer({ ...this.timing, ...config, ...(groupInstanceId && { groupInstanceId }) });
     if (instances && groupInstanceId) instances.follow(consumer, config.groupId, groupInstanceId);
+    members?.follow(consumer, config.groupId, groupInstanceId);
     if (groups) {
       consumer.on(consumer.events.CONNECT, () => groups.joined(config.groupId));
       consumer.on(consumer.events.DISCONNECT, () => groups.left(config.groupId));

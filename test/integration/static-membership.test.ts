@@ -28,7 +28,8 @@ describe('role processes with GATEWAY_INSTANCE_ID', () => {
   };
 
   beforeAll(async () => {
-    env = await createTestEnv({ KAFKA_SESSION_TIMEOUT_MS: String(SESSION_MS) });
+    // Without the peers' removal of dead members (dead-members.test.ts): only the instance id can move the partitions here.
+    env = await createTestEnv({ KAFKA_SESSION_TIMEOUT_MS: String(SESSION_MS), KAFKA_DEAD_MEMBER_CHECK_MS: '0' });
     admin = createKafka(env.config.kafka, pino({ level: 'silent' })).admin();
     await admin.connect();
   });

@@ -1,0 +1,202 @@
+import { hostname } from 'node:os';
+import pg from 'pg';
+import type { Logger } from 'pino';
+import { runDdl } from '../shared/ddl.js';
+import { createMemberRemover, type GroupMember, type GroupMembers, type Kafka, type MemberChange, type RemovedMember } from '../topics/index.js';
+
+/** The first key of every process lock (Postgres' two-key advisory locks), the second being the process's `lock_id`. */
+const PROCESS_LOCKS = 0x67617465;
+
+const DDL = [
+  'CREATE SEQUENCE IF NOT EXISTS gateway_process_locks AS integer CYCLE',
+  `CREATE TABLE IF NOT EXISTS gateway_processes (
+     lock_id integer PRIMARY KEY,
+     cluster_id text NOT NULL,
+     host text NOT NULL,
+     pid integer NOT NULL,
+     locked_at timestamptz NOT NULL DEFAULT now()
+   )`,
+  `CREATE TABLE IF NOT EXISTS gateway_process_members (
+     lock_id integer NOT NULL REFERENCES gateway_processes ON DELETE CASCADE,
+     consumer integer NOT NULL,
+     group_id text NOT NULL,
+     member_id text NOT NULL,
+     group_instance_id text,
+     PRIMARY KEY (lock_id, consumer)
+   )`,
+];
+
+/**
+ * The processes of this cluster whose lock is free: they died, or lost their Postgres connection.
+ * A process registered before Postgres last started has the grace to take its lock again first.
+ */
+const DEAD = `
+  SELECT p.lock_id, p.host, p.pid
+    FROM gateway_processes p
+   WHERE p.cluster_id = $1 AND p.lock_id <> $2
+     AND (p.locked_at >= pg_postmaster_start_time() OR now() - pg_postmaster_start_time() > make_interval(secs => $3::double precision / 1000))
+     AND NOT EXISTS (
+       SELECT 1 FROM pg_locks l
+        WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
+          AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+          AND l.classid = ${PROCESS_LOCKS} AND l.objid = p.lock_id::oid)`;
+
+export interface MemberLivenessOptions {
+  readonly pool: pg.Pool;
+  readonly databaseUrl: string;
+  readonly kafka: Kafka;
+  readonly members: GroupMembers;
+  readonly logger: Logger;
+  /** How often the processes' locks are checked. */
+  readonly checkMs: number;
+  /** How long a process has to take its lock again after Postgres restarts (the session: then the brokers have removed its members anyway). */
+  readonly graceMs: number;
+}
+
+export interface MemberLiveness {
+  stop(): Promise<void>;
+}
+
+/**
+ * Moves a dead process's partitions to the living as soon as it dies, instead of when its group
+ * sessions end. Each process holds a Postgres advisory lock on a connection of its own, and records
+ * beside it the member id of each of its consumers' latest join. Postgres frees the lock as soon as
+ * the connection drops, which the kernel does when the process is killed; every `checkMs` each
+ * process looks for a free lock, and the first to find one removes the dead process's members from
+ * their groups (LeaveGroup on their behalf), which rebalances their partitions to the members left.
+ * A lost host's connection drops only when TCP gives up: its members leave when their session ends,
+ * as without this. A live process whose Postgres connection drops has its members removed too, and
+ * its consumers rejoin: one rebalance, nothing lost.
+ */
+export async function startMemberLiveness(options: MemberLivenessOptions): Promise<MemberLiveness> {
+  const { members, logger } = options;
+  await runDdl(options.pool, 'member-liveness', DDL);
+  const remover = await createMemberRemover(options.kafka);
+  let client: pg.Client | undefined;
+  let lockId: number | undefined;
+  let stopped = false;
+  // Writes go one after another on the lock's connection; one that fails is made good by the next registration.
+  let writes: Promise<unknown> = Promise.resolve();
+  const write = (what: (c: pg.Client, id: number) => Promise<unknown>) => {
+    writes = writes.then(() => (client && lockId !== undefined ? what(client, lockId) : undefined)).catch((err: unknown) => logger.warn({ err }, 'recording a group member failed'));
+    return writes;
+  };
+
+  /** Takes the lock (again, after a lost connection: the same one, while no peer took this process for dead) and records every member. */
+  const register = async () => {
+    const next = new pg.Client({ connectionString: options.databaseUrl });
+    next.on('error', (err) => lost(next, err));
+    await next.connect();
+    lockId ??= await newLockId(next);
+    while (!(await tryLock(next, lockId))) lockId = await newLockId(next);
+    await next.query(
+      `INSERT INTO gateway_processes (lock_id, cluster_id, host, pid) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (lock_id) DO UPDATE SET locked_at = now()`,
+      [lockId, remover.clusterId, hostname(), process.pid],
+    );
+    await next.query('DELETE FROM gateway_process_members WHERE lock_id = $1', [lockId]);
+    client = next;
+    for (const change of members.held()) void write((c, id) => record(c, id, change));
+  };
+
+  let reconnecting: Promise<void> | undefined;
+  const lost = (which: pg.Client, err: Error) => {
+    if (which !== client || stopped) return;
+    logger.warn({ err }, 'the connection holding this process\'s liveness lock dropped; taking it again');
+    client = undefined;
+    void which.end().catch(() => undefined);
+    reconnecting ??= retryUntilStopped(register).finally(() => (reconnecting = undefined));
+  };
+  const retryUntilStopped = async (attempt: () => Promise<void>) => {
+    for (let delay = 100; !stopped; delay = Math.min(delay * 2, 5_000)) {
+      try {
+        return await attempt();
+      } catch (err) {
+        logger.warn({ err }, 'taking the liveness lock failed; trying again');
+        await new Promise((resolve) => setTimeout(resolve, delay));
+      }
+    }
+  };
+
+  // Listening first: a change before the lock is taken is in the members `register` records.
+  const unlisten = members.listen((change) => void write((c, id) => record(c, id, change)));
+  await register().catch(async (err: unknown) => {
+    unlisten();
+    await remover.close();
+    throw err;
+  });
+
+  let checking: Promise<void> | undefined;
+  const check = async () => {
+    const own = client;
+    if (!own || lockId === undefined) return;
+    const dead = await own.query<{ lock_id: number }>(DEAD, [remover.clusterId, lockId, options.graceMs]);
+    if (dead.rowCount === 0) return;
+    await own.query('BEGIN');
+    try {
+      // Claimed: a peer checking at the same time skips them.
+      const claimed = await own.query<{ lock_id: number; host: string; pid: number }>(`${DEAD} FOR UPDATE OF p SKIP LOCKED`, [remover.clusterId, lockId, options.graceMs]);
+      const ids = claimed.rows.map((row) => row.lock_id);
+      if (ids.length === 0) {
+        await own.query('COMMIT');
+        return;
+      }
+      const held = await own.query<{ group_id: string; member_id: string; group_instance_id: string | null }>(
+        'SELECT group_id, member_id, group_instance_id FROM gateway_process_members WHERE lock_id = ANY($1)',
+        [ids],
+      );
+      const removed = await remover.remove(held.rows.map((row): GroupMember => ({ groupId: row.group_id, memberId: row.member_id, groupInstanceId: row.group_instance_id })));
+      await own.query('DELETE FROM gateway_processes WHERE lock_id = ANY($1)', [ids]);
+      await own.query('COMMIT');
+      const processes = claimed.rows.map(({ host, pid }) => ({ host, pid }));
+      const count = (outcome: RemovedMember['outcome']) => removed.filter((member) => member.outcome === outcome).length;
+      logger.warn({ processes, removed: count('removed'), gone: count('gone'), replaced: count('replaced') }, 'gateway processes died: their group members were removed, so their partitions move to the others');
+    } catch (err) {
+      await own.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    }
+  };
+  const timer = setInterval(() => {
+    checking ??= check()
+      .catch((err: unknown) => logger.warn({ err }, "checking the processes' liveness locks failed"))
+      .finally(() => (checking = undefined));
+  }, options.checkMs);
+  timer.unref();
+
+  return {
+    async stop() {
+      stopped = true;
+      clearInterval(timer);
+      unlisten();
+      await checking;
+      await writes;
+      await reconnecting;
+      await remover.close().catch(() => undefined);
+      const last = client;
+      client = undefined;
+      if (!last || lockId === undefined) return;
+      // Its consumers have left their groups already; the row goes, and the lock with the connection.
+      await last.query('DELETE FROM gateway_processes WHERE lock_id = $1', [lockId]).catch((err: unknown) => logger.warn({ err }, "removing this process's liveness row failed"));
+      await last.end().catch(() => undefined);
+    },
+  };
+}
+
+async function newLockId(client: pg.Client): Promise<number> {
+  const { rows } = await client.query<{ id: number }>("SELECT nextval('gateway_process_locks')::integer AS id");
+  return rows[0]!.id;
+}
+
+async function tryLock(client: pg.Client, lockId: number): Promise<boolean> {
+  const { rows } = await client.query<{ locked: boolean }>(`SELECT pg_try_advisory_lock(${PROCESS_LOCKS}, $1) AS locked`, [lockId]);
+  return rows[0]!.locked;
+}
+
+function record(client: pg.Client, lockId: number, { consumer, member }: MemberChange): Promise<unknown> {
+  if (!member) return client.query('DELETE FROM gateway_process_members WHERE lock_id = $1 AND consumer = $2', [lockId, consumer]);
+  return client.query(
+    `INSERT INTO gateway_process_members (lock_id, consumer, group_id, member_id, group_instance_id) VALUES ($1, $2, $3, $4, $5)
+     ON CONFLICT (lock_id, consumer) DO UPDATE SET group_id = EXCLUDED.group_id, member_id = EXCLUDED.member_id, group_instance_id = EXCLUDED.group_instance_id`,
+    [lockId, consumer, member.groupId, member.memberId, member.groupInstanceId],
+  );
+}
