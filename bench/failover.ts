@@ -3,7 +3,9 @@
  * soon does a new process of the role take work?
  * The api and two processes each of processor, connector and dispatcher run on a test prefix and
  * database under a steady load of sends (each followed to its `message.read` webhook). For each of
- * those three roles in turn: SIGKILL one of its two processes; the pause is the time from the kill
+ * those three roles in turn: SIGKILL one of its two processes; "moved" is the time from the kill
+ * until none of the role's groups holds a member of the killed process and each is stable again (its
+ * partitions are the live members'); the pause is the time from the kill
  * until every send accepted in the second after it has reached its webhook (some of them are on the
  * killed member's partitions; the steady latency is printed beside it). Then a new process of the
  * role starts: the time until it holds partitions in one of the role's groups (its first work), and
@@ -160,7 +162,7 @@ async function main(): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 15_000));
     const steady = percentiles([...read].flatMap(([ref, at]) => (accepted.has(ref) && accepted.get(ref)! >= from && accepted.get(ref)! < from + 10_000 ? [at - accepted.get(ref)!] : [])));
     console.log(`steady: 202 → message.read webhook p50 ${steady.p50.toFixed(0)} ms, p99 ${steady.p99.toFixed(0)} ms`);
-    console.log('role         partitions of killed   pause after SIGKILL   start → first partitions   start → in all groups   SIGTERM → out of groups');
+    console.log('role         partitions of killed   SIGKILL → moved   pause after SIGKILL   start → first partitions   start → in all groups   SIGTERM → out of groups');
 
     for (const role of ROLES) {
       if (interrupted) break;
@@ -176,6 +178,20 @@ async function main(): Promise<void> {
       const kill = performance.now();
       killed!.child.kill('SIGKILL');
       const restarted = STATIC ? startRole(role, killed!.instance) : undefined;
+      // Moved: no group of the role holds a member of the killed process, and every one is stable again.
+      let moved = NaN;
+      const moving = until(
+        `the ${role}'s groups without the killed member`,
+        async () => {
+          const now = await describe(admin, id);
+          return roleGroups.every((groupId) => now.get(groupId)?.state === 'Stable' && !now.get(groupId)!.members.some((m) => retired.has(m.memberId)));
+        },
+        120_000,
+        50,
+      ).then(
+        () => (moved = performance.now() - kill),
+        () => undefined,
+      );
       await new Promise((resolve) => setTimeout(resolve, 1_000));
       const window = [...issued].filter(([, at]) => at >= kill && at < kill + 1_000).map(([ref]) => ref);
       await until(`the answers to the sends after the ${role} kill`, () => window.every((ref) => answered.has(ref)), 60_000, 20).catch(() => undefined);
@@ -193,6 +209,7 @@ async function main(): Promise<void> {
           console.log(`  ${role}: ${unread.length} of ${after.length} sends after the kill not read; their webhooks: ${[...stops].map(([seen, n]) => `${n} ${seen}`).join(', ')}`);
         },
       );
+      await moving;
       const fresh = restarted ?? startRole(role);
       let toWork = NaN;
       let joined = NaN;
@@ -227,7 +244,7 @@ async function main(): Promise<void> {
       );
       running.set(role, [fresh]);
       const s = (ms: number) => (Number.isNaN(ms) ? 'timed out' : `${(ms / 1000).toFixed(1)} s`);
-      console.log(`${role.padEnd(12)} ${String(owned).padStart(20)}   ${s(pause).padStart(19)}   ${s(toWork).padStart(24)}   ${s(joined).padStart(21)}   ${s(left).padStart(23)}`);
+      console.log(`${role.padEnd(12)} ${String(owned).padStart(20)}   ${s(moved).padStart(15)}   ${s(pause).padStart(19)}   ${s(toWork).padStart(24)}   ${s(joined).padStart(21)}   ${s(left).padStart(23)}`);
     }
     loading = false;
     await load;

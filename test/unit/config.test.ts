@@ -45,6 +45,12 @@ describe('configuration', () => {
     expect(() => loadConfig({ GATEWAY_INSTANCE_ID: 'x'.repeat(101) })).toThrow(/GATEWAY_INSTANCE_ID/);
   });
 
+  it('looks for dead peers every 500 ms unless told another interval, or 0 for never', () => {
+    expect(loadConfig({}).kafka.deadMemberCheckMs).toBe(500);
+    expect(loadConfig({ KAFKA_DEAD_MEMBER_CHECK_MS: '0' }).kafka.deadMemberCheckMs).toBe(0);
+    expect(() => loadConfig({ KAFKA_DEAD_MEMBER_CHECK_MS: '-1' })).toThrow(/KAFKA_DEAD_MEMBER_CHECK_MS must be a non-negative integer/);
+  });
+
   it("runs `gateway start` as a static member named after the host, unless an instance id is set", () => {
     expect(withStartInstance(loadConfig({}), 'dev box.local').kafka.instanceId).toBe('start-dev-box.local');
     expect(withStartInstance(loadConfig({}), 'h'.repeat(200)).kafka.instanceId).toHaveLength(100);
