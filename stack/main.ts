@@ -53,16 +53,20 @@ async function runRoles(config: Config, arg: string, options: { firstAccount?: b
     logger.info('stopped while connecting, before joining any group');
     return 0;
   }
-  const liveness = clients.members && (await startMemberLiveness({
-    pool: clients.pool,
-    databaseUrl: config.databaseUrl,
-    kafka: clients.kafka,
-    members: clients.members,
-    logger,
-    checkMs: config.kafka.deadMemberCheckMs,
-    graceMs: config.kafka.sessionTimeoutMs,
-  }));
-  const running = await startRoles(roles, clients);
+  // Side by side: the members are kept from the clients' start, and recorded once the lock is taken.
+  const [liveness, running] = await Promise.all([
+    clients.members &&
+      startMemberLiveness({
+        pool: clients.pool,
+        databaseUrl: config.databaseUrl,
+        kafka: clients.kafka,
+        members: clients.members,
+        logger,
+        checkMs: config.kafka.deadMemberCheckMs,
+        graceMs: config.kafka.sessionTimeoutMs,
+      }),
+    startRoles(roles, clients),
+  ]);
   const demo = stop.asked ? undefined : await announce(config, roles, clients, running, options);
   const fenced = await Promise.race([stop.received.then(() => undefined), clients.fenced]);
   if (fenced) {
