@@ -79,24 +79,28 @@ export async function startMemberLiveness(options: MemberLivenessOptions): Promi
   let writes: Promise<unknown> = Promise.resolve();
   const write = (what: (c: pg.Client, id: number) => Promise<unknown>) => {
     writes = writes.then(() => (client && lockId !== undefined ? what(client, lockId) : undefined)).catch((err: unknown) => logger.warn({ err }, 'recording a group member failed'));
-    return writes;
   };
 
   /** Takes the lock (again, after a lost connection: the same one, while no peer took this process for dead) and records every member. */
   const register = async () => {
     const next = new pg.Client({ connectionString: options.databaseUrl });
     next.on('error', (err) => lost(next, err));
-    await next.connect();
-    lockId ??= await newLockId(next);
-    while (!(await tryLock(next, lockId))) lockId = await newLockId(next);
-    await next.query(
-      `INSERT INTO gateway_processes (lock_id, cluster_id, host, pid) VALUES ($1, $2, $3, $4)
-       ON CONFLICT (lock_id) DO UPDATE SET locked_at = now()`,
-      [lockId, remover.clusterId, hostname(), process.pid],
-    );
-    await next.query('DELETE FROM gateway_process_members WHERE lock_id = $1', [lockId]);
+    try {
+      await next.connect();
+      lockId ??= await newLockId(next);
+      while (!(await tryLock(next, lockId))) lockId = await newLockId(next);
+      await next.query(
+        `INSERT INTO gateway_processes (lock_id, cluster_id, host, pid) VALUES ($1, $2, $3, $4)
+         ON CONFLICT (lock_id) DO UPDATE SET locked_at = now()`,
+        [lockId, remover.clusterId, hostname(), process.pid],
+      );
+      await next.query('DELETE FROM gateway_process_members WHERE lock_id = $1', [lockId]);
+    } catch (err) {
+      await next.end().catch(() => undefined);
+      throw err;
+    }
     client = next;
-    for (const change of members.held()) void write((c, id) => record(c, id, change));
+    for (const change of members.held()) write((c, id) => record(c, id, change));
   };
 
   let reconnecting: Promise<void> | undefined;
@@ -119,7 +123,7 @@ export async function startMemberLiveness(options: MemberLivenessOptions): Promi
   };
 
   // Listening first: a change before the lock is taken is in the members `register` records.
-  const unlisten = members.listen((change) => void write((c, id) => record(c, id, change)));
+  const unlisten = members.listen((change) => write((c, id) => record(c, id, change)));
   await register().catch(async (err: unknown) => {
     unlisten();
     await remover.close();
