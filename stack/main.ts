@@ -62,6 +62,7 @@ async function runRoles(config: Config, arg: string, options: { firstAccount?: b
         kafka: clients.kafka,
         members: clients.members,
         logger,
+        registry: clients.metrics.registry,
         checkMs: config.kafka.deadMemberCheckMs,
         graceMs: config.kafka.sessionTimeoutMs,
       }),

@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import pg from 'pg';
 import type { Logger } from 'pino';
+import { Counter, type Registry } from 'prom-client';
 import { runDdl } from '../shared/ddl.js';
 import { createMemberRemover, type GroupMember, type GroupMembers, type Kafka, type MemberChange, type RemovedMember } from '../topics/index.js';
 
@@ -47,6 +48,8 @@ export interface MemberLivenessOptions {
   readonly kafka: Kafka;
   readonly members: GroupMembers;
   readonly logger: Logger;
+  /** Where `gateway_dead_process_members_total{outcome}` is counted. */
+  readonly registry: Registry;
   /** How often the processes' locks are checked. */
   readonly checkMs: number;
   /** How long a process has to take its lock again after Postgres restarts (the session: then the brokers have removed its members anyway). */
@@ -72,6 +75,12 @@ export async function startMemberLiveness(options: MemberLivenessOptions): Promi
   const { members, logger } = options;
   await runDdl(options.pool, 'member-liveness', DDL);
   const remover = await createMemberRemover(options.kafka);
+  const counted = new Counter({
+    name: 'gateway_dead_process_members_total',
+    help: 'Group members of dead gateway processes that this process removed on their behalf, by outcome.',
+    labelNames: ['outcome'] as const,
+    registers: [options.registry],
+  });
   let client: pg.Client | undefined;
   let lockId: number | undefined;
   let stopped = false;
@@ -154,6 +163,7 @@ export async function startMemberLiveness(options: MemberLivenessOptions): Promi
       await own.query('COMMIT');
       const processes = claimed.rows.map(({ host, pid }) => ({ host, pid }));
       const count = (outcome: RemovedMember['outcome']) => removed.filter((member) => member.outcome === outcome).length;
+      for (const outcome of ['removed', 'gone', 'replaced'] as const) counted.inc({ outcome }, count(outcome));
       logger.warn({ processes, removed: count('removed'), gone: count('gone'), replaced: count('replaced') }, 'gateway processes died: their group members were removed, so their partitions move to the others');
     } catch (err) {
       await own.query('ROLLBACK').catch(() => undefined);

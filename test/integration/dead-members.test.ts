@@ -1,10 +1,11 @@
 import kafkajs, { type Admin, type GroupDescription, type MemberDescription } from 'kafkajs';
 import pg from 'pg';
+import { request } from 'undici';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKafka } from '../../topics/index.js';
 import { createTestEnv, waitFor, type TestEnv } from '../support/env.js';
-import { spawnGateway, type GatewayProcess } from '../support/gateway.js';
+import { freePort, spawnGateway, type GatewayProcess } from '../support/gateway.js';
 import { groupsOf } from '../support/groups.js';
 
 const { AssignerProtocol } = kafkajs;
@@ -22,8 +23,9 @@ describe('a role process killed and not restarted', () => {
   let admin: Admin;
   let db: pg.Client;
   const processes: GatewayProcess[] = [];
-  const dispatcher = (name: string, instanceId?: string) => {
-    const started = spawnGateway(['dispatcher'], { ...env.env, KAFKA_CLIENT_ID: `${env.id}-${name}`, ...(instanceId && { GATEWAY_INSTANCE_ID: `${env.id}-${instanceId}` }) });
+  const dispatcher = (name: string, instanceId: string | undefined, metricsPort: number) => {
+    const named = { KAFKA_CLIENT_ID: `${env.id}-${name}`, METRICS_PORT: String(metricsPort), HOST: '127.0.0.1', ...(instanceId && { GATEWAY_INSTANCE_ID: `${env.id}-${instanceId}` }) };
+    const started = spawnGateway(['dispatcher'], { ...env.env, ...named });
     processes.push(started);
     return started;
   };
@@ -64,8 +66,9 @@ describe('a role process killed and not restarted', () => {
     { kind: 'static', names: ['st-a', 'st-b'], instances: ['st-a', 'st-b'] },
   ])("hands a killed $kind member's partitions to the survivor before the killed member's session ends", async ({ names, instances }) => {
     const [killedName, survivorName] = names as [string, string];
-    const killed = dispatcher(killedName, instances[0]);
-    const survivor = dispatcher(survivorName, instances[1]);
+    const killed = dispatcher(killedName, instances[0], await freePort());
+    const metricsPort = await freePort();
+    const survivor = dispatcher(survivorName, instances[1], metricsPort);
     const before = await settled('both dispatchers in every group', [killed, survivor], names);
     const partitions = new Map(before.map((g) => [g.groupId, g.members.flatMap(partitionsOf).sort()]));
     expect(before.some((g) => partitionsOf(memberOf(g, killedName)!).length > 0), 'the process to kill held no partition').toBe(true);
@@ -99,6 +102,9 @@ describe('a role process killed and not restarted', () => {
     const after = await settled('the survivor alone in every group', [survivor], [survivorName]);
     for (const group of after) expect(partitionsOf(memberOf(group, survivorName)!), group.groupId).toEqual(partitions.get(group.groupId));
     expect(survivor.output()).toContain('gateway processes died: their group members were removed');
+    const metrics = await (await request(`http://127.0.0.1:${metricsPort}/metrics`)).body.text();
+    const removed = Number(/^gateway_dead_process_members_total\{outcome="removed"\} (\d+)$/m.exec(metrics)?.[1]);
+    expect(removed, metrics).toBeGreaterThanOrEqual(after.length);
     // The dead process's row is gone with its members; the survivor's stays.
     const { rows } = await db.query<{ pid: number }>('SELECT pid FROM gateway_processes');
     expect(rows.map((row) => row.pid)).toEqual([survivor.child.pid]);
