@@ -328,7 +328,7 @@ function payments(env: Env): Config['payments'] {
 }
 
 /**
- * Within what brokers accept and a member can keep: under 1 s a heartbeat (a tenth of it) would
+ * Within what brokers accept and a member can keep: under 1 s a heartbeat (a twentieth of it, at least 100 ms) would
  * have to beat a broker's round trip under load; over Kafka's `group.max.session.timeout.ms`
  * (30 min by default) every join is refused.
  */

@@ -18,7 +18,8 @@ export const DEFAULT_SESSION_TIMEOUT_MS = 10_000;
  *   10 s unless configured: on a saturated 2-core machine a whole process stalled for 6 s and lost
  *   every membership at once; `bench:failover` measures shorter ones (docs/operations.md). A
  *   session under the brokers' `group.min.session.timeout.ms` (Kafka's default 6 s) is refused at join.
- * - Heartbeat: members learn of a rebalance from a heartbeat's answer; ten fit in the session.
+ * - Heartbeat: members learn of a rebalance from a heartbeat's answer (a dead member removed by its
+ *   peers, a new member joining), so twenty fit in the session: at 10 s, every 500 ms.
  * - Rebalance: kafkajs' own default, kept. A dead member never holds a rebalance this long (its
  *   session ends first), only a live one's long batch does, and evicting it would replay that batch.
  * - Fetch wait: an idle member heartbeats after each empty fetch, so a fetch waits at most one
@@ -27,7 +28,7 @@ export const DEFAULT_SESSION_TIMEOUT_MS = 10_000;
  *   CPU (a processor runs about twenty groups: at 100 ms they took a fifth of a core doing nothing).
  */
 export function groupTiming(sessionTimeout = DEFAULT_SESSION_TIMEOUT_MS): GroupTiming {
-  const heartbeatInterval = Math.max(100, Math.round(sessionTimeout / 10));
+  const heartbeatInterval = Math.max(100, Math.round(sessionTimeout / 20));
   return { sessionTimeout, heartbeatInterval, rebalanceTimeout: 60_000, maxWaitTimeInMs: Math.min(500, heartbeatInterval) };
 }
 
