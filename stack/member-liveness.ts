@@ -90,7 +90,18 @@ export async function startMemberLiveness(options: MemberLivenessOptions): Promi
     writes = writes.then(() => (client && lockId !== undefined ? what(client, lockId) : undefined)).catch((err: unknown) => logger.warn({ err }, 'recording a group member failed'));
   };
 
-  /** Takes the lock (again, after a lost connection: the same one, while no peer took this process for dead) and records every member. */
+  /** Records this process and every member it holds now under its lock, replacing what was recorded. */
+  const recordAll = async (on: pg.Client, id: number) => {
+    await on.query(
+      `INSERT INTO gateway_processes (lock_id, cluster_id, host, pid) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (lock_id) DO UPDATE SET locked_at = now()`,
+      [id, remover.clusterId, hostname(), process.pid],
+    );
+    await on.query('DELETE FROM gateway_process_members WHERE lock_id = $1', [id]);
+    for (const change of members.held()) await record(on, id, change);
+  };
+
+  /** Takes the lock (again, after a lost connection: the same one unless it is not free yet) and records every member. */
   const register = async () => {
     const next = new pg.Client({ connectionString: options.databaseUrl });
     next.on('error', (err) => lost(next, err));
@@ -98,18 +109,14 @@ export async function startMemberLiveness(options: MemberLivenessOptions): Promi
       await next.connect();
       lockId ??= await newLockId(next);
       while (!(await tryLock(next, lockId))) lockId = await newLockId(next);
-      await next.query(
-        `INSERT INTO gateway_processes (lock_id, cluster_id, host, pid) VALUES ($1, $2, $3, $4)
-         ON CONFLICT (lock_id) DO UPDATE SET locked_at = now()`,
-        [lockId, remover.clusterId, hostname(), process.pid],
-      );
-      await next.query('DELETE FROM gateway_process_members WHERE lock_id = $1', [lockId]);
+      // Changes from here on are written after the members read below, on the same connection.
+      client = next;
+      await recordAll(next, lockId);
     } catch (err) {
+      if (client === next) client = undefined;
       await next.end().catch(() => undefined);
       throw err;
     }
-    client = next;
-    for (const change of members.held()) write((c, id) => record(c, id, change));
   };
 
   let reconnecting: Promise<void> | undefined;
@@ -143,12 +150,20 @@ export async function startMemberLiveness(options: MemberLivenessOptions): Promi
   const check = async () => {
     const own = client;
     if (!own || lockId === undefined) return;
-    const dead = await own.query<{ lock_id: number }>(DEAD, [remover.clusterId, lockId, options.graceMs]);
+    const id = lockId;
+    // A peer that saw this process's lock free (its connection dropped a moment) removed its row: recorded again.
+    const mine = await own.query('SELECT 1 FROM gateway_processes WHERE lock_id = $1', [id]);
+    if (mine.rowCount === 0) {
+      logger.warn('a peer took this process for dead; recording it again');
+      writes = writes.then(() => recordAll(own, id)).catch((err: unknown) => logger.warn({ err }, 'recording this process again failed'));
+      await writes;
+    }
+    const dead = await own.query<{ lock_id: number }>(DEAD, [remover.clusterId, id, options.graceMs]);
     if (dead.rowCount === 0) return;
     await own.query('BEGIN');
     try {
       // Claimed: a peer checking at the same time skips them.
-      const claimed = await own.query<{ lock_id: number; host: string; pid: number }>(`${DEAD} FOR UPDATE OF p SKIP LOCKED`, [remover.clusterId, lockId, options.graceMs]);
+      const claimed = await own.query<{ lock_id: number; host: string; pid: number }>(`${DEAD} FOR UPDATE OF p SKIP LOCKED`, [remover.clusterId, id, options.graceMs]);
       const ids = claimed.rows.map((row) => row.lock_id);
       if (ids.length === 0) {
         await own.query('COMMIT');

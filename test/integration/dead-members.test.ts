@@ -10,6 +10,10 @@ import { groupsOf } from '../support/groups.js';
 
 const { AssignerProtocol } = kafkajs;
 
+/** The liveness locks of this database's gateway processes, beside their rows (`p`); `l.pid` is the Postgres backend holding one. */
+const LOCKS = `gateway_processes p JOIN pg_locks l ON l.locktype = 'advisory' AND l.classid = ${0x67617465} AND l.objsubid = 2 AND l.objid = p.lock_id::oid
+  AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())`;
+
 /** Long enough that the killed member's session cannot be what moves its partitions. */
 const SESSION_MS = 60_000;
 
@@ -75,23 +79,23 @@ describe('a role process killed and not restarted', () => {
 
     // Its liveness connection dropped (a network blip, a Postgres failover): the process takes its lock
     // again and records its members anew, the survivor having maybe removed them meanwhile.
-    const lock = await db.query<{ pid: number }>(
-      `SELECT l.pid FROM pg_locks l JOIN gateway_processes p ON l.objid = p.lock_id::oid WHERE l.locktype = 'advisory' AND l.objsubid = 2 AND p.pid = $1`,
-      [killed.child.pid],
-    );
+    const lock = await db.query<{ pid: number }>(`SELECT l.pid FROM ${LOCKS} AND p.pid = $1`, [killed.child.pid]);
     expect(lock.rowCount).toBe(1);
     await db.query('SELECT pg_terminate_backend($1)', [lock.rows[0]!.pid]);
+    // A peer may have taken it for dead meanwhile (its members rejoin, it records itself again): settled once it has held for a while.
+    let recordedSince: number | undefined;
     await waitFor(
       'the process to kill to hold its lock again, its members recorded',
       async () => {
         const groups = await settled('both dispatchers in every group', [killed, survivor], names);
         const current = groups.map((g) => memberOf(g, killedName)!.memberId).sort();
         const { rows } = await db.query<{ member_id: string }>(
-          `SELECT m.member_id FROM gateway_process_members m JOIN gateway_processes p USING (lock_id) JOIN pg_locks l ON l.objid = p.lock_id::oid
-            WHERE l.locktype = 'advisory' AND l.objsubid = 2 AND l.granted AND p.pid = $1 AND m.group_id LIKE $2`,
+          `SELECT m.member_id FROM ${LOCKS} AND l.granted AND p.pid = $1 JOIN gateway_process_members m ON m.lock_id = p.lock_id AND m.group_id LIKE $2`,
           [killed.child.pid, `${env.id}.dispatcher%`],
         );
-        return JSON.stringify(rows.map((row) => row.member_id).sort()) === JSON.stringify(current);
+        const recorded = JSON.stringify(rows.map((row) => row.member_id).sort()) === JSON.stringify(current);
+        recordedSince = recorded ? (recordedSince ?? Date.now()) : undefined;
+        return recordedSince !== undefined && Date.now() - recordedSince >= 2_000;
       },
       { timeoutMs: 30_000, intervalMs: 200 },
     );
@@ -99,7 +103,11 @@ describe('a role process killed and not restarted', () => {
     killed.kill('SIGKILL');
     await killed.exited;
     // The killed member's session has 60 s to run: only its removal gives the survivor every partition sooner.
-    const after = await settled('the survivor alone in every group', [survivor], [survivorName]);
+    const after = await settled('the survivor alone in every group', [survivor], [survivorName]).catch(async (err: Error) => {
+      const tables = await db.query('SELECT p.lock_id, p.pid, p.locked_at, m.consumer, m.group_id, m.member_id FROM gateway_processes p LEFT JOIN gateway_process_members m USING (lock_id)');
+      const groups = await groupsOf(admin, env.id);
+      throw new Error(`${err.message}\nthe survivor's output:\n${survivor.output()}\nthe killed one's:\n${killed.output()}\n${JSON.stringify(tables.rows)}\n${JSON.stringify(groups.map((g) => [g.groupId, g.state, g.members.map((m) => m.memberId)]))}`);
+    });
     for (const group of after) expect(partitionsOf(memberOf(group, survivorName)!), group.groupId).toEqual(partitions.get(group.groupId));
     expect(survivor.output()).toContain('gateway processes died: their group members were removed');
     const metrics = await (await request(`http://127.0.0.1:${metricsPort}/metrics`)).body.text();
