@@ -1,4 +1,4 @@
-import kafkajs, { type Admin, type GroupDescription, type MemberDescription } from 'kafkajs';
+import type { Admin, GroupDescription } from 'kafkajs';
 import pg from 'pg';
 import { request } from 'undici';
 import { pino } from 'pino';
@@ -6,9 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKafka } from '../../topics/index.js';
 import { createTestEnv, waitFor, type TestEnv } from '../support/env.js';
 import { freePort, spawnGateway, type GatewayProcess } from '../support/gateway.js';
-import { groupsOf } from '../support/groups.js';
-
-const { AssignerProtocol } = kafkajs;
+import { groupsOf, partitionsOf } from '../support/groups.js';
 
 /** The liveness locks of this database's gateway processes, beside their rows (`p`); `l.pid` is the Postgres backend holding one. */
 const LOCKS = `gateway_processes p JOIN pg_locks l ON l.locktype = 'advisory' AND l.classid = ${0x67617465} AND l.objsubid = 2 AND l.objid = p.lock_id::oid
@@ -123,9 +121,3 @@ describe('a role process killed and not restarted', () => {
     expect((await db.query('SELECT 1 FROM gateway_processes')).rowCount).toBe(0);
   }, 180_000);
 });
-
-function partitionsOf(member: MemberDescription): string[] {
-  if (member.memberAssignment.length === 0) return [];
-  const assignment = AssignerProtocol.MemberAssignment.decode(member.memberAssignment)?.assignment ?? {};
-  return Object.entries(assignment).flatMap(([topic, partitions]) => partitions.map((p) => `${topic}/${p}`)).sort();
-}

@@ -1,12 +1,10 @@
-import kafkajs, { type Admin, type GroupDescription, type MemberDescription } from 'kafkajs';
+import type { Admin, GroupDescription } from 'kafkajs';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKafka } from '../../topics/index.js';
 import { createTestEnv, waitFor, type TestEnv } from '../support/env.js';
 import { spawnGateway, type GatewayProcess } from '../support/gateway.js';
-import { groupsOf } from '../support/groups.js';
-
-const { AssignerProtocol } = kafkajs;
+import { groupsOf, partitionsOf } from '../support/groups.js';
 
 /** Long enough that a member left by a killed process cannot be what moves its partitions here. */
 const SESSION_MS = 60_000;
@@ -78,9 +76,3 @@ describe('role processes with GATEWAY_INSTANCE_ID', () => {
     await settled('the duplicate in every group', [duplicate, other], (g) => memberOf(g, 'a')!.memberId !== fenced.get(g.groupId));
   }, 180_000);
 });
-
-function partitionsOf(member: MemberDescription): string[] {
-  if (member.memberAssignment.length === 0) return [];
-  const assignment = AssignerProtocol.MemberAssignment.decode(member.memberAssignment)?.assignment ?? {};
-  return Object.entries(assignment).flatMap(([topic, partitions]) => partitions.map((p) => `${topic}/${p}`)).sort();
-}
