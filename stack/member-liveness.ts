@@ -84,11 +84,16 @@ export async function startMemberLiveness(options: MemberLivenessOptions): Promi
   let client: pg.Client | undefined;
   let lockId: number | undefined;
   let stopped = false;
-  // Writes go one after another on the lock's connection; one that fails is made good by the next registration.
-  let writes: Promise<unknown> = Promise.resolve();
-  const write = (what: (c: pg.Client, id: number) => Promise<unknown>) => {
-    writes = writes.then(() => (client && lockId !== undefined ? what(client, lockId) : undefined)).catch((err: unknown) => logger.warn({ err }, 'recording a group member failed'));
+  // The lock's connection does one thing at a time: a member's write never lands inside a claim's transaction.
+  let queue: Promise<unknown> = Promise.resolve();
+  const serially = <T>(work: () => Promise<T>): Promise<T> => {
+    const run = queue.then(work);
+    queue = run.catch(() => undefined);
+    return run;
   };
+  // One that fails is made good by the next registration.
+  const write = (what: (c: pg.Client, id: number) => Promise<unknown>) =>
+    void serially(() => (client && lockId !== undefined ? what(client, lockId) : Promise.resolve())).catch((err: unknown) => logger.warn({ err }, 'recording a group member failed'));
 
   /** Records this process and every member it holds now under its lock, replacing what was recorded. */
   const recordAll = async (on: pg.Client, id: number) => {
@@ -155,11 +160,13 @@ export async function startMemberLiveness(options: MemberLivenessOptions): Promi
     const mine = await own.query('SELECT 1 FROM gateway_processes WHERE lock_id = $1', [id]);
     if (mine.rowCount === 0) {
       logger.warn('a peer took this process for dead; recording it again');
-      writes = writes.then(() => recordAll(own, id)).catch((err: unknown) => logger.warn({ err }, 'recording this process again failed'));
-      await writes;
+      await serially(() => recordAll(own, id)).catch((err: unknown) => logger.warn({ err }, 'recording this process again failed'));
     }
-    const dead = await own.query<{ lock_id: number }>(DEAD, [remover.clusterId, id, options.graceMs]);
-    if (dead.rowCount === 0) return;
+    const dead = await own.query(DEAD, [remover.clusterId, id, options.graceMs]);
+    if ((dead.rowCount ?? 0) > 0) await serially(() => removeDead(own, id));
+  };
+  /** Claims the processes found dead, removes their members and deletes their rows, in one transaction. */
+  const removeDead = async (own: pg.Client, id: number) => {
     await own.query('BEGIN');
     try {
       // Claimed: a peer checking at the same time skips them.
@@ -198,7 +205,7 @@ export async function startMemberLiveness(options: MemberLivenessOptions): Promi
       clearInterval(timer);
       unlisten();
       await checking;
-      await writes;
+      await queue;
       await reconnecting;
       await remover.close().catch(() => undefined);
       const last = client;
