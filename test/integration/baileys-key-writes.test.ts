@@ -128,12 +128,17 @@ describe('key writes fenced by socket', () => {
     await blocker.query('BEGIN');
     await blocker.query(`INSERT INTO baileys.keys (instance_id, type, id, value) VALUES ($1, 'session', 'b.0', '"x"')`, [id]);
     const inFlight = first.keys.set({ session: { 'b.0': randomBytes(8) } });
+    const waiting = (what: string, sessions: number) =>
+      waitFor(what, async () => {
+        const { rows } = await db.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`);
+        return rows[0]!.n >= sessions || undefined;
+      }, { timeoutMs: 10_000 });
+    // In flight: its transaction has checked the generation and waits on the blocker. A claim begun
+    // before that point would simply come first (on a loaded machine it did), and is not this case.
+    await waiting('the write in flight', 1);
     let claimedAt = 0;
     const second = store.claim().then((claim) => ((claimedAt = performance.now()), claim));
-    await waitFor('the claim waiting', async () => {
-      const { rows } = await db.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`);
-      return rows[0]!.n >= 2 || undefined;
-    }, { timeoutMs: 10_000 });
+    await waiting('the claim waiting', 2);
     expect(claimedAt).toBe(0);
     await blocker.query('ROLLBACK');
     await blocker.end();
