@@ -156,14 +156,17 @@ export async function startMemberLiveness(options: MemberLivenessOptions): Promi
     const own = client;
     if (!own || lockId === undefined) return;
     const id = lockId;
+    // One round trip a check: whether this process is still recorded, and whether any other died.
+    const { rows } = await own.query<{ recorded: boolean; dead: boolean }>(
+      `SELECT EXISTS (SELECT 1 FROM gateway_processes WHERE lock_id = $2) AS recorded, EXISTS (${DEAD}) AS dead`,
+      [remover.clusterId, id, options.graceMs],
+    );
     // A peer that saw this process's lock free (its connection dropped a moment) removed its row: recorded again.
-    const mine = await own.query('SELECT 1 FROM gateway_processes WHERE lock_id = $1', [id]);
-    if (mine.rowCount === 0) {
+    if (!rows[0]!.recorded) {
       logger.warn('a peer took this process for dead; recording it again');
       await serially(() => recordAll(own, id)).catch((err: unknown) => logger.warn({ err }, 'recording this process again failed'));
     }
-    const dead = await own.query(DEAD, [remover.clusterId, id, options.graceMs]);
-    if ((dead.rowCount ?? 0) > 0) await serially(() => removeDead(own, id));
+    if (rows[0]!.dead) await serially(() => removeDead(own, id));
   };
   /** Claims the processes found dead, removes their members and deletes their rows, in one transaction. */
   const removeDead = async (own: pg.Client, id: number) => {

@@ -17,7 +17,7 @@ export interface MemberChange {
 /**
  * The members this process's consumers hold now: each join (a rebalance may give a consumer a new
  * member id) replaces its consumer's member, and a disconnect removes it. A listener hears every
- * change, so that the members can be removed on this process's behalf if it dies (`removeMembers`).
+ * change, so that the members can be removed on this process's behalf if it dies (`MemberRemover`).
  */
 export class GroupMembers {
   private readonly current = new Map<number, GroupMember>();
@@ -48,7 +48,7 @@ export class GroupMembers {
   }
 }
 
-/** What became of a member that `removeMembers` removed on behalf of its process. */
+/** What became of a member that `MemberRemover.remove` removed on behalf of its process. */
 export interface RemovedMember extends GroupMember {
   /** `removed`; `gone` when the group no longer knew it; `replaced` when a newer member holds its instance id (its process restarted under its name). */
   readonly outcome: 'removed' | 'gone' | 'replaced';
