@@ -3,8 +3,9 @@
  * produce, decode on consume) against raw kafkajs on byte buffers of the same sizes, on the same
  * broker, in the same run. Prints records/s of each path and the ratio serde/raw.
  *
- * Each round is about a second of work, at the mercy of the machine's other load: the ratio is of
- * the median rounds, with the best rounds' beside it.
+ * In a round, the two paths produce batch for batch in turn, so that the machine's other load (the
+ * broker shares its two cores) falls on both alike; each round gives a ratio, and the median
+ * round's is printed with all of them. It runs with the roles' V8 flags (`ROLE_FLAGS`).
  *
  *   npm run bench:log            (BENCH_RECORDS=100000, BENCH_ROUNDS=5)
  */
@@ -74,65 +75,80 @@ async function main(): Promise<void> {
   const sizes = values.map((v) => first.serdes.for(topics.sendCommands).encode(v).length);
   const buffers = sizes.map((size) => randomBytes(size));
 
-  const serdeRun = async (round: number): Promise<Measured> => {
-    const { prefix, serdes } = await roundTopics(round);
+  /**
+   * One round: both paths produce into topics of their own, batch for batch in turn (which goes
+   * first alternates), so that a slow moment of the broker or of the machine falls on both alike;
+   * then each path's consumer reads its topic, in an order that alternates between rounds.
+   */
+  const roundOf = async (round: number): Promise<{ serde: Measured; raw: Measured }> => {
+    const { prefix, serdes, rawTopic } = await roundTopics(round);
     const producer = await createProducer(kafka, serdes);
-    const consumer = await createConsumer(kafka, serdes, { groupId: `${prefix}serde`, topics: [topics.sendCommands], fromBeginning: true });
-    const started = performance.now();
+    const spent = { serde: 0, raw: 0 };
+    const timed = async (path: keyof typeof spent, send: () => Promise<unknown>) => {
+      const started = performance.now();
+      await send();
+      spent[path] += performance.now() - started;
+    };
     for (let i = 0; i < RECORDS; i += BATCH) {
-      await producer.send(topics.sendCommands, values.slice(i, i + BATCH).map((value) => ({ key: value.instance_id, value })));
+      const serdeBatch = () => producer.send(topics.sendCommands, values.slice(i, i + BATCH).map((value) => ({ key: value.instance_id, value })));
+      const rawBatch = () => rawProducer.send({ topic: rawTopic, messages: buffers.slice(i, i + BATCH).map((value, j) => ({ key: values[i + j]!.instance_id, value })) });
+      const [first, second] = (i / BATCH + round) % 2 === 0 ? (['serde', 'raw'] as const) : (['raw', 'serde'] as const);
+      await timed(first, first === 'serde' ? serdeBatch : rawBatch);
+      await timed(second, second === 'serde' ? serdeBatch : rawBatch);
     }
-    const produceMs = performance.now() - started;
-    const consumeMs = await consumeAll((onBatch) =>
-      consumer.run(async (batch) => {
-        batch.resolve(batch.records[batch.records.length - 1]!.offset);
-        onBatch(batch.records.filter((r) => r.decoded.ok).length);
-      }),
-    );
-    const result = measured(produceMs, consumeMs);
-    await consumer.stop();
     await producer.disconnect();
-    return result;
-  };
 
-  const rawRun = async (round: number): Promise<Measured> => {
-    const { prefix, rawTopic } = await roundTopics(round);
-    const consumer = rawKafka.consumer({ groupId: `${prefix}raw`, maxWaitTimeInMs: 100 });
-    await consumer.connect();
-    await consumer.subscribe({ topic: rawTopic, fromBeginning: true });
-    const started = performance.now();
-    for (let i = 0; i < RECORDS; i += BATCH) {
-      await rawProducer.send({ topic: rawTopic, messages: buffers.slice(i, i + BATCH).map((value, j) => ({ key: values[i + j]!.instance_id, value })) });
+    const serdeConsume = async () => {
+      const consumer = await createConsumer(kafka, serdes, { groupId: `${prefix}serde`, topics: [topics.sendCommands], fromBeginning: true });
+      const ms = await consumeAll((onBatch) =>
+        consumer.run(async (batch) => {
+          batch.resolve(batch.records[batch.records.length - 1]!.offset);
+          onBatch(batch.records.filter((r) => r.decoded.ok).length);
+        }),
+      );
+      await consumer.stop();
+      return ms;
+    };
+    const rawConsume = async () => {
+      const consumer = rawKafka.consumer({ groupId: `${prefix}raw`, maxWaitTimeInMs: 100 });
+      await consumer.connect();
+      await consumer.subscribe({ topic: rawTopic, fromBeginning: true });
+      const ms = await consumeAll((onBatch) =>
+        consumer.run({ autoCommit: false, eachBatch: async ({ batch }) => onBatch(batch.messages.filter((m) => m.value !== null).length) }),
+      );
+      await consumer.disconnect();
+      return ms;
+    };
+    const consumed = { serde: 0, raw: 0 };
+    if (round % 2 === 0) {
+      consumed.serde = await serdeConsume();
+      consumed.raw = await rawConsume();
+    } else {
+      consumed.raw = await rawConsume();
+      consumed.serde = await serdeConsume();
     }
-    const produceMs = performance.now() - started;
-    const consumeMs = await consumeAll((onBatch) =>
-      consumer.run({ autoCommit: false, eachBatch: async ({ batch }) => onBatch(batch.messages.filter((m) => m.value !== null).length) }),
-    );
-    const result = measured(produceMs, consumeMs);
-    await consumer.disconnect();
-    return result;
+    return { serde: measured(spent.serde, consumed.serde), raw: measured(spent.raw, consumed.raw) };
   };
 
-  // Alternate the order so that neither path always runs on a warmer JIT or broker cache.
   const serde: Measured[] = [];
   const raw: Measured[] = [];
+  const ratios: number[] = [];
   for (let round = 0; round < ROUNDS; round++) {
-    if (round % 2 === 0) {
-      raw.push(await rawRun(round));
-      serde.push(await serdeRun(round));
-    } else {
-      serde.push(await serdeRun(round));
-      raw.push(await rawRun(round));
-    }
+    const paths = await roundOf(round);
+    serde.push(paths.serde);
+    raw.push(paths.raw);
+    ratios.push(paths.serde.rate / paths.raw.rate);
   }
-  const best = (runs: Measured[]) => runs.reduce((a, b) => (b.rate > a.rate ? b : a));
-  const median = (runs: Measured[]) => [...runs].sort((a, b) => a.rate - b.rate)[Math.floor(runs.length / 2)]!;
-  const line = (m: Measured) => `${m.rate.toFixed(0).padStart(8)} records/s (produce ${m.produceRate.toFixed(0)}/s, consume ${m.consumeRate.toFixed(0)}/s)`;
+  const median = <T>(runs: readonly T[], by: (run: T) => number) => [...runs].sort((a, b) => by(a) - by(b))[Math.floor(runs.length / 2)]!;
+  const line = (runs: Measured[]) => {
+    const m = median(runs, (run) => run.rate);
+    return `median ${m.rate.toFixed(0).padStart(8)} records/s (produce ${median(runs, (run) => run.produceRate).produceRate.toFixed(0)}/s, consume ${median(runs, (run) => run.consumeRate).consumeRate.toFixed(0)}/s)`;
+  };
   const avgSize = Math.round(sizes.reduce((a, b) => a + b, 0) / sizes.length);
-  console.log(`log benchmark: ${RECORDS} records a round, ${ROUNDS} rounds, ${avgSize} bytes a record on average; records produced, then consumed (group join excluded)`);
-  console.log(`  raw kafkajs, buffers   median ${line(median(raw))}, best ${best(raw).rate.toFixed(0)}`);
-  console.log(`  registry serde, Avro   median ${line(median(serde))}, best ${best(serde).rate.toFixed(0)}`);
-  console.log(`  ratio serde/raw        ${(median(serde).rate / median(raw).rate).toFixed(2)} of the medians, ${(best(serde).rate / best(raw).rate).toFixed(2)} of the best   (target 0.80 or better, issue 22)`);
+  console.log(`log benchmark: ${RECORDS} records a round, ${ROUNDS} rounds, ${avgSize} bytes a record on average; both paths produce batch for batch in turn, then each consumes (group join excluded)`);
+  console.log(`  raw kafkajs, buffers   ${line(raw)}`);
+  console.log(`  registry serde, Avro   ${line(serde)}`);
+  console.log(`  ratio serde/raw        ${median(ratios, (r) => r).toFixed(2)}, the median round's (rounds: ${ratios.map((r) => r.toFixed(2)).join(' ')})   (target 0.80 or better, issue 22)`);
 
   await rawProducer.disconnect();
   for (const prefix of prefixes) await removePrefixed(kafka, config.schemaRegistryUrl, prefix);

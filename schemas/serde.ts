@@ -7,6 +7,8 @@ import { backoffMs } from '../shared/backoff.js';
 
 const MAGIC_BYTE = 0;
 const HEADER_SIZE = 5;
+/** The encoder's slab: hundreds of typical records, few enough bytes that a record kept alive long keeps little else. */
+const SLAB_BYTES = 64 * 1024;
 
 /** Encodes and decodes one record type in the Confluent wire format: magic byte, schema id, Avro body. */
 export interface RecordSerde<T> {
@@ -130,37 +132,53 @@ export class AvroSerdes {
       resolvers.set(writerId, reader.createResolver(writer));
     };
     const read = (buffer: Buffer, writerId: number): T => {
-      const body = buffer.subarray(HEADER_SIZE);
+      let decoded: { value?: unknown; offset: number };
       try {
-        const value: unknown = writerId === schemaId ? reader.fromBuffer(body) : reader.fromBuffer(body, resolvers.get(writerId));
-        return unions.fromWire(value) as T;
+        // Read in place from after the header: a view of the body would be a Buffer object per record.
+        decoded = writerId === schemaId ? reader.decode(buffer, HEADER_SIZE) : reader.decode(buffer, HEADER_SIZE, resolvers.get(writerId));
+      } catch (cause) {
+        throw new SerdeError(`cannot decode ${subject} written with schema ${writerId}`, { cause });
+      }
+      if (decoded.offset !== buffer.length) {
+        const fault = decoded.offset < 0 ? 'truncated' : `${buffer.length - decoded.offset} bytes of trailing data`;
+        throw new SerdeError(`cannot decode ${subject} written with schema ${writerId}: ${fault}`);
+      }
+      try {
+        return unions.fromWire(decoded.value) as T;
       } catch (cause) {
         throw new SerdeError(`cannot decode ${subject} written with schema ${writerId}`, { cause });
       }
     };
-    // Encoding goes into one growing scratch buffer, then a single copy of the bytes written.
-    let scratch = Buffer.allocUnsafe(4096);
+    // Records are encoded one after another into a slab and handed out as views of it, with no
+    // copy. The first record takes a slab; a full one is let go, kept alive by the records still
+    // queued for the broker until they are sent.
+    let slab = Buffer.alloc(0);
+    let used = 0;
 
     return {
       subject,
       schemaId,
       encode(value: T): Buffer {
         const wire = unions.toWire(value);
+        let start = used;
         let end: number;
         try {
-          end = reader.encode(wire, scratch, HEADER_SIZE);
+          end = reader.encode(wire, slab, start + HEADER_SIZE);
           if (end < 0) {
-            scratch = Buffer.allocUnsafe(2 * (scratch.length - end));
-            end = reader.encode(wire, scratch, HEADER_SIZE);
+            // The rest of the slab is too small (`end` is minus the bytes missing): a new slab, large enough.
+            slab = Buffer.allocUnsafe(Math.max(SLAB_BYTES, slab.length - start - end));
+            start = 0;
+            end = reader.encode(wire, slab, HEADER_SIZE);
           }
         } catch (cause) {
           const paths: string[] = [];
           reader.isValid(wire, { errorHook: (path) => paths.push(path.join('.')) });
           throw new SerdeError(`cannot encode ${subject}: invalid ${paths.join(', ') || String(cause)}`, { cause });
         }
-        scratch.writeUInt8(MAGIC_BYTE, 0);
-        scratch.writeInt32BE(schemaId, 1);
-        return Buffer.from(scratch.subarray(0, end));
+        slab.writeUInt8(MAGIC_BYTE, start);
+        slab.writeInt32BE(schemaId, start + 1);
+        used = end;
+        return slab.subarray(start, end);
       },
       decode(buffer: Buffer): T | Promise<T> {
         if (buffer.length < HEADER_SIZE || buffer.readUInt8(0) !== MAGIC_BYTE) {

@@ -28,7 +28,7 @@ describe('schemas on a fresh registry', () => {
 
   afterAll(async () => {
     const subjects = [...currentTopicSchemas(named).keys()].map((topic) => `${run}.${topic}-value`);
-    const others = ['incompatible', 'evolution', 'interrupted', 'chosen', ...raced].map((name) => `${run}.${name}-value`);
+    const others = ['incompatible', 'evolution', 'encoded', 'interrupted', 'chosen', ...raced].map((name) => `${run}.${name}-value`);
     for (const subject of [...subjects, ...others]) await deleteSubject(config.schemaRegistryUrl, subject);
   });
 
@@ -81,6 +81,44 @@ describe('schemas on a fresh registry', () => {
       expect(v2.schemaId).not.toBe(v1.schemaId);
       expect(await v2.decode(bytes)).toEqual({ ...state, region: 'unknown' });
       expect(await v1.decode(v2.encode({ ...state, region: 'eu' }))).toEqual(state);
+    });
+  });
+
+  describe('records encoded one after another', () => {
+    const subject = `${run}.encoded-value`;
+    const stateOf = (n: number): InstanceState => ({
+      event_id: asEventId(`evt_${n}`),
+      occurred_at: 1_767_225_600_000 + n,
+      account_id: asAccountId('acc_1'),
+      project_id: asProjectId('prj_1'),
+      instance_id: asInstanceId(`inst_${n}`),
+      phone: '+5511900000000',
+      // Sizes from a few bytes to past the encoder's 64 KiB slab, so that records straddle slabs.
+      nickname: n === 700 ? 'x'.repeat(100_000) : 'n'.repeat((n * 37) % 900),
+      status: 'connected',
+      previous_status: null,
+      reason: null,
+      health_score: n % 101,
+      pool_ids: [],
+      connector: 'sandbox',
+      deleted: false,
+    });
+
+    it('each keep their own bytes, and decode to their own value', async () => {
+      const serde = await new AvroSerdes(config.schemaRegistryUrl, named).register<InstanceState>(subject, base.fullName);
+      const encoded = Array.from({ length: 2_000 }, (_, n) => serde.encode(stateOf(n)));
+      const copies = encoded.map((bytes) => Buffer.from(bytes));
+      for (let n = 0; n < encoded.length; n++) {
+        expect(encoded[n]!.equals(copies[n]!)).toBe(true);
+        expect(serde.decode(encoded[n]!)).toEqual(stateOf(n));
+      }
+    });
+
+    it('refuses bytes cut short or followed by more', async () => {
+      const serde = await new AvroSerdes(config.schemaRegistryUrl, named).register<InstanceState>(subject, base.fullName);
+      const bytes = serde.encode(stateOf(3));
+      expect(() => serde.decode(bytes.subarray(0, bytes.length - 1))).toThrow(/cannot decode .* truncated/);
+      expect(() => serde.decode(Buffer.concat([bytes, Buffer.from([0])]))).toThrow(/cannot decode .* 1 bytes of trailing data/);
     });
   });
 
