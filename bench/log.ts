@@ -90,43 +90,39 @@ async function main(): Promise<void> {
       spent[path] += performance.now() - started;
     };
     for (let i = 0; i < RECORDS; i += BATCH) {
-      const serdeBatch = () => producer.send(topics.sendCommands, values.slice(i, i + BATCH).map((value) => ({ key: value.instance_id, value })));
-      const rawBatch = () => rawProducer.send({ topic: rawTopic, messages: buffers.slice(i, i + BATCH).map((value, j) => ({ key: values[i + j]!.instance_id, value })) });
-      const [first, second] = (i / BATCH + round) % 2 === 0 ? (['serde', 'raw'] as const) : (['raw', 'serde'] as const);
-      await timed(first, first === 'serde' ? serdeBatch : rawBatch);
-      await timed(second, second === 'serde' ? serdeBatch : rawBatch);
+      const batches = {
+        serde: () => producer.send(topics.sendCommands, values.slice(i, i + BATCH).map((value) => ({ key: value.instance_id, value }))),
+        raw: () => rawProducer.send({ topic: rawTopic, messages: buffers.slice(i, i + BATCH).map((value, j) => ({ key: values[i + j]!.instance_id, value })) }),
+      };
+      for (const path of inTurn(i / BATCH + round)) await timed(path, batches[path]);
     }
     await producer.disconnect();
 
-    const serdeConsume = async () => {
-      const consumer = await createConsumer(kafka, serdes, { groupId: `${prefix}serde`, topics: [topics.sendCommands], fromBeginning: true });
-      const ms = await consumeAll((onBatch) =>
-        consumer.run(async (batch) => {
-          batch.resolve(batch.records[batch.records.length - 1]!.offset);
-          onBatch(batch.records.filter((r) => r.decoded.ok).length);
-        }),
-      );
-      await consumer.stop();
-      return ms;
-    };
-    const rawConsume = async () => {
-      const consumer = rawKafka.consumer({ groupId: `${prefix}raw`, maxWaitTimeInMs: 100 });
-      await consumer.connect();
-      await consumer.subscribe({ topic: rawTopic, fromBeginning: true });
-      const ms = await consumeAll((onBatch) =>
-        consumer.run({ autoCommit: false, eachBatch: async ({ batch }) => onBatch(batch.messages.filter((m) => m.value !== null).length) }),
-      );
-      await consumer.disconnect();
-      return ms;
+    const consumers = {
+      serde: async () => {
+        const consumer = await createConsumer(kafka, serdes, { groupId: `${prefix}serde`, topics: [topics.sendCommands], fromBeginning: true });
+        const ms = await consumeAll((onBatch) =>
+          consumer.run(async (batch) => {
+            batch.resolve(batch.records[batch.records.length - 1]!.offset);
+            onBatch(batch.records.filter((r) => r.decoded.ok).length);
+          }),
+        );
+        await consumer.stop();
+        return ms;
+      },
+      raw: async () => {
+        const consumer = rawKafka.consumer({ groupId: `${prefix}raw`, maxWaitTimeInMs: 100 });
+        await consumer.connect();
+        await consumer.subscribe({ topic: rawTopic, fromBeginning: true });
+        const ms = await consumeAll((onBatch) =>
+          consumer.run({ autoCommit: false, eachBatch: async ({ batch }) => onBatch(batch.messages.filter((m) => m.value !== null).length) }),
+        );
+        await consumer.disconnect();
+        return ms;
+      },
     };
     const consumed = { serde: 0, raw: 0 };
-    if (round % 2 === 0) {
-      consumed.serde = await serdeConsume();
-      consumed.raw = await rawConsume();
-    } else {
-      consumed.raw = await rawConsume();
-      consumed.serde = await serdeConsume();
-    }
+    for (const path of inTurn(round)) consumed[path] = await consumers[path]();
     return { serde: measured(spent.serde, consumed.serde), raw: measured(spent.raw, consumed.raw) };
   };
 
@@ -152,6 +148,11 @@ async function main(): Promise<void> {
 
   await rawProducer.disconnect();
   for (const prefix of prefixes) await removePrefixed(kafka, config.schemaRegistryUrl, prefix);
+}
+
+/** Which path goes first at step `n`: each in turn. */
+function inTurn(n: number): readonly ['serde', 'raw'] | readonly ['raw', 'serde'] {
+  return n % 2 === 0 ? ['serde', 'raw'] : ['raw', 'serde'];
 }
 
 function measured(produceMs: number, consumeMs: number): Measured {

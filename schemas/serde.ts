@@ -132,22 +132,17 @@ export class AvroSerdes {
       resolvers.set(writerId, reader.createResolver(writer));
     };
     const read = (buffer: Buffer, writerId: number): T => {
-      let decoded: { value?: unknown; offset: number };
+      const failure = `cannot decode ${subject} written with schema ${writerId}`;
+      let offset: number;
       try {
         // Read in place from after the header: a view of the body would be a Buffer object per record.
-        decoded = writerId === schemaId ? reader.decode(buffer, HEADER_SIZE) : reader.decode(buffer, HEADER_SIZE, resolvers.get(writerId));
+        const decoded = writerId === schemaId ? reader.decode(buffer, HEADER_SIZE) : reader.decode(buffer, HEADER_SIZE, resolvers.get(writerId));
+        if (decoded.offset === buffer.length) return unions.fromWire(decoded.value) as T;
+        offset = decoded.offset;
       } catch (cause) {
-        throw new SerdeError(`cannot decode ${subject} written with schema ${writerId}`, { cause });
+        throw new SerdeError(failure, { cause });
       }
-      if (decoded.offset !== buffer.length) {
-        const fault = decoded.offset < 0 ? 'truncated' : `${buffer.length - decoded.offset} bytes of trailing data`;
-        throw new SerdeError(`cannot decode ${subject} written with schema ${writerId}: ${fault}`);
-      }
-      try {
-        return unions.fromWire(decoded.value) as T;
-      } catch (cause) {
-        throw new SerdeError(`cannot decode ${subject} written with schema ${writerId}`, { cause });
-      }
+      throw new SerdeError(`${failure}: ${offset < 0 ? 'truncated' : `${buffer.length - offset} bytes of trailing data`}`);
     };
     // Records are encoded one after another into a slab and handed out as views of it, with no
     // copy. The first record takes a slab; a full one is let go, kept alive by the records still
