@@ -28,6 +28,7 @@ import { createMediaLinks, type MediaLinks } from '../shared/media-links.js';
 import { createMailer, type Mailer } from '../connectors/email/smtp.js';
 import { retrySchedules, tiersOf } from '../connectors/webhooks/index.js';
 import { createClickHouse, type ClickHouse } from '../shared/clickhouse.js';
+import { ProcessFence } from '../shared/process-fence.js';
 import type { Config } from './config.js';
 import { createMetrics, type Metrics } from './metrics.js';
 
@@ -53,6 +54,8 @@ export interface Clients {
   readonly fenced: Promise<FencedMember>;
   /** The member id of each consumer's latest join, unless `KAFKA_DEAD_MEMBER_CHECK_MS` is 0: see `startMemberLiveness`. */
   readonly members: GroupMembers | undefined;
+  /** What this process holds under its liveness lock (numbers' leases), with `members`: see `startMemberLiveness`. */
+  readonly fence: ProcessFence | undefined;
   close(): Promise<void>;
 }
 
@@ -117,6 +120,7 @@ export async function buildClients(config: Config, logger: Logger): Promise<Clie
     metrics,
     fenced: instances?.fenced ?? new Promise<never>(() => {}),
     members,
+    fence: members && new ProcessFence(),
     async close() {
       await metrics.close().catch(() => undefined);
       await producer.disconnect().catch(() => undefined);

@@ -50,6 +50,7 @@ export function baileysNetwork(clients: Clients, otp: OtpOpener, leases: pg.Pool
   return new BaileysNetwork({
     pool: clients.pool,
     leasePool: leases,
+    ...(clients.fence && { fence: clients.fence }),
     logger,
     mapping,
     socket: {

@@ -1,5 +1,5 @@
 import { buildClients } from './clients.js';
-import { startMemberLiveness } from './member-liveness.js';
+import { startProcessLiveness } from './member-liveness.js';
 import { loadConfig, redactConfig, refuseSandboxInProduction, withStartInstance, type Config } from './config.js';
 import { createLogger } from './logger.js';
 import { parseRoles, startRoles, type Role, type RunningRoles } from './roles.js';
@@ -55,17 +55,7 @@ async function runRoles(config: Config, arg: string, options: { firstAccount?: b
   }
   // Side by side: the members are kept from the clients' start, and recorded once the lock is taken.
   const [liveness, running] = await Promise.all([
-    clients.members &&
-      startMemberLiveness({
-        pool: clients.pool,
-        databaseUrl: config.databaseUrl,
-        kafka: clients.kafka,
-        members: clients.members,
-        logger,
-        registry: clients.metrics.registry,
-        checkMs: config.kafka.deadMemberCheckMs,
-        graceMs: config.kafka.sessionTimeoutMs,
-      }),
+    startProcessLiveness(clients),
     startRoles(roles, clients),
   ]);
   const demo = stop.asked ? undefined : await announce(config, roles, clients, running, options);

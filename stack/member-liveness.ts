@@ -1,8 +1,12 @@
+import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import { Counter, type Registry } from 'prom-client';
 import { runDdl } from '../shared/ddl.js';
+import type { ProcessFence } from '../shared/process-fence.js';
+import { expireFenced } from '../connectors/baileys/index.js';
+import type { Clients } from './clients.js';
 import { createMemberRemover, type GroupMember, type GroupMembers, type Kafka, type MemberChange, type RemovedMember } from '../topics/index.js';
 
 /** The first key of every process lock (Postgres' two-key advisory locks), the second being the process's `lock_id`. */
@@ -25,14 +29,18 @@ const DDL = [
      group_instance_id text,
      PRIMARY KEY (lock_id, consumer)
    )`,
+  'ALTER TABLE gateway_processes ADD COLUMN IF NOT EXISTS fence text',
 ];
+
+/** Checks in a row that may go unanswered before this process lets go of what it holds under its fence. */
+const LAPSE_CHECKS = 4;
 
 /**
  * The processes of this cluster whose lock is free: they died, or lost their Postgres connection.
  * A process registered before Postgres last started has the grace to take its lock again first.
  */
 const DEAD = `
-  SELECT p.lock_id, p.host, p.pid
+  SELECT p.lock_id, p.host, p.pid, p.fence
     FROM gateway_processes p
    WHERE p.cluster_id = $1 AND p.lock_id <> $2
      AND (p.locked_at >= pg_postmaster_start_time() OR now() - pg_postmaster_start_time() > make_interval(secs => $3::double precision / 1000))
@@ -54,10 +62,36 @@ export interface MemberLivenessOptions {
   readonly checkMs: number;
   /** How long a process has to take its lock again after Postgres restarts (the session: then the brokers have removed its members anyway). */
   readonly graceMs: number;
+  /** Begun and ended by the lock: what this process holds under it (numbers' leases) goes when it ends. */
+  readonly fence: ProcessFence;
+  /**
+   * Told the fences of the processes found dead, once their members are removed: whatever those
+   * processes held under them they let go within `withinMs` from now (or died), so it can be taken
+   * then instead of when its own time runs out.
+   */
+  readonly onDead: (fences: readonly string[], withinMs: number) => Promise<void>;
 }
 
 export interface MemberLiveness {
   stop(): Promise<void>;
+}
+
+/** The liveness of `clients`' process, as its roles run it; none when `KAFKA_DEAD_MEMBER_CHECK_MS` is 0. */
+export function startProcessLiveness({ config, pool, kafka, members, fence, logger, metrics }: Clients): Promise<MemberLiveness> | undefined {
+  if (!members || !fence) return undefined;
+  return startMemberLiveness({
+    pool,
+    databaseUrl: config.databaseUrl,
+    kafka,
+    members,
+    fence,
+    logger,
+    registry: metrics.registry,
+    checkMs: config.kafka.deadMemberCheckMs,
+    graceMs: config.kafka.sessionTimeoutMs,
+    // A dead connector's numbers open elsewhere within seconds, not when their leases run out.
+    onDead: (fences, withinMs) => expireFenced(pool, fences, withinMs),
+  });
 }
 
 /**
@@ -70,9 +104,18 @@ export interface MemberLiveness {
  * A lost host's connection drops only when TCP gives up: its members leave when their session ends,
  * as without this. A live process whose Postgres connection drops has its members removed too, and
  * its consumers rejoin: one rebalance, nothing lost.
+ *
+ * The lock also fences what the process holds outside Kafka (`fence`): each time it takes its lock
+ * it records a new fence token beside it, and it ends the token when the lock's connection drops,
+ * when a peer took it for dead, or when `LAPSE_CHECKS` checks in a row went unanswered (the
+ * connection may be gone on the server's side). A peer that finds the lock free tells `onDead` the
+ * token: by then the process has let go of what it held under it, or will within the lapse.
  */
 export async function startMemberLiveness(options: MemberLivenessOptions): Promise<MemberLiveness> {
-  const { members, logger } = options;
+  const { members, logger, fence } = options;
+  const lapseMs = LAPSE_CHECKS * options.checkMs;
+  /** When the round trip that last confirmed the lock under the current fence was asked. */
+  let confirmedAt = 0;
   await runDdl(options.pool, 'member-liveness', DDL);
   const remover = await createMemberRemover(options.kafka);
   const counted = new Counter({
@@ -95,15 +138,20 @@ export async function startMemberLiveness(options: MemberLivenessOptions): Promi
   const write = (what: (c: pg.Client, id: number) => Promise<unknown>) =>
     void serially(() => (client && lockId !== undefined ? what(client, lockId) : Promise.resolve())).catch((err: unknown) => logger.warn({ err }, 'recording a group member failed'));
 
-  /** Records this process and every member it holds now under its lock, replacing what was recorded. */
+  /** Records this process, under a new fence, and every member it holds now under its lock, replacing what was recorded; then begins the fence. */
   const recordAll = async (on: pg.Client, id: number) => {
+    const token = randomUUID();
+    const asked = performance.now();
     await on.query(
-      `INSERT INTO gateway_processes (lock_id, cluster_id, host, pid) VALUES ($1, $2, $3, $4)
-       ON CONFLICT (lock_id) DO UPDATE SET locked_at = now()`,
-      [id, remover.clusterId, hostname(), process.pid],
+      `INSERT INTO gateway_processes (lock_id, cluster_id, host, pid, fence) VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT (lock_id) DO UPDATE SET locked_at = now(), fence = EXCLUDED.fence`,
+      [id, remover.clusterId, hostname(), process.pid, token],
     );
     await on.query('DELETE FROM gateway_process_members WHERE lock_id = $1', [id]);
     for (const change of members.held()) await record(on, id, change);
+    if (on !== client) return;
+    confirmedAt = asked;
+    fence.begin(token);
   };
 
   /** Takes the lock (again, after a lost connection: the same one unless it is not free yet) and records every member. */
@@ -129,6 +177,7 @@ export async function startMemberLiveness(options: MemberLivenessOptions): Promi
     if (which !== client || stopped) return;
     logger.warn({ err }, 'the connection holding this process\'s liveness lock dropped; taking it again');
     client = undefined;
+    fence.end();
     void which.end().catch(() => undefined);
     reconnecting ??= retryUntilStopped(register).finally(() => (reconnecting = undefined));
   };
@@ -156,16 +205,21 @@ export async function startMemberLiveness(options: MemberLivenessOptions): Promi
     const own = client;
     if (!own || lockId === undefined) return;
     const id = lockId;
+    const asked = performance.now();
     // One round trip a check: whether this process is still recorded, and whether any other died.
     const { rows } = await own.query<{ recorded: boolean; dead: boolean }>(
       `SELECT EXISTS (SELECT 1 FROM gateway_processes WHERE lock_id = $2) AS recorded, EXISTS (${DEAD}) AS dead`,
       [remover.clusterId, id, options.graceMs],
     );
-    // A peer that saw this process's lock free (its connection dropped a moment) removed its row: recorded again.
-    if (!rows[0]!.recorded) {
-      logger.warn('a peer took this process for dead; recording it again');
+    if (own !== client) return;
+    // A peer that saw this process's lock free (its connection dropped a moment) removed its row, and
+    // ended its fence: recorded again, under a new one. After a lapse, the connection was alive all
+    // along (this answer came on it), but what the fence held is let go already: a new one too.
+    if (!rows[0]!.recorded || fence.current === undefined) {
+      if (!rows[0]!.recorded) logger.warn('a peer took this process for dead; recording it again');
+      fence.end();
       await serially(() => recordAll(own, id)).catch((err: unknown) => logger.warn({ err }, 'recording this process again failed'));
-    }
+    } else confirmedAt = asked;
     if (rows[0]!.dead) await serially(() => removeDead(own, id));
   };
   /** Claims the processes found dead, removes their members and deletes their rows, in one transaction. */
@@ -173,7 +227,7 @@ export async function startMemberLiveness(options: MemberLivenessOptions): Promi
     await own.query('BEGIN');
     try {
       // Claimed: a peer checking at the same time skips them.
-      const claimed = await own.query<{ lock_id: number; host: string; pid: number }>(`${DEAD} FOR UPDATE OF p SKIP LOCKED`, [remover.clusterId, id, options.graceMs]);
+      const claimed = await own.query<{ lock_id: number; host: string; pid: number; fence: string | null }>(`${DEAD} FOR UPDATE OF p SKIP LOCKED`, [remover.clusterId, id, options.graceMs]);
       const ids = claimed.rows.map((row) => row.lock_id);
       if (ids.length === 0) {
         await own.query('COMMIT');
@@ -190,12 +244,19 @@ export async function startMemberLiveness(options: MemberLivenessOptions): Promi
       const count = (outcome: RemovedMember['outcome']) => removed.filter((member) => member.outcome === outcome).length;
       for (const outcome of ['removed', 'gone', 'replaced'] as const) counted.inc({ outcome }, count(outcome));
       logger.warn({ processes, removed: count('removed'), gone: count('gone'), replaced: count('replaced') }, 'gateway processes died: their group members were removed, so their partitions move to the others');
+      const fences = claimed.rows.flatMap((row) => row.fence ?? []);
+      // Failing, what they held under their fences ends in its own time instead.
+      if (fences.length > 0) void options.onDead(fences, lapseMs + 2 * options.checkMs).catch((err: unknown) => logger.warn({ err }, 'ending what the dead processes held under their fences failed'));
     } catch (err) {
       await own.query('ROLLBACK').catch(() => undefined);
       throw err;
     }
   };
   const timer = setInterval(() => {
+    if (fence.current !== undefined && performance.now() - confirmedAt > lapseMs) {
+      logger.warn({ lapseMs }, "this process's liveness lock went unconfirmed: what it holds under its fence is let go");
+      fence.end();
+    }
     checking ??= check()
       .catch((err: unknown) => logger.warn({ err }, "checking the processes' liveness locks failed"))
       .finally(() => (checking = undefined));
@@ -206,6 +267,7 @@ export async function startMemberLiveness(options: MemberLivenessOptions): Promi
     async stop() {
       stopped = true;
       clearInterval(timer);
+      fence.end();
       unlisten();
       await checking;
       await queue;

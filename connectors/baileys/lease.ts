@@ -9,6 +9,8 @@ export const leaseDdl = [
     generation bigint NOT NULL,
     expires_at timestamptz NOT NULL
   )`,
+  `ALTER TABLE baileys.leases ADD COLUMN IF NOT EXISTS fence text`,
+  `CREATE INDEX IF NOT EXISTS leases_fence ON baileys.leases (fence)`,
 ];
 
 /** The right of one worker to hold the socket of one number, until `validUntil` on this process' clock. */
@@ -17,6 +19,8 @@ export interface Lease {
   readonly owner: string;
   /** Grows by one at every acquisition: a write fenced by an older generation is refused. */
   readonly generation: number;
+  /** The holder process's fence token when it took the lease (shared/process-fence.ts), if it runs one. */
+  readonly fence: string | undefined;
   /** `performance.now()` past which the holder must have closed its socket unless it renewed. */
   validUntil: number;
 }
@@ -43,7 +47,8 @@ export function leasePool(connectionString: string, periodMs: number, logger: Lo
  * partitions move. A worker takes a lease only when it is free (released, or expired on the
  * database's clock); the holder renews it and closes its socket by itself once it could not renew
  * within the time to live, measured from before it asked, so its socket is closed before anyone
- * else can take the lease.
+ * else can take the lease. A lease taken under a process fence ends early when a peer finds that
+ * process dead (`expireFenced`).
  */
 export class NumberLeases {
   constructor(
@@ -51,20 +56,20 @@ export class NumberLeases {
     private readonly ttlMs: number,
   ) {}
 
-  /** The lease, if no other worker holds it now. */
-  async acquire(instanceId: string, owner: string): Promise<Lease | undefined> {
+  /** The lease, if no other worker holds it now; taken under the holder's `fence` token, if any. */
+  async acquire(instanceId: string, owner: string, fence?: string): Promise<Lease | undefined> {
     const asked = performance.now();
     const { rows } = await this.pool.query<{ generation: string }>(
-      `INSERT INTO baileys.leases AS l (instance_id, owner, generation, expires_at)
-       VALUES ($1, $2, 1, now() + make_interval(secs => $3::double precision / 1000))
+      `INSERT INTO baileys.leases AS l (instance_id, owner, generation, expires_at, fence)
+       VALUES ($1, $2, 1, now() + make_interval(secs => $3::double precision / 1000), $4)
        ON CONFLICT (instance_id) DO UPDATE
-         SET owner = EXCLUDED.owner, generation = l.generation + 1, expires_at = EXCLUDED.expires_at
+         SET owner = EXCLUDED.owner, generation = l.generation + 1, expires_at = EXCLUDED.expires_at, fence = EXCLUDED.fence
          WHERE l.expires_at <= now()
        RETURNING generation`,
-      [instanceId, owner, this.ttlMs],
+      [instanceId, owner, this.ttlMs, fence ?? null],
     );
     const row = rows[0];
-    return row === undefined ? undefined : { instanceId, owner, generation: Number(row.generation), validUntil: asked + this.ttlMs };
+    return row === undefined ? undefined : { instanceId, owner, generation: Number(row.generation), fence, validUntil: asked + this.ttlMs };
   }
 
   /** Extends the lease; false once another worker holds it (or held it since). */
@@ -91,3 +96,21 @@ export class NumberLeases {
     if (rowCount !== 1) throw new LeaseLost(lease.instanceId);
   }
 }
+
+/**
+ * Ends, `withinMs` from now unless sooner, the leases taken under these fences: their holders died,
+ * or let go of the sockets within that time. Run by whichever process found them dead, which may
+ * have no Baileys connector, nor the table (then there is nothing to end).
+ */
+export async function expireFenced(pool: Pool, fences: readonly string[], withinMs: number): Promise<void> {
+  try {
+    await pool.query(
+      `UPDATE baileys.leases SET expires_at = LEAST(expires_at, now() + make_interval(secs => $2::double precision / 1000)) WHERE fence = ANY($1)`,
+      [fences, withinMs],
+    );
+  } catch (err) {
+    if ((err as { code?: string }).code !== UNDEFINED_TABLE) throw err;
+  }
+}
+
+const UNDEFINED_TABLE = '42P01';

@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { InstanceState, NumberCommand } from '../../schemas/records.js';
 import { topics } from '../../topics/index.js';
 import { runDdl } from '../../shared/ddl.js';
+import type { ProcessFence } from '../../shared/process-fence.js';
 import type { ConnectorCommands, NetworkConnector, SessionEvents } from '../network/connector.js';
 import { authStoreDdl } from './auth-store.js';
 import { FirstConnections, firstConnectionsDdl } from './first-connections.js';
@@ -22,6 +23,8 @@ export interface BaileysNetworkDeps {
   readonly logger: Logger;
   readonly socket: SocketOptions;
   readonly mapping: BaileysMapping;
+  /** The process's fence (stack/member-liveness.ts), when it runs one: a dead worker's leases then end within seconds. */
+  readonly fence?: ProcessFence;
 }
 
 /**
@@ -41,6 +44,9 @@ export class BaileysNetwork implements NetworkConnector {
   constructor(private readonly deps: BaileysNetworkDeps) {
     this.leases = new NumberLeases(deps.leasePool, deps.socket.leaseRenewMs * 3);
     this.firstConnections = new FirstConnections(deps.pool);
+    deps.fence?.onEnd((token) => {
+      for (const session of this.sessions.values()) session.fenceEnded(token);
+    });
   }
 
   /** Creates the connector's tables, and purges what it keeps past its time now and every hour. */
@@ -54,7 +60,7 @@ export class BaileysNetwork implements NetworkConnector {
   async open(instance: InstanceState, events: SessionEvents): Promise<BaileysSession> {
     const id = instance.instance_id;
     const { pool, logger, socket, mapping } = this.deps;
-    const session = new BaileysSession(instance, events, { pool, leases: this.leases, owner: this.owner, logger, socket, mapping, firstConnected: this.firstConnections }, () => {
+    const session = new BaileysSession(instance, events, { pool, leases: this.leases, owner: this.owner, fence: this.deps.fence, logger, socket, mapping, firstConnected: this.firstConnections }, () => {
       if (this.sessions.get(id) === session) this.sessions.delete(id);
     });
     this.sessions.set(id, session);

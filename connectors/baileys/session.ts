@@ -12,6 +12,7 @@ import type { Logger } from 'pino';
 import { sentNetworkId } from '../network/ids.js';
 import type { InstanceState, InstanceStatus, PairingMethod, SendCommand } from '../../schemas/records.js';
 import { backoffMs } from '../../shared/backoff.js';
+import type { ProcessFence } from '../../shared/process-fence.js';
 import type { NumberSession, SendResult, SessionEvents, SessionFact } from '../network/connector.js';
 import { answerWith, QueryRefused, type AnswerOf, type QueryHandlers, type SessionQuery } from '../network/query.js';
 import { checkPhones } from './phone-checks.js';
@@ -39,6 +40,8 @@ export interface BaileysSessionDeps {
   readonly leases: NumberLeases;
   /** This worker's name on the leases. */
   readonly owner: string;
+  /** The process's fence, when it runs one: leases are taken under its token, and none while it has none. */
+  readonly fence: ProcessFence | undefined;
   readonly logger: Logger;
   readonly socket: SocketOptions;
   readonly mapping: BaileysMapping;
@@ -47,6 +50,11 @@ export interface BaileysSessionDeps {
 }
 
 const LIVE: ReadonlySet<InstanceStatus> = new Set(['connected', 'warming']);
+/**
+ * How often a lease held by another worker is asked for again (at most): a dead holder's lease ends
+ * a few seconds after its death is found (`expireFenced`), well before its time to live.
+ */
+const LEASE_POLL_MS = 1_000;
 /** How long the first QR of a pairing is shown before the network sends the next one. */
 const FIRST_QR_LIFETIME_MS = 60_000;
 /** How long each later QR is shown. */
@@ -141,7 +149,7 @@ export class BaileysSession implements NumberSession {
       try {
         const lease = this.lease ?? (await this.acquire());
         if (lease === undefined) {
-          await this.wait(leaseRenewMs);
+          await this.wait(Math.min(leaseRenewMs, LEASE_POLL_MS));
           continue;
         }
         this.firstConnectedAt ??= await this.deps.firstConnected.get(id);
@@ -158,7 +166,10 @@ export class BaileysSession implements NumberSession {
 
   /** The lease if it is free, renewed from then on; given back at once if the session closed meanwhile. */
   private async acquire(): Promise<Lease | undefined> {
-    const lease = await this.deps.leases.acquire(this.instance.instance_id, this.deps.owner);
+    const { fence } = this.deps;
+    const token = fence?.current;
+    if (fence !== undefined && token === undefined) return undefined;
+    const lease = await this.deps.leases.acquire(this.instance.instance_id, this.deps.owner, token);
     if (lease === undefined) return undefined;
     if (this.closed) {
       await this.deps.leases.release(lease);
@@ -263,17 +274,25 @@ export class BaileysSession implements NumberSession {
     if (!(await this.received.drain(DRAIN_MS))) this.log.warn({ deadlineMs: DRAIN_MS }, 'received messages still being written when the session closed');
   }
 
+  /** The process's fence `token` ended: a lease taken under it goes, as if lost. */
+  fenceEnded(token: string): void {
+    if (this.lease?.fence === token) void this.lost("the process's liveness lapsed");
+  }
+
   /**
-   * The lease is gone (not renewed in time, or taken): the socket closes before anyone else can take
-   * the lease, the number reads `disconnected`, and the session goes back to taking the lease.
+   * The lease is gone (not renewed in time, taken, or its fence ended): the socket closes before
+   * anyone else can take the lease, the number reads `disconnected`, and the session goes back to
+   * taking the lease, which it gives back first in case it still holds it.
    */
   private async lost(why: string): Promise<void> {
     if (this.closed) return;
     this.log.warn({ why }, 'the number is no longer ours: socket closed, taking the lease again');
     this.stopRenewing?.();
+    const lease = this.lease;
     this.lease = undefined;
     this.auth = undefined;
     await this.endSocket();
+    if (lease) await this.deps.leases.release(lease).catch((err: unknown) => this.log.warn({ err }, 'lease not released; it expires'));
     await this.setStatus('disconnected', `${why}; taking the number back`).catch((err: unknown) => this.log.warn({ err }, 'status not written'));
     void this.start();
   }

@@ -172,3 +172,66 @@ describe('a connector process stopped while it receives', () => {
     expect(ours().filter((m) => m.content.kind === 'image').every((m) => m.content.kind === 'image' && m.content.media !== null)).toBe(true);
   });
 });
+
+/** The leases' time to live in the test below: far longer than the test waits for the number to move. */
+const LONG_RENEW_MS = 20_000;
+
+/**
+ * A connector process SIGKILLed while it holds a number (issue 22 item 5): the number's socket opens
+ * in the other process a few seconds after the death, once a peer found the dead process's liveness
+ * lock free and ended the leases taken under its fence. Without that, the other process waited for
+ * the lease's time to live (here a minute) before it could open the socket.
+ */
+describe('a connector process SIGKILLed while it holds a number', () => {
+  let env: TestEnv;
+  let clients: Clients;
+  let server: NetworkServer;
+  const children: ConnectorChild[] = [];
+  const id = `inst_killed_${Date.now().toString(36)}`;
+
+  beforeAll(async () => {
+    server = await NetworkServer.start();
+    env = await createTestEnv({ BAILEYS_WS_URL: server.template(), BAILEYS_LEASE_RENEW_MS: String(LONG_RENEW_MS), BAILEYS_CONNECT_TIMEOUT_MS: '600000' });
+    clients = await testClients(env);
+    await runDdl(clients.pool, 'baileys', [...authStoreDdl, ...leaseDdl]);
+    const state = await pairedBaileysNumber(clients.pool, id, { account: 'acc_killed', project: 'prj_killed' });
+    await clients.producer.send(topics.instances, [{ key: id, value: state }]);
+  });
+
+  afterAll(async () => {
+    for (const child of children) child.kill('SIGKILL');
+    await Promise.all(children.map((child) => child.exited));
+    await clients?.close();
+    await env?.dispose();
+    await server?.close();
+  });
+
+  it('opens the number’s socket in the other process well before the dead one’s lease runs out', async () => {
+    const a = new ConnectorChild('a', env.env);
+    const b = new ConnectorChild('b', env.env);
+    children.push(a, b);
+    const live = async (child: ConnectorChild) => (await child.ask({ kind: 'status', instanceId: id }))?.live === true;
+    const holder = await waitFor('both processes in the group and one socket for the number', async () => {
+      const [sa, sb] = [await a.ask({ kind: 'status', instanceId: id }), await b.ask({ kind: 'status', instanceId: id })];
+      if (!sa?.partitions || !sb?.partitions || server.openOf(id).length !== 1) return undefined;
+      return sa.live ? a : sb.live ? b : undefined;
+    }, { timeoutMs: 90_000 });
+    const survivor = holder === a ? b : a;
+    const lease = async () => (await clients.pool.query<{ generation: string; fence: string | null; ttl_ms: number }>(
+      `SELECT generation, fence, (extract(epoch FROM expires_at - now()) * 1000)::float8 AS ttl_ms FROM baileys.leases WHERE instance_id = $1`, [id])).rows[0]!;
+    const before = await lease();
+    expect(before.fence).not.toBeNull();
+    expect(before.ttl_ms).toBeGreaterThan(LONG_RENEW_MS);
+
+    holder.kill('SIGKILL');
+    await holder.exited;
+    // Half the lease's time to live: the number moved through the dead process's fence, not its lease.
+    await waitFor('the number’s socket open in the other process', async () => (await live(survivor)) && server.openOf(id).length === 1 ? true : undefined, {
+      timeoutMs: (LONG_RENEW_MS * 3) / 2,
+    });
+    const after = await lease();
+    expect(Number(after.generation)).toBe(Number(before.generation) + 1);
+    const fences = await clients.pool.query<{ fence: string }>('SELECT fence FROM gateway_processes');
+    expect(fences.rows.map((row) => row.fence)).toEqual([after.fence]);
+  });
+});

@@ -12,6 +12,7 @@ import { OpenedOtpCodes, OtpKeys, startConnectorRole } from '../../connectors/ne
 import { buildClients } from '../../stack/clients.js';
 import { loadConfig } from '../../stack/config.js';
 import { baileysNetwork } from '../../stack/connector-role.js';
+import { startProcessLiveness } from '../../stack/member-liveness.js';
 import { loggedIn } from './received-messages.js';
 
 /** What the test asks of this process. */
@@ -31,7 +32,8 @@ await clients.media.ensure();
 const otp = new OpenedOtpCodes(new OtpKeys(clients.pool), clients.cipher);
 const leases = leasePool(clients.config.databaseUrl, clients.config.baileys.leaseRenewMs, clients.logger);
 const network = baileysNetwork(clients, otp, leases);
-const role = await startConnectorRole(clients, { connectors: [network], otp });
+// As the gateway's roles run: the process's liveness lock fences its leases.
+const [liveness, role] = await Promise.all([startProcessLiveness(clients), startConnectorRole(clients, { connectors: [network], otp })]);
 const opened = new WeakSet<WASocket>();
 
 /** A socket the network can deliver to: open, and reading. */
@@ -60,6 +62,8 @@ process.on('message', (request: ChildRequest) => {
 process.once('SIGTERM', () => {
   void (async () => {
     await role.stop();
+    await liveness?.stop();
+    await leases.end();
     await clients.close();
     process.exit(0);
   })();
