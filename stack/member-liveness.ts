@@ -60,7 +60,11 @@ export interface MemberLivenessOptions {
   readonly registry: Registry;
   /** How often the processes' locks are checked. */
   readonly checkMs: number;
-  /** How long a process has to take its lock again after Postgres restarts (the session: then the brokers have removed its members anyway). */
+  /**
+   * A session: how long a process has to take its lock again after Postgres restarts (then the
+   * brokers have removed its members anyway), and how long a check may go unanswered before the
+   * lock's connection is taken for lost and the lock taken again on a new one.
+   */
   readonly graceMs: number;
   /** Begun and ended by the lock: what this process holds under it (numbers' leases) goes when it ends. */
   readonly fence: ProcessFence;
@@ -126,6 +130,8 @@ export async function startMemberLiveness(options: MemberLivenessOptions): Promi
   });
   let client: pg.Client | undefined;
   let lockId: number | undefined;
+  let checking: Promise<void> | undefined;
+  let checkingSince = 0;
   let stopped = false;
   // The lock's connection does one thing at a time: a member's write never lands inside a claim's transaction.
   let queue: Promise<unknown> = Promise.resolve();
@@ -178,6 +184,9 @@ export async function startMemberLiveness(options: MemberLivenessOptions): Promi
     logger.warn({ err }, 'the connection holding this process\'s liveness lock dropped; taking it again');
     client = undefined;
     fence.end();
+    // What waits on the dropped connection may never end (a network that drops packets): the new one starts afresh.
+    checking = undefined;
+    queue = Promise.resolve();
     void which.end().catch(() => undefined);
     reconnecting ??= retryUntilStopped(register).finally(() => (reconnecting = undefined));
   };
@@ -200,7 +209,6 @@ export async function startMemberLiveness(options: MemberLivenessOptions): Promi
     throw err;
   });
 
-  let checking: Promise<void> | undefined;
   const check = async () => {
     const own = client;
     if (!own || lockId === undefined) return;
@@ -253,13 +261,21 @@ export async function startMemberLiveness(options: MemberLivenessOptions): Promi
     }
   };
   const timer = setInterval(() => {
-    if (fence.current !== undefined && performance.now() - confirmedAt > lapseMs) {
+    const now = performance.now();
+    if (fence.current !== undefined && now - confirmedAt > lapseMs) {
       logger.warn({ lapseMs }, "this process's liveness lock went unconfirmed: what it holds under its fence is let go");
       fence.end();
     }
-    checking ??= check()
+    // Unanswered for a whole session, the connection is taken for lost: a network that drops its packets never says so.
+    if (checking !== undefined && client !== undefined && now - checkingSince > options.graceMs) lost(client, new Error(`a check went unanswered for ${options.graceMs} ms`));
+    if (checking !== undefined) return;
+    checkingSince = now;
+    const run: Promise<void> = check()
       .catch((err: unknown) => logger.warn({ err }, "checking the processes' liveness locks failed"))
-      .finally(() => (checking = undefined));
+      .finally(() => {
+        if (checking === run) checking = undefined;
+      });
+    checking = run;
   }, options.checkMs);
   timer.unref();
 

@@ -77,6 +77,8 @@ const DRAIN_MS = 20_000;
  */
 export class BaileysSession implements NumberSession {
   private lease?: Lease;
+  /** A lease lost whose giving back failed (the database was away): given back before the next is taken. */
+  private unreleased?: Lease;
   private auth?: PostgresAuthStore;
   private socket?: WASocket;
   private status: InstanceStatus;
@@ -169,6 +171,11 @@ export class BaileysSession implements NumberSession {
     const { fence } = this.deps;
     const token = fence?.current;
     if (fence !== undefined && token === undefined) return undefined;
+    // Its socket is closed: given back now, this worker can take the number again at once, not when the lease runs out.
+    if (this.unreleased) {
+      await this.deps.leases.release(this.unreleased);
+      this.unreleased = undefined;
+    }
     const lease = await this.deps.leases.acquire(this.instance.instance_id, this.deps.owner, token);
     if (lease === undefined) return undefined;
     if (this.closed) {
@@ -258,7 +265,8 @@ export class BaileysSession implements NumberSession {
     // The lease is renewed until the socket is closed: a slow close must not let another worker in.
     await this.endSocket();
     this.stopRenewing?.();
-    if (this.lease) await this.deps.leases.release(this.lease).catch((err: unknown) => this.log.warn({ err }, 'lease not released; it expires'));
+    const held = this.lease ?? this.unreleased;
+    if (held) await this.deps.leases.release(held).catch((err: unknown) => this.log.warn({ err }, 'lease not released; it expires'));
     // The number is gone from this worker: its caches go with it.
     this.deps.mapping.forget(this.instance.instance_id);
     this.onClose();
@@ -292,7 +300,12 @@ export class BaileysSession implements NumberSession {
     this.lease = undefined;
     this.auth = undefined;
     await this.endSocket();
-    if (lease) await this.deps.leases.release(lease).catch((err: unknown) => this.log.warn({ err }, 'lease not released; it expires'));
+    if (lease) {
+      await this.deps.leases.release(lease).catch((err: unknown) => {
+        this.log.warn({ err }, 'lease not released; given back before the next is taken');
+        this.unreleased = lease;
+      });
+    }
     await this.setStatus('disconnected', `${why}; taking the number back`).catch((err: unknown) => this.log.warn({ err }, 'status not written'));
     void this.start();
   }

@@ -7,6 +7,7 @@ import { PINNED_WEB_VERSION } from '../../connectors/baileys/web-version.js';
 import { BaileysProtocol } from '../../connectors/baileys/protocol.js';
 import type { SocketOptions } from '../../connectors/baileys/socket-options.js';
 import type { NumberSession, SessionFact, StateFact } from '../../connectors/network/connector.js';
+import { ProcessFence } from '../../shared/process-fence.js';
 import { asAccountId, asEventId, asInstanceId, asProjectId, newId } from '../../schemas/ids.js';
 import type { InstanceState, NumberCommand } from '../../schemas/records.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
@@ -31,7 +32,7 @@ describe('the Baileys session’s lifecycle under faults', () => {
   let server: NetworkServer;
   const sessions: NumberSession[] = [];
 
-  async function network(overrides: Partial<SocketOptions> = {}): Promise<{ on: BaileysNetwork; mapping: BaileysProtocol }> {
+  async function network(overrides: Partial<SocketOptions> = {}, fence?: ProcessFence): Promise<{ on: BaileysNetwork; mapping: BaileysProtocol }> {
     const logger = pino({ level: 'silent' });
     const mapping = new BaileysProtocol({ pool: db.pool, logger, media: { store: unused }, mediaOf: unused, otp: { open: unused } });
     const socket: SocketOptions = {
@@ -44,7 +45,7 @@ describe('the Baileys session’s lifecycle under faults', () => {
       baileysLogLevel: 'silent',
       ...overrides,
     };
-    const on = new BaileysNetwork({ pool: db.pool, leasePool: leases, logger, socket, mapping });
+    const on = new BaileysNetwork({ pool: db.pool, leasePool: leases, logger, socket, mapping, ...(fence && { fence }) });
     await on.prepare();
     return { on, mapping };
   }
@@ -113,6 +114,39 @@ describe('the Baileys session’s lifecycle under faults', () => {
     await waitFor('the number taken back', () => (server.attemptsOf(id).length === 2 && server.openOf(id).length === 1) || undefined, { timeoutMs: 10_000 });
     await on.apply(pairCommand(id));
     await waitFor('a pairing socket', () => (server.attemptsOf(id).length === 3 && server.openOf(id).length === 1) || undefined, { timeoutMs: 10_000 });
+    expect(overlapping(id)).toBe(false);
+  });
+
+  it('closes its socket when the process’s fence ends, and takes the number back under the next one, its lease given back late, not when it runs out', async () => {
+    const fence = new ProcessFence();
+    const instance = await pairedNumber('fenced');
+    const id = instance.instance_id;
+    // A lease that lives a minute: the number must come back long before.
+    const { on } = await network({ leaseRenewMs: 20_000 }, fence);
+    const { facts } = await open(on, instance);
+    fence.begin('first-fence');
+    await socketOpen(id);
+    const leaseRow = async () => (await db.pool.query<{ fence: string; generation: string }>('SELECT fence, generation FROM baileys.leases WHERE instance_id = $1', [id])).rows[0]!;
+    expect((await leaseRow()).fence).toBe('first-fence');
+
+    const locker = new pg.Client({ connectionString: db.url });
+    await locker.connect();
+    try {
+      // The lease row locked, as a database away would: giving the lease back fails.
+      await locker.query('BEGIN');
+      await locker.query('SELECT 1 FROM baileys.leases WHERE instance_id = $1 FOR UPDATE', [id]);
+      fence.end();
+      const lost = await waitFor('disconnected', () => states(facts).find((f) => f.status === 'disconnected'), { timeoutMs: 5_000 });
+      expect(lost.reason).toMatch(/liveness lapsed/);
+      await waitFor('the socket closed', () => server.openOf(id).length === 0 || undefined, { timeoutMs: 5_000 });
+      fence.begin('second-fence');
+      await locker.query('ROLLBACK');
+    } finally {
+      await locker.end();
+    }
+
+    await waitFor('the number taken back', () => (server.attemptsOf(id).length === 2 && server.openOf(id).length === 1) || undefined, { timeoutMs: 10_000 });
+    expect(await leaseRow()).toEqual({ fence: 'second-fence', generation: '2' });
     expect(overlapping(id)).toBe(false);
   });
 

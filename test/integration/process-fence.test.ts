@@ -41,8 +41,8 @@ describe('the process fence of the liveness lock', () => {
     await db?.dispose();
   });
 
-  /** A process's liveness, as the roles run it, its lock's connection on `databaseUrl`. */
-  const live = async (databaseUrl = db.url) => {
+  /** A process's liveness, as the roles run it, its lock's connection on `databaseUrl`, its session `graceMs`. */
+  const live = async (databaseUrl = db.url, graceMs = 10_000) => {
     const fence = new ProcessFence();
     const ended: string[] = [];
     fence.onEnd((token) => ended.push(token));
@@ -55,7 +55,7 @@ describe('the process fence of the liveness lock', () => {
       logger,
       registry: new Registry(),
       checkMs: CHECK_MS,
-      graceMs: 10_000,
+      graceMs,
       onDead: async (fences, withinMs) => {
         told.push({ fences, withinMs });
         await expireFenced(db.pool, fences, withinMs);
@@ -89,14 +89,20 @@ describe('the process fence of the liveness lock', () => {
     expect(await lockHolder(second)).toBeDefined();
   });
 
-  it('lets go when its checks go unanswered, its lock still held, and begins anew once they are answered', async () => {
+  /** A proxy in front of the test's database, and the database's URL through it. */
+  const proxied = async () => {
     const target = new URL(db.url);
     const proxy = await StallingProxy.start({ host: target.hostname, port: Number(target.port || 5432) });
     closing.push(() => proxy.close());
     const through = new URL(db.url);
     through.hostname = '127.0.0.1';
     through.port = String(proxy.port);
-    const { fence, ended } = await live(through.toString());
+    return { proxy, url: through.toString() };
+  };
+
+  it('lets go when its checks go unanswered, its lock still held, and begins anew once they are answered', async () => {
+    const { proxy, url } = await proxied();
+    const { fence, ended } = await live(url);
     const first = fence.current!;
     expect(first).toBeDefined();
 
@@ -110,6 +116,22 @@ describe('the process fence of the liveness lock', () => {
     const second = await waitFor('a new fence once the checks are answered', () => fence.current);
     expect(second).not.toBe(first);
     expect(await recordedFence(second)).toBe(true);
+  });
+
+  it('takes its lock again on a new connection when a check goes unanswered for a session, and begins a new fence there', async () => {
+    const { proxy, url } = await proxied();
+    const { fence, ended } = await live(url, 1_000);
+    const first = fence.current!;
+    const firstHolder = await lockHolder(first);
+    expect(firstHolder).toBeDefined();
+
+    // Its packets dropped for good: the connection never says it is gone.
+    proxy.stall();
+    const second = await waitFor('a new fence on a new connection', () => (fence.current !== undefined && fence.current !== first ? fence.current : undefined));
+    expect(ended).toContain(first);
+    const secondHolder = await lockHolder(second);
+    expect(secondHolder).toBeDefined();
+    expect(secondHolder).not.toBe(firstHolder);
   });
 
   it('tells the fence of a process found dead, whose leases then end within the time given, and no other lease', async () => {

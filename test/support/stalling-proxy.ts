@@ -1,11 +1,12 @@
 import net from 'node:net';
 
 /**
- * A TCP proxy in front of a server whose traffic the test can hold, as a network that stalls holds
- * it: while stalled, bytes either way wait in the proxy and both connections stay open.
+ * A TCP proxy in front of a server whose connections the test can hold, as a network that drops
+ * their packets holds them: while stalled, bytes either way wait in the proxy and both ends stay
+ * open. Connections made after the stall flow.
  */
 export class StallingProxy {
-  private stalled = false;
+  private readonly stalled = new WeakSet<net.Socket>();
   private readonly held: Array<() => void> = [];
   private readonly sockets = new Set<net.Socket>();
 
@@ -23,12 +24,13 @@ export class StallingProxy {
     return (this.server.address() as net.AddressInfo).port;
   }
 
+  /** Holds the connections open now. */
   stall(): void {
-    this.stalled = true;
+    for (const socket of this.sockets) this.stalled.add(socket);
   }
 
   resume(): void {
-    this.stalled = false;
+    for (const socket of this.sockets) this.stalled.delete(socket);
     for (const release of this.held.splice(0)) release();
   }
 
@@ -44,7 +46,7 @@ export class StallingProxy {
       socket.on('error', () => undefined);
     }
     const forward = (to: net.Socket) => (chunk: Buffer) => {
-      if (this.stalled) this.held.push(() => to.write(chunk));
+      if (this.stalled.has(to)) this.held.push(() => to.write(chunk));
       else to.write(chunk);
     };
     client.on('data', forward(upstream));
