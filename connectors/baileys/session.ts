@@ -166,7 +166,7 @@ export class BaileysSession implements NumberSession {
     if (this.auth !== undefined && (this.auth.creds.me !== undefined || this.pairing !== undefined)) this.connect();
   }
 
-  /** The lease if it is free, renewed from then on; given back at once if the session closed meanwhile. */
+  /** The lease if it is free, renewed from then on; given back at once if the session closed or the fence ended meanwhile. */
   private async acquire(): Promise<Lease | undefined> {
     const { fence } = this.deps;
     const token = fence?.current;
@@ -178,7 +178,8 @@ export class BaileysSession implements NumberSession {
     }
     const lease = await this.deps.leases.acquire(this.instance.instance_id, this.deps.owner, token);
     if (lease === undefined) return undefined;
-    if (this.closed) {
+    // Closed meanwhile, or its fence ended meanwhile (`fenceEnded` found no lease then): given back.
+    if (this.closed || fence?.current !== token) {
       await this.deps.leases.release(lease);
       return undefined;
     }

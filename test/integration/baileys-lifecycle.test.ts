@@ -150,6 +150,37 @@ describe('the Baileys session’s lifecycle under faults', () => {
     expect(overlapping(id)).toBe(false);
   });
 
+  it('gives back a lease taken under a fence that ended while it was being taken, and takes it under the next', async () => {
+    const fence = new ProcessFence();
+    fence.begin('before');
+    const instance = await pairedNumber('raced');
+    const id = instance.instance_id;
+    const { on } = await network({ leaseRenewMs: 20_000 }, fence);
+    await db.pool.query("INSERT INTO baileys.leases (instance_id, owner, generation, expires_at) VALUES ($1, 'nobody', 1, now())", [id]);
+    const locker = new pg.Client({ connectionString: db.url });
+    await locker.connect();
+    try {
+      await locker.query('BEGIN');
+      await locker.query('SELECT 1 FROM baileys.leases WHERE instance_id = $1 FOR UPDATE', [id]);
+      await open(on, instance);
+      await waitFor('the session taking the lease, held by the row lock', async () => {
+        const { rowCount } = await db.pool.query(
+          "SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'INSERT INTO baileys.leases%'",
+        );
+        return rowCount === 1;
+      });
+      fence.begin('after');
+      await locker.query('ROLLBACK');
+    } finally {
+      await locker.end();
+    }
+
+    await socketOpen(id);
+    const { rows } = await db.pool.query<{ fence: string; generation: string }>('SELECT fence, generation FROM baileys.leases WHERE instance_id = $1', [id]);
+    expect(rows).toEqual([{ fence: 'after', generation: '3' }]);
+    expect(server.attemptsOf(id)).toHaveLength(1);
+  });
+
   it('keeps renewing its lease while message traffic holds every connection of the main pool', async () => {
     const instance = await pairedNumber('starved');
     const id = instance.instance_id;
