@@ -54,7 +54,7 @@ export interface Clients {
   readonly fenced: Promise<FencedMember>;
   /** The member id of each consumer's latest join, unless `KAFKA_DEAD_MEMBER_CHECK_MS` is 0: see `startMemberLiveness`. */
   readonly members: GroupMembers | undefined;
-  /** What this process holds under its liveness lock (numbers' leases), with `members`: see `startMemberLiveness`. */
+  /** What this process holds under its liveness lock (numbers' leases), when it runs one (`ClientOptions.liveness`): see `startMemberLiveness`. */
   readonly fence: ProcessFence | undefined;
   close(): Promise<void>;
 }
@@ -79,8 +79,13 @@ export function createMediaLinksOf(config: Config): MediaLinks {
   return createMediaLinks({ secret: config.media.signingSecret, publicBaseUrl: config.media.publicBaseUrl, ttlSeconds: config.media.urlTtlSeconds });
 }
 
+export interface ClientOptions {
+  /** The process runs its liveness lock (`startProcessLiveness`), which fences its Baileys leases: `fence` is made for it. */
+  readonly liveness?: boolean;
+}
+
 /** Creates the topics, registers the schemas and connects every client. */
-export async function buildClients(config: Config, logger: Logger): Promise<Clients> {
+export async function buildClients(config: Config, logger: Logger, options: ClientOptions = {}): Promise<Clients> {
   const groups = new RunningGroups();
   const instances = config.kafka.instanceId === undefined ? undefined : new GroupInstances(config.kafka.instanceId);
   const members = config.kafka.deadMemberCheckMs > 0 ? new GroupMembers() : undefined;
@@ -120,7 +125,7 @@ export async function buildClients(config: Config, logger: Logger): Promise<Clie
     metrics,
     fenced: instances?.fenced ?? new Promise<never>(() => {}),
     members,
-    fence: members && new ProcessFence(),
+    fence: options.liveness && members ? new ProcessFence() : undefined,
     async close() {
       await metrics.close().catch(() => undefined);
       await producer.disconnect().catch(() => undefined);

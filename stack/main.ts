@@ -48,7 +48,7 @@ async function runRoles(config: Config, arg: string, options: { firstAccount?: b
   logger.info({ roles, config: redactConfig(config) }, 'starting');
   // A stop while the clients connect ends the process at once: no group is joined yet, so
   // nothing is left to leave, and an unreachable broker would hold it for a minute of retries.
-  const clients = await Promise.race([buildClients(config, logger), stop.received.then(() => undefined)]);
+  const clients = await Promise.race([buildClients(config, logger, { liveness: true }), stop.received.then(() => undefined)]);
   if (clients === undefined) {
     logger.info('stopped while connecting, before joining any group');
     return 0;

@@ -80,7 +80,7 @@ export interface MemberLiveness {
   stop(): Promise<void>;
 }
 
-/** The liveness of `clients`' process, as its roles run it; none when `KAFKA_DEAD_MEMBER_CHECK_MS` is 0. */
+/** The liveness of `clients`' process, as its roles run it; none when `KAFKA_DEAD_MEMBER_CHECK_MS` is 0, or the clients were built without `liveness`. */
 export function startProcessLiveness({ config, pool, kafka, members, fence, logger, metrics }: Clients): Promise<MemberLiveness> | undefined {
   if (!members || !fence) return undefined;
   return startMemberLiveness({

@@ -291,10 +291,15 @@ export class BaileysSession implements NumberSession {
   /**
    * The lease is gone (not renewed in time, taken, or its fence ended): the socket closes before
    * anyone else can take the lease, the number reads `disconnected`, and the session goes back to
-   * taking the lease, which it gives back first in case it still holds it.
+   * taking the lease, which it gives back first in case it still holds it. A session closing (it
+   * drains what it received) ends its socket at once all the same.
    */
   private async lost(why: string): Promise<void> {
-    if (this.closed) return;
+    if (this.closed) {
+      if (this.socket) this.log.warn({ why }, 'the number is no longer ours while its session closes: socket closed at once');
+      await this.endSocket();
+      return;
+    }
     this.log.warn({ why }, 'the number is no longer ours: socket closed, taking the lease again');
     this.stopRenewing?.();
     const lease = this.lease;

@@ -12,6 +12,7 @@ import { waitFor } from '../support/env.js';
 import { NetworkServer } from '../support/network-server.js';
 import { imageMessage, loggedIn, SlowMediaServer, textMessage } from '../support/received-messages.js';
 import { PINNED_WEB_VERSION } from '../../connectors/baileys/web-version.js';
+import { ProcessFence } from '../../shared/process-fence.js';
 
 const unused = (): never => {
   throw new Error('not reached: nothing is sent');
@@ -50,7 +51,7 @@ describe('received messages of a Baileys session', () => {
     await db?.dispose();
   });
 
-  async function liveNumber(label: string) {
+  async function liveNumber(label: string, fence?: ProcessFence) {
     const logger = pino({ level: 'silent' });
     const mapping = new BaileysProtocol({ pool: db.pool, logger, media: memoryMedia(), mediaOf: unused, otp: { open: unused }, mediaDownloadMs: 3_000 });
     const on = new BaileysNetwork({
@@ -59,6 +60,7 @@ describe('received messages of a Baileys session', () => {
       leasePool: db.pool,
       logger,
       mapping,
+      ...(fence && { fence }),
       socket: { url: (id) => server.url(id), connectTimeoutMs: 60_000, reconnectBaseMs: 100, reconnectMaxMs: 1_000, leaseRenewMs: 1_000, baileysLogLevel: 'silent', version: () => Promise.resolve(PINNED_WEB_VERSION) },
     });
     await on.prepare();
@@ -97,6 +99,21 @@ describe('received messages of a Baileys session', () => {
       ['STUCK', null],
       ['AFTER', 'text'],
     ]);
+  });
+
+  it('ends a closing session’s socket at once when its fence ends, and still writes what it drains', async () => {
+    const fence = new ProcessFence();
+    fence.begin('draining');
+    const { id, session, handOver, received } = await liveNumber('fence-drain', fence);
+    handOver(await imageMessage(media, 'SLOWEST', randomBytes(2048), 2_000));
+    handOver(textMessage('LAST', 'after it'));
+    const closed = session.close();
+    fence.end();
+    await waitFor('the socket ended', async () => server.openOf(id).length === 0 || undefined, { timeoutMs: 10_000 });
+    // Ended while the drain still waited on the download: the fence, not the drain, closed it.
+    expect(received()).toEqual([]);
+    await closed;
+    expect(received().map((m) => m.wa_message_id)).toEqual(['SLOWEST', 'LAST']);
   });
 
   it('drains a closing session: every message handed over is written, in order, before its socket ends', async () => {

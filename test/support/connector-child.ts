@@ -27,7 +27,7 @@ export interface ChildReply {
   readonly partitions: number;
 }
 
-const clients = await buildClients(loadConfig(), pino({ level: process.env.LOG_LEVEL ?? 'warn' }));
+const clients = await buildClients(loadConfig(), pino({ level: process.env.LOG_LEVEL ?? 'warn' }), { liveness: true });
 await clients.media.ensure();
 const otp = new OpenedOtpCodes(new OtpKeys(clients.pool), clients.cipher);
 const leases = leasePool(clients.config.databaseUrl, clients.config.baileys.leaseRenewMs, clients.logger);
