@@ -5,7 +5,8 @@ import type { Logger } from 'pino';
 import { Counter, type Registry } from 'prom-client';
 import { runDdl } from '../shared/ddl.js';
 import type { ProcessFence } from '../shared/process-fence.js';
-import { expireFenced } from '../connectors/baileys/index.js';
+// The lease module alone: the role processes other than the connector never load Baileys.
+import { expireFenced } from '../connectors/baileys/lease.js';
 import type { Clients } from './clients.js';
 import { createMemberRemover, type GroupMember, type GroupMembers, type Kafka, type MemberChange, type RemovedMember } from '../topics/index.js';
 
