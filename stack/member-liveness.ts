@@ -11,7 +11,7 @@ import type { Clients } from './clients.js';
 import { createMemberRemover, type GroupMember, type GroupMembers, type Kafka, type MemberChange, type RemovedMember } from '../topics/index.js';
 
 /** The first key of every process lock (Postgres' two-key advisory locks), the second being the process's `lock_id`. */
-const PROCESS_LOCKS = 0x67617465;
+export const PROCESS_LOCKS = 0x67617465;
 
 const DDL = [
   'CREATE SEQUENCE IF NOT EXISTS gateway_process_locks AS integer CYCLE',

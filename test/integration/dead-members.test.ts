@@ -7,10 +7,8 @@ import { createKafka } from '../../topics/index.js';
 import { createTestEnv, waitFor, type TestEnv } from '../support/env.js';
 import { freePort, spawnGateway, type GatewayProcess } from '../support/gateway.js';
 import { groupsOf, partitionsOf } from '../support/groups.js';
+import { LIVENESS_LOCKS } from '../support/liveness-locks.js';
 
-/** The liveness locks of this database's gateway processes, beside their rows (`p`); `l.pid` is the Postgres backend holding one. */
-const LOCKS = `gateway_processes p JOIN pg_locks l ON l.locktype = 'advisory' AND l.classid = ${0x67617465} AND l.objsubid = 2 AND l.objid = p.lock_id::oid
-  AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())`;
 
 /** Long enough that the killed member's session cannot be what moves its partitions. */
 const SESSION_MS = 60_000;
@@ -77,7 +75,7 @@ describe('a role process killed and not restarted', () => {
 
     // Its liveness connection dropped (a network blip, a Postgres failover): the process takes its lock
     // again and records its members anew, the survivor having maybe removed them meanwhile.
-    const lock = await db.query<{ pid: number }>(`SELECT l.pid FROM ${LOCKS} AND p.pid = $1`, [killed.child.pid]);
+    const lock = await db.query<{ pid: number }>(`SELECT l.pid FROM ${LIVENESS_LOCKS} AND p.pid = $1`, [killed.child.pid]);
     expect(lock.rowCount).toBe(1);
     await db.query('SELECT pg_terminate_backend($1)', [lock.rows[0]!.pid]);
     // A peer may have taken it for dead meanwhile (its members rejoin, it records itself again): settled once it has held for a while.
@@ -88,7 +86,7 @@ describe('a role process killed and not restarted', () => {
         const groups = await settled('both dispatchers in every group', [killed, survivor], names);
         const current = groups.map((g) => memberOf(g, killedName)!.memberId).sort();
         const { rows } = await db.query<{ member_id: string }>(
-          `SELECT m.member_id FROM ${LOCKS} AND l.granted AND p.pid = $1 JOIN gateway_process_members m ON m.lock_id = p.lock_id AND m.group_id LIKE $2`,
+          `SELECT m.member_id FROM ${LIVENESS_LOCKS} AND l.granted AND p.pid = $1 JOIN gateway_process_members m ON m.lock_id = p.lock_id AND m.group_id LIKE $2`,
           [killed.child.pid, `${env.id}.dispatcher%`],
         );
         const recorded = JSON.stringify(rows.map((row) => row.member_id).sort()) === JSON.stringify(current);

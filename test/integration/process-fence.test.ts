@@ -6,10 +6,11 @@ import { expireFenced, leaseDdl, NumberLeases } from '../../connectors/baileys/l
 import { runDdl } from '../../shared/ddl.js';
 import { ProcessFence } from '../../shared/process-fence.js';
 import { loadConfig } from '../../stack/config.js';
-import { startMemberLiveness, type MemberLiveness } from '../../stack/member-liveness.js';
+import { PROCESS_LOCKS, startMemberLiveness, type MemberLiveness } from '../../stack/member-liveness.js';
 import { createKafka, GroupMembers, type Kafka } from '../../topics/index.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { waitFor } from '../support/env.js';
+import { LIVENESS_LOCKS } from '../support/liveness-locks.js';
 import { StallingProxy } from '../support/stalling-proxy.js';
 
 const CHECK_MS = 100;
@@ -68,12 +69,7 @@ describe('the process fence of the liveness lock', () => {
   /** The backend holding the liveness lock recorded under `token`, if it is held. */
   const lockHolder = async (token: string) =>
     (
-      await db.pool.query<{ pid: number }>(
-        `SELECT l.pid FROM gateway_processes p JOIN pg_locks l ON l.locktype = 'advisory' AND l.granted AND l.classid = ${0x67617465} AND l.objsubid = 2
-           AND l.objid = p.lock_id::oid AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
-          WHERE p.fence = $1`,
-        [token],
-      )
+      await db.pool.query<{ pid: number }>(`SELECT l.pid FROM ${LIVENESS_LOCKS} AND l.granted WHERE p.fence = $1`, [token])
     ).rows[0]?.pid;
 
   it('ends the fence when the lock’s connection drops, and begins a new one recorded beside the lock taken again', async () => {
@@ -141,7 +137,7 @@ describe('the process fence of the liveness lock', () => {
     const dying = new pg.Client({ connectionString: db.url });
     await dying.connect();
     const lockId = (await dying.query<{ id: number }>("SELECT nextval('gateway_process_locks')::integer AS id")).rows[0]!.id;
-    await dying.query(`SELECT pg_advisory_lock(${0x67617465}, $1)`, [lockId]);
+    await dying.query(`SELECT pg_advisory_lock(${PROCESS_LOCKS}, $1)`, [lockId]);
     await dying.query("INSERT INTO gateway_processes (lock_id, cluster_id, host, pid, fence) VALUES ($1, $2, 'elsewhere', 1, 'fence-of-the-dying')", [lockId, rows[0]!.cluster_id]);
     const leases = new NumberLeases(db.pool, 60_000);
     expect(await leases.acquire('inst_of_the_dying', 'dying', 'fence-of-the-dying')).toBeDefined();
