@@ -1,5 +1,5 @@
 import { CompressionTypes, Partitioners, type Kafka, type Message, type Producer as KafkaProducer, type RecordMetadata } from 'kafkajs';
-import { topicName, type TopicSpec } from './catalogue.js';
+import type { TopicSpec } from './catalogue.js';
 import { classify, GatewayFailure, hasProtocolError } from './failure.js';
 import { openMessageLimits, type MessageLimits } from './message-limits.js';
 import { BATCH_OVERHEAD_BYTES, recordBytes } from './record-size.js';
@@ -46,7 +46,7 @@ export async function createProducer(kafka: Kafka, serdes: TopicSerdes): Promise
     async send(spec, records) {
       const serde = serdes.for(spec);
       return gather(
-        topicName(spec, serdes.prefix),
+        serdes.nameOf(spec),
         records.map((record) => ({
           key: record.key,
           value: record.value === null ? null : serde.encode(record.value),

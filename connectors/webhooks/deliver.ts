@@ -118,7 +118,9 @@ async function record(deps: DeliverDeps, task: DeliveryTask, { url, startedAt, r
   deps.metrics.ended(step?.kind === 'dead' ? 'dead' : attempt.outcome, task.target_kind);
   const eventAt = verdict.delivered ? eventTimeOf(task.body_json) : undefined;
   if (eventAt !== undefined) deps.metrics.delivered(eventAt, task.target_kind);
-  deps.logger.debug({ ...ids(task), outcome: attempt.outcome, status: attempt.response_status, duration_ms: attempt.duration_ms }, 'delivery attempt');
+  if (deps.logger.isLevelEnabled('debug')) {
+    deps.logger.debug({ ...ids(task), outcome: attempt.outcome, status: attempt.response_status, duration_ms: attempt.duration_ms }, 'delivery attempt');
+  }
 }
 
 /** The endpoint has a full queue: the task waits on the first tier, its attempt not counted. */

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { envelopeBody } from '../../events/envelope.js';
 import type { DeliveryTargetKind, DeliveryTask, PublicEvent } from '../../schemas/records.js';
 import type { Target } from './targets.js';
@@ -10,9 +10,9 @@ const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567';
  * crash keeps its delivery id, so the attempts before and after the crash stay one delivery.
  */
 export function deliveryIdOf(eventId: string, targetKind: DeliveryTargetKind, targetId: string): string {
-  const digest = createHash('sha256').update(`${eventId}\n${targetKind}\n${targetId}`).digest();
+  const digest = hash('sha256', `${eventId}\n${targetKind}\n${targetId}`, 'buffer');
   let id = '';
-  for (const byte of digest.subarray(0, 16)) id += BASE32[byte & 31];
+  for (let i = 0; i < 16; i++) id += BASE32[digest[i]! & 31];
   return `dlv_${id}`;
 }
 

@@ -54,6 +54,43 @@ describe('webhook POST over the guarded undici agent', () => {
     expect(result.kind === 'response' && result.excerpt).toBe('x'.repeat(EXCERPT_BYTES));
   });
 
+  it('keeps 1 KiB of an answer written in many small chunks', async () => {
+    routes.set('/chunked', (_req, _body, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      let left = 600;
+      const next = () => {
+        if (left-- === 0) return void res.end();
+        res.write('abcd', () => setImmediate(next));
+      };
+      next();
+    });
+    const result = await poster.post(`${base}/chunked`, '{}', {});
+    expect(result).toMatchObject({ kind: 'response', status: 200 });
+    expect(result.kind === 'response' && result.excerpt).toBe('abcd'.repeat(EXCERPT_BYTES / 4));
+  });
+
+  it('gives an empty answer an empty excerpt', async () => {
+    routes.set('/empty', (_req, _body, res) => res.writeHead(204).end());
+    expect(await poster.post(`${base}/empty`, '{}', {})).toMatchObject({ kind: 'response', status: 204, excerpt: '' });
+  });
+
+  it('keeps what came of an answer cut short, judged by its status', async () => {
+    routes.set('/cut', (_req, _body, res) => {
+      res.writeHead(200, { 'content-length': '1000' });
+      res.write('partial', () => setTimeout(() => res.socket?.destroy(), 20));
+    });
+    expect(await poster.post(`${base}/cut`, '{}', {})).toMatchObject({ kind: 'response', status: 200, excerpt: 'partial' });
+  });
+
+  it('posts each URL to its own path and query, however often they alternate', async () => {
+    routes.set('/a?n=1', (_req, _body, res) => res.writeHead(200).end('a'));
+    routes.set('/b?n=2', (_req, _body, res) => res.writeHead(200).end('b'));
+    for (let i = 0; i < 3; i++) {
+      expect(await poster.post(`${base}/a?n=1`, '{}', {})).toMatchObject({ excerpt: 'a' });
+      expect(await poster.post(`${base}/b?n=2`, '{}', {})).toMatchObject({ excerpt: 'b' });
+    }
+  });
+
   it('does not follow a redirect', async () => {
     routes.set('/moved', (_req, _body, res) => res.writeHead(302, { location: `${base}/ok` }).end());
     const before = received.filter((r) => r.path === '/ok').length;
@@ -66,6 +103,22 @@ describe('webhook POST over the guarded undici agent', () => {
     routes.set('/hang', () => undefined);
     const result = await poster.post(`${base}/hang`, '{}', {});
     expect(result.kind).toBe('timeout');
+  });
+
+  it('ends the whole exchange at its deadline, however slowly the answer trickles in', async () => {
+    // Headers after 300 ms and a chunk every 200 ms: no single wait reaches the 500 ms deadline.
+    routes.set('/trickle', (_req, _body, res) => {
+      let chunks = 10;
+      const next = () => (chunks-- === 0 ? res.end() : res.write('t', () => setTimeout(next, 200)));
+      setTimeout(() => {
+        res.writeHead(200);
+        next();
+      }, 300);
+    });
+    const result = await poster.post(`${base}/trickle`, '{}', {});
+    expect(result).toMatchObject({ kind: 'response', status: 200 });
+    // Cut at the deadline: not the whole answer of ten chunks.
+    expect(result.kind === 'response' && result.excerpt.length).toBeLessThan(10);
   });
 
   it('reports a closed port as a transport failure naming the host only', async () => {

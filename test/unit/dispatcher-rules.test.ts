@@ -128,6 +128,12 @@ describe('dispatcher: tasks, ids and bodies', () => {
     expect(deliveryIdOf('evt_1', 'partner_webhook', 'wh_1')).not.toBe(a);
   });
 
+  it('keeps the delivery ids of earlier versions: an event read again after an upgrade keeps its deliveries', () => {
+    // Written by the first implementation (a sha256 Hash object); the one-shot hash must agree.
+    expect(deliveryIdOf('evt_1', 'account_webhook', 'wh_1')).toBe('dlv_w4twuplnbxpdl4a2');
+    expect(deliveryIdOf('evt_01JXAMPLE', 'partner_webhook', 'prt_9/con_3')).toBe('dlv_a4mlv3awnxk357wg');
+  });
+
   it('makes first tasks due now, attempt 1, with the exact account body of spec 2.5', () => {
     const e = event();
     const [t] = firstTasks(e, [{ kind: 'account_webhook', id: 'wh_1', audience: 'account' }], 5_000);
