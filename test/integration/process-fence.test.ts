@@ -148,7 +148,9 @@ describe('the process fence of the liveness lock', () => {
     await dying.end();
     const taken = await waitFor('the dead process’s lease taken', () => leases.acquire('inst_of_the_dying', 'taker'), { timeoutMs: 20_000, intervalMs: 100 });
     expect(taken.generation).toBe(2);
-    expect(told).toEqual([{ fences: ['fence-of-the-dying'], withinMs: CHECK_MS * 6 }]);
+    // Only what concerns this process: a process of an earlier test (its lock's connection cut or
+    // stalled there) may be found dead meanwhile too, and is told of as it should be.
+    expect(told.filter((t) => t.fences.includes('fence-of-the-dying'))).toEqual([{ fences: ['fence-of-the-dying'], withinMs: CHECK_MS * 6 }]);
     expect(await leases.acquire('inst_of_a_living', 'taker')).toBeUndefined();
   });
 });
