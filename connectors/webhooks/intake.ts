@@ -146,8 +146,18 @@ export class Intake {
   /** Runs every work to its end: the first failure, else stopped if one was left, else done. */
   private async settleAll(works: readonly Work[]): Promise<Settled<void>> {
     this.deps.load.add(works.length);
-    const outcomes = await Promise.all(works.map((work) => untilSettled(work, this.deliveries).finally(() => this.deps.load.done(1))));
+    // Most records have one delivery: no array of outcomes to gather for it.
+    if (works.length === 1) return this.settleOne(works[0]!);
+    const outcomes = await Promise.all(works.map((work) => this.settleOne(work)));
     return outcomes.find((o) => o.kind === 'failed') ?? outcomes.find((o) => o.kind === 'stopped') ?? { kind: 'done', value: undefined };
+  }
+
+  private async settleOne(work: Work): Promise<Settled<void>> {
+    try {
+      return await untilSettled(work, this.deliveries);
+    } finally {
+      this.deps.load.done(1);
+    }
   }
 
   private deadLetterWork(record: ConsumedRecord<unknown>, reason: string): Work {

@@ -38,26 +38,32 @@ export class EndpointLimiter {
       this.lanes.set(key, lane);
     }
     if (this.isFullLane(lane)) return undefined;
+    if (lane.running < this.concurrency) return this.start(key, lane, job);
     const admitted = lane;
-    return new Promise<T>((resolve, reject) => {
-      const start = () => {
-        const id = ++this.jobs;
-        admitted.running += 1;
-        admitted.startedAt.set(id, this.now());
-        void job()
-          .then(resolve, reject)
-          .finally(() => {
-            admitted.running -= 1;
-            admitted.startedAt.delete(id);
-            const next = admitted.waiting.shift();
-            if (next !== undefined) next();
-            else if (admitted.running === 0) this.lanes.delete(key);
-            if (this.hasRoom(admitted)) for (const wake of admitted.roomWaiters.splice(0)) wake();
-          });
-      };
-      if (admitted.running < this.concurrency) start();
-      else admitted.waiting.push(start);
-    });
+    return new Promise<T>((resolve, reject) => admitted.waiting.push(() => void this.start(key, admitted, job).then(resolve, reject)));
+  }
+
+  /** Runs `job` in a slot of `lane`; the slot frees (and the next job starts) as it settles. */
+  private start<T>(key: string, lane: Lane, job: () => Promise<T>): Promise<T> {
+    const id = ++this.jobs;
+    lane.running += 1;
+    lane.startedAt.set(id, this.now());
+    const release = () => {
+      lane.running -= 1;
+      lane.startedAt.delete(id);
+      const next = lane.waiting.shift();
+      if (next !== undefined) next();
+      else if (lane.running === 0) this.lanes.delete(key);
+      if (this.hasRoom(lane)) for (const wake of lane.roomWaiters.splice(0)) wake();
+    };
+    let running: Promise<T>;
+    try {
+      running = job();
+    } catch (error) {
+      running = Promise.reject(error instanceof Error ? error : new Error(String(error)));
+    }
+    running.then(release, release);
+    return running;
   }
 
   /** Whether a job of `key` would be refused now. */

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 
@@ -7,6 +8,14 @@ const require = createRequire(import.meta.url);
 const Record = require('kafkajs/src/protocol/recordBatch/record/v0') as (record: object) => unknown;
 const { RecordBatch } = require('kafkajs/src/protocol/recordBatch/v0') as { RecordBatch: (batch: object) => Promise<{ buffer: Buffer }> };
 const groupMessagesPerPartition = require('kafkajs/src/producer/groupMessagesPerPartition') as (args: object) => Record<string, { key: string }[]>;
+const Produce = require('kafkajs/src/protocol/requests/produce/v3/request') as (request: object) => { encode(): Promise<{ buffer: Buffer }> };
+const crc32C = require('kafkajs/src/protocol/recordBatch/crc32C') as (buffer: Buffer) => number;
+const murmur2 = require('kafkajs/src/producer/partitioners/default/murmur2') as (key: string | Buffer) => number;
+const Long = require('kafkajs/src/utils/long') as { fromNumber(value: number): unknown };
+
+const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
+/** Bytes that look random and are the same on every run. */
+const noise = (length: number) => Buffer.from(Array.from({ length }, (_, i) => (Math.imul(i + 1, 2654435761) >>> 13) & 0xff));
 
 const records = () =>
   [0, 1, 2, 3, 4].map((n) =>
@@ -52,5 +61,117 @@ describe('kafkajs encoding on unzeroed memory', () => {
       1: ['k1', 'k4', 'k7'],
       2: ['k2', 'k5', 'k8'],
     });
+  });
+});
+
+/**
+ * The patch writes records, batches and produce requests its own way (sized up front, copied
+ * once), sums CRC32C eight bytes at a time and hashes keys with 32-bit arithmetic. What reaches the
+ * broker must not change: the digests below are of the bytes unpatched kafkajs 2.2.4 wrote for the
+ * same input, and the key hashes are its partitioner's (the Java client's: "21" is -973932308 in
+ * Kafka's own tests), so a key keeps its partition across the change.
+ */
+describe('kafkajs encoding: the same bytes as unpatched kafkajs 2.2.4', () => {
+  const varied = [
+    { offsetDelta: 0, timestampDelta: 0, key: Buffer.from('inst_0'), value: Buffer.alloc(650, 7), headers: {} },
+    { offsetDelta: 1, timestampDelta: -5, key: 'string key ü', value: 'string value ✓', headers: { traceparent: '00-abc-01', multi: ['a', 'b'] } },
+    { offsetDelta: 2, timestampDelta: 5_000_000_000, key: null, value: null, headers: { 'x-empty': '' } },
+    { offsetDelta: 300, timestampDelta: 1 << 30, key: Buffer.alloc(0), value: Buffer.alloc(20_000, 3), headers: { b: Buffer.from([1, 2, 3]) } },
+    { offsetDelta: 70_000, timestampDelta: -(2 ** 40), key: 'k', value: Buffer.alloc(1), headers: undefined },
+  ];
+
+  it('records, small and large deltas, string and byte keys, null values, headers of every kind', () => {
+    expect(varied.map((record) => sha256((Record(record) as { buffer: Buffer }).buffer))).toEqual([
+      'bf41123931a8bf6a829be62453d18c19242d67fa2c977d089c06977f5f64bc3f',
+      '12e39864dc48ca64c2538841c6a0bdf91a53f5e43906ddac1e69a9b8af8f7e25',
+      '54d4828c4b888cac6db344c8012a4336962e529eba7f387c15de08120e2b08a6',
+      '908ecaa3abc7d26ff1739004116bc42ddcc8de302f4dec8b27fcbaf3a4110563',
+      'aa43dbc2b1f65673a3615c638b6dfffb0fa1f61b3d4ca4bc3ca24af72292adec',
+    ]);
+  });
+
+  it('a record batch of an idempotent producer', async () => {
+    const batch = await RecordBatch({
+      records: varied.map(Record),
+      firstTimestamp: 1_700_000_000_000,
+      maxTimestamp: 1_700_000_000_028,
+      lastOffsetDelta: 4,
+      producerId: Long.fromNumber(123_456_789_012),
+      producerEpoch: 3,
+      firstSequence: 77,
+    });
+    expect(sha256(batch.buffer)).toBe('d932d41247407979fb424dcc553c09bd3708e23d55b97b098c69a5cd5cf97d76');
+  });
+
+  it('produce requests over two topics and three partitions, with and without record timestamps', async () => {
+    vi.spyOn(Date, 'now').mockReturnValue(1_700_000_000_500);
+    const messages = (count: number, stamped: boolean) =>
+      Array.from({ length: count }, (_, i) => ({
+        key: `k${i}`,
+        value: Buffer.alloc(100 + i, i),
+        headers: i % 3 === 0 ? { h: `v${i}` } : {},
+        ...(stamped ? { timestamp: String(1_700_000_000_000 + ((i * 37) % 11)) } : {}),
+      }));
+    const request = (stamped: boolean) =>
+      Produce({
+        acks: -1,
+        timeout: 30_000,
+        producerId: Long.fromNumber(42),
+        producerEpoch: 1,
+        topicData: [
+          {
+            topic: 'a',
+            partitions: [
+              { partition: 0, firstSequence: 5, messages: messages(40, stamped) },
+              { partition: 3, firstSequence: 0, messages: messages(1, stamped) },
+            ],
+          },
+          { topic: 'bb', partitions: [{ partition: 1, firstSequence: 9, messages: messages(7, stamped) }] },
+        ],
+      });
+    expect(sha256((await request(false).encode()).buffer)).toBe('300613c4232872d144101a513ee13d43e1aa49dd0b715992b29f0f96939e4225');
+    expect(sha256((await request(true).encode()).buffer)).toBe('818371406db534083ed1add326dce52dcd47c9aa48dd4dcbd785f67810396820');
+  });
+
+  it('CRC32C: the check value, and byte by byte over every length and alignment', () => {
+    const T = Array.from({ length: 256 }, (_, n) => {
+      let c = n;
+      for (let k = 0; k < 8; k++) c = c & 1 ? (c >>> 1) ^ 0x82f63b78 : c >>> 1;
+      return c >>> 0;
+    });
+    const bytewise = (bytes: Buffer) => {
+      let c = 0xffffffff;
+      for (const byte of bytes) c = T[(c ^ byte) & 0xff]! ^ (c >>> 8);
+      return (c ^ 0xffffffff) >>> 0;
+    };
+    expect(crc32C(Buffer.from('123456789'))).toBe(0xe3069283);
+    expect(crc32C(Buffer.alloc(0))).toBe(0);
+    const data = noise(5_000);
+    for (let from = 0; from < 9; from++) {
+      for (const length of [0, 1, 7, 8, 9, 15, 16, 17, 63, 64, 65, 1_000, 4_000]) {
+        const slice = data.subarray(from, from + length);
+        expect(crc32C(slice)).toBe(bytewise(slice));
+      }
+    }
+  });
+
+  it('keys hash to the partitions they always had', () => {
+    const keys: Array<[string | Buffer, number]> = [
+      ['', 275646681],
+      ['a', -1563381124],
+      ['ab', 316155434],
+      ['abc', 479470107],
+      ['abcd', -1323649548],
+      ['abcde', 461995741],
+      ['21', -973932308],
+      ['foobar', -790332482],
+      ['wh_bench', -1877431186],
+      ['inst_0123456789abcdef', -1861380028],
+      ['prj_01HZXY', 1277338218],
+      ['ü✓ unicode', -2100482850],
+      ['x'.repeat(97), 391060292],
+      [Buffer.from([1, 2, 3, 255, 128]), -161496840],
+    ];
+    expect(keys.map(([key]) => murmur2(key))).toEqual(keys.map(([, hash]) => hash));
   });
 });
