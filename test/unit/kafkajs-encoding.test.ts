@@ -12,6 +12,8 @@ const Produce = require('kafkajs/src/protocol/requests/produce/v3/request') as (
 const crc32C = require('kafkajs/src/protocol/recordBatch/crc32C') as (buffer: Buffer) => number;
 const murmur2 = require('kafkajs/src/producer/partitioners/default/murmur2') as (key: string | Buffer) => number;
 const Long = require('kafkajs/src/utils/long') as { fromNumber(value: number): unknown };
+const decodeRecordBatch = require('kafkajs/src/protocol/recordBatch/v0/decoder') as (decoder: unknown) => Promise<{ records: Array<{ headers: Record<string, unknown> }> }>;
+const Decoder = require('kafkajs/src/protocol/decoder') as new (buffer: Buffer) => unknown;
 
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 /** Bytes that look random and are the same on every run. */
@@ -173,5 +175,66 @@ describe('kafkajs encoding: the same bytes as unpatched kafkajs 2.2.4', () => {
       [Buffer.from([1, 2, 3, 255, 128]), -161496840],
     ];
     expect(keys.map(([key]) => murmur2(key))).toEqual(keys.map(([, hash]) => hash));
+  });
+});
+
+/**
+ * The patch decodes a record's offset and timestamp in plain numbers while they are safe integers
+ * (Long arithmetic beyond), a short varlong without Long, and its headers without an object per
+ * header. The digest is of what unpatched kafkajs 2.2.4 decoded from the same batches.
+ */
+describe('kafkajs decoding: the same records as unpatched kafkajs 2.2.4', () => {
+  const records = [
+    { offsetDelta: 0, timestampDelta: 0, key: Buffer.from('inst_0'), value: Buffer.alloc(65, 7), headers: {} },
+    { offsetDelta: 1, timestampDelta: -5, key: 'k', value: 'v', headers: { traceparent: '00-abc-01', multi: ['a', 'b', 'c'], single: 'x' } },
+    { offsetDelta: 2, timestampDelta: 5_000_000_000, key: null, value: null, headers: { 'x-empty': '' } },
+    { offsetDelta: 3, timestampDelta: (1 << 27) - 1, key: Buffer.alloc(0), value: Buffer.alloc(300, 3), headers: { __proto__x: 'p' } },
+    { offsetDelta: 4, timestampDelta: 1 << 27, key: 'k2', value: Buffer.alloc(1), headers: undefined },
+    { offsetDelta: 5, timestampDelta: -(2 ** 40), key: 'k3', value: Buffer.alloc(2), headers: {} },
+  ];
+  const decoded = async (firstOffset: number, firstTimestamp: number, logAppendTime: boolean) => {
+    const batch = await RecordBatch({
+      records: records.map(Record),
+      firstOffset: Long.fromNumber(firstOffset),
+      firstTimestamp,
+      maxTimestamp: firstTimestamp + 99,
+      lastOffsetDelta: 5,
+    });
+    const bytes = Buffer.from(batch.buffer);
+    // The attributes follow the first offset, length, leader epoch, magic byte and CRC; bit 3 is LogAppendTime.
+    if (logAppendTime) bytes.writeInt16BE(bytes.readInt16BE(21) | 8, 21);
+    return decodeRecordBatch(new Decoder(bytes));
+  };
+
+  it('offsets and timestamps small, past 2^53 and unset, deltas of every size, LogAppendTime, repeated headers', async () => {
+    const cases: Array<[number, number, boolean]> = [
+      [0, 1_700_000_000_000, false],
+      [9_007_199_254_740_000, 1_700_000_000_000, false],
+      [123, -1, false],
+      [5, 1_700_000_000_000, true],
+    ];
+    const lines: string[] = [];
+    for (const [offset, timestamp, logAppendTime] of cases) {
+      lines.push(
+        JSON.stringify(await decoded(offset, timestamp, logAppendTime), (key, value: unknown) => {
+          if (key === 'batchContext') return undefined;
+          const bytes = value as { type?: string; data?: number[] } | null;
+          return bytes?.type === 'Buffer' ? Buffer.from(bytes.data!).toString('hex') : value;
+        }),
+      );
+    }
+    expect(sha256(Buffer.from(lines.join('\n')))).toBe('703043e954410dfd931bff1d317aa1a35ff03e865c448ffe3a2299a4b23c856e');
+  });
+
+  it("a header named after an Object property is the header's own value", async () => {
+    const batch = await RecordBatch({
+      records: [Record({ key: 'k', value: 'v', headers: Object.fromEntries([['constructor', 'c'], ['__proto__', 'p']]) })],
+      firstTimestamp: 1_700_000_000_000,
+      maxTimestamp: 1_700_000_000_000,
+    });
+    const [record] = (await decodeRecordBatch(new Decoder(Buffer.from(batch.buffer)))).records;
+    expect(Object.getOwnPropertyDescriptor(record!.headers, 'constructor')?.value).toEqual(Buffer.from('c'));
+    expect(Object.getOwnPropertyDescriptor(record!.headers, '__proto__')?.value).toEqual(Buffer.from('p'));
+    expect(Object.getPrototypeOf(record!.headers)).toBe(Object.prototype);
   });
 });
