@@ -1,7 +1,11 @@
 import type pg from 'pg';
-import { BaileysNetwork, BaileysProtocol, leasePool, webVersion } from '../connectors/baileys/index.js';
-import { OpenedOtpCodes, OtpKeys, startConnectorRole, type OtpOpener } from '../connectors/network/index.js';
+import type { BaileysNetwork } from '../connectors/baileys/index.js';
+import { leasePool } from '../connectors/baileys/lease.js';
+import { prepareBaileysTables } from '../connectors/baileys/tables.js';
+import { OpenedOtpCodes, OtpKeys, startConnectorRole, type ConnectorCommands, type NetworkConnector, type OtpOpener } from '../connectors/network/index.js';
 import { PendingReceipts, SandboxBehaviours, SandboxNetwork } from '../connectors/sandbox/index.js';
+import type { NumberCommand } from '../schemas/records.js';
+import { topics } from '../topics/index.js';
 import type { Clients } from './clients.js';
 import { mediaSink } from './media-sink.js';
 
@@ -9,7 +13,7 @@ import { mediaSink } from './media-sink.js';
 export async function startConnector(clients: Clients): Promise<Array<{ stop(): Promise<void> }>> {
   const otp = new OpenedOtpCodes(new OtpKeys(clients.pool), clients.cipher);
   const leases = leasePool(clients.config.databaseUrl, clients.config.baileys.leaseRenewMs, clients.logger);
-  const role = await startConnectorRole(clients, { connectors: [sandboxNetwork(clients, otp), baileysNetwork(clients, otp, leases)], otp });
+  const role = await startConnectorRole(clients, { connectors: [sandboxNetwork(clients, otp), baileysOnFirstNumber(clients, otp, leases)], otp });
   // After the sessions: a closing session renews and releases its lease through this pool.
   return [role, { stop: () => leases.end() }];
 }
@@ -25,42 +29,22 @@ function sandboxNetwork(clients: Clients, otp: OtpOpener): SandboxNetwork {
   });
 }
 
-/** A connect waits this long at most for the current WhatsApp Web version before it announces the pinned one. */
-const WEB_VERSION_TIMEOUT_MS = 3_000;
-
 /**
- * The real network through Baileys: every connector worker runs it beside the sandbox, and the
- * numbers whose `connector` is `baileys` open here (a deployment picks it for new numbers with
- * CONNECTOR=baileys). Received media go to the media store; sends read theirs from it.
+ * The real network through Baileys (`baileysNetwork`), its modules loaded the first time this
+ * worker opens a number on it: they take longer to load than the rest of the role (0.6 s on a quiet
+ * 2-core machine), so a worker joins its group and serves its sandbox numbers without waiting for
+ * them, and one that serves no Baileys number never loads them. Its tables are made and purged
+ * when the role starts, as the role's own are.
  */
-export function baileysNetwork(clients: Clients, otp: OtpOpener, leases: pg.Pool): BaileysNetwork {
-  const logger = clients.logger.child({ role: 'connector', connector: 'baileys' });
-  const { baileys } = clients.config;
-  const mapping = new BaileysProtocol({
-    pool: clients.pool,
-    logger,
-    media: mediaSink(clients.media),
-    mediaOf: async (source) => {
-      const stored = source.media_ref === null ? undefined : await clients.media.get(source.media_ref);
-      if (stored === undefined) throw new Error('the media of the send is not in the media store');
-      return stored.body;
-    },
-    otp,
-  });
-  return new BaileysNetwork({
-    pool: clients.pool,
-    leasePool: leases,
-    ...(clients.fence && { fence: clients.fence }),
-    logger,
-    mapping,
-    socket: {
-      url: (instanceId) => baileys.url.replaceAll('{instance_id}', encodeURIComponent(instanceId)),
-      connectTimeoutMs: baileys.connectTimeoutMs,
-      version: webVersion({ override: baileys.webVersion, timeoutMs: WEB_VERSION_TIMEOUT_MS, logger }),
-      reconnectBaseMs: baileys.reconnectBaseMs,
-      reconnectMaxMs: baileys.reconnectMaxMs,
-      leaseRenewMs: baileys.leaseRenewMs,
-      baileysLogLevel: 'warn',
-    },
-  });
+function baileysOnFirstNumber(clients: Clients, otp: OtpOpener, leases: pg.Pool): NetworkConnector {
+  let network: Promise<BaileysNetwork> | undefined;
+  const loaded = () => (network ??= import('./baileys-network.js').then(({ baileysNetwork }) => baileysNetwork(clients, otp, leases)));
+  // Only a number on Baileys gets these, and its session was opened first.
+  const commands: ConnectorCommands<NumberCommand> = { topic: topics.numberCommands, apply: async (command) => (await loaded()).apply(command) };
+  return {
+    kind: 'baileys',
+    prepare: () => prepareBaileysTables(clients.pool, clients.logger),
+    commands,
+    open: async (instance, events) => (await loaded()).open(instance, events),
+  };
 }

@@ -2,26 +2,6 @@ import { BufferJSON, initAuthCreds, proto, type AuthenticationCreds, type Authen
 import type { Pool, PoolClient } from 'pg';
 import { NumberLeases, type Lease } from './lease.js';
 
-export const authStoreDdl = [
-  `CREATE SCHEMA IF NOT EXISTS baileys`,
-  `CREATE TABLE IF NOT EXISTS baileys.creds (
-    instance_id text PRIMARY KEY,
-    creds text NOT NULL,
-    updated_at timestamptz NOT NULL DEFAULT now()
-  )`,
-  `CREATE TABLE IF NOT EXISTS baileys.keys (
-    instance_id text NOT NULL,
-    type text NOT NULL,
-    id text NOT NULL,
-    value text NOT NULL,
-    PRIMARY KEY (instance_id, type, id)
-  )`,
-  `CREATE TABLE IF NOT EXISTS baileys.auth_writers (
-    instance_id text PRIMARY KEY,
-    generation bigint NOT NULL
-  )`,
-];
-
 /** A write of a socket that has ended: a newer socket of the number claimed its auth state. */
 export class StaleSocket extends Error {
   constructor(readonly instanceId: string) {

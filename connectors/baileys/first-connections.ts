@@ -1,13 +1,5 @@
 import type { Pool } from 'pg';
 
-export const firstConnectionsDdl = [
-  `CREATE SCHEMA IF NOT EXISTS baileys`,
-  `CREATE TABLE IF NOT EXISTS baileys.first_connections (
-    instance_id text PRIMARY KEY,
-    connected_at timestamptz NOT NULL
-  )`,
-];
-
 /** When each number first connected: its warming counts from there, across restarts and workers. */
 export class FirstConnections {
   constructor(private readonly pool: Pool) {}

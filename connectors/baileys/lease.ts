@@ -1,18 +1,6 @@
 import pg, { type Pool, type PoolClient } from 'pg';
 import type { Logger } from 'pino';
 
-export const leaseDdl = [
-  `CREATE SCHEMA IF NOT EXISTS baileys`,
-  `CREATE TABLE IF NOT EXISTS baileys.leases (
-    instance_id text PRIMARY KEY,
-    owner text NOT NULL,
-    generation bigint NOT NULL,
-    expires_at timestamptz NOT NULL
-  )`,
-  `ALTER TABLE baileys.leases ADD COLUMN IF NOT EXISTS fence text`,
-  `CREATE INDEX IF NOT EXISTS leases_fence ON baileys.leases (fence)`,
-];
-
 /** The right of one worker to hold the socket of one number, until `validUntil` on this process' clock. */
 export interface Lease {
   readonly instanceId: string;

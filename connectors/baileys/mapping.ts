@@ -15,8 +15,6 @@ export interface OutgoingMessage {
  * facts, and the stores and caches that outlive its socket. Sessions hold none of it themselves.
  */
 export interface BaileysMapping {
-  /** Tables of the stores behind the mapping, created with the connector's own. */
-  readonly ddl: readonly string[];
   inbound(instance: InstanceState, message: WAMessage, socket: WASocket): Promise<InboundFact | null>;
   statuses(updates: BaileysEventMap['messages.update'], receipts: BaileysEventMap['message-receipt.update']): StatusFact[];
   groupEvents(
@@ -34,8 +32,6 @@ export interface BaileysMapping {
   storedMessage(instanceId: string, key: WAMessageKey): Promise<proto.IMessage | undefined>;
   retryCounters(instanceId: string): CacheStore;
   groupMetadata(instanceId: string, jid: string, socket?: WASocket): Promise<GroupMetadata | undefined>;
-  /** Drops stored messages and polls past their keeping time. */
-  purge(): Promise<void>;
   /** The number left this worker for good (logged out, removed): what is kept of it in memory goes. */
   forget(instanceId: string): void;
 }

@@ -4,17 +4,14 @@ import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import type { InstanceState, NumberCommand } from '../../schemas/records.js';
 import { topics } from '../../topics/index.js';
-import { runDdl } from '../../shared/ddl.js';
 import type { ProcessFence } from '../../shared/process-fence.js';
 import type { ConnectorCommands, NetworkConnector, SessionEvents } from '../network/connector.js';
-import { authStoreDdl } from './auth-store.js';
-import { FirstConnections, firstConnectionsDdl } from './first-connections.js';
-import { leaseDdl, NumberLeases } from './lease.js';
+import { FirstConnections } from './first-connections.js';
+import { NumberLeases } from './lease.js';
 import type { BaileysMapping } from './mapping.js';
 import { BaileysSession } from './session.js';
 import type { SocketOptions } from './socket-options.js';
-
-const PURGE_EVERY_MS = 3_600_000;
+import { prepareBaileysTables } from './tables.js';
 
 export interface BaileysNetworkDeps {
   readonly pool: Pool;
@@ -50,11 +47,8 @@ export class BaileysNetwork implements NetworkConnector {
   }
 
   /** Creates the connector's tables, and purges what it keeps past its time now and every hour. */
-  async prepare(): Promise<void> {
-    await runDdl(this.deps.pool, 'baileys', [...authStoreDdl, ...leaseDdl, ...firstConnectionsDdl, ...this.deps.mapping.ddl]);
-    const purge = () => this.deps.mapping.purge().catch((err: unknown) => this.deps.logger.warn({ err }, 'purging sent messages and polls failed'));
-    await purge();
-    setInterval(() => void purge(), PURGE_EVERY_MS).unref();
+  prepare(): Promise<void> {
+    return prepareBaileysTables(this.deps.pool, this.deps.logger);
   }
 
   async open(instance: InstanceState, events: SessionEvents): Promise<BaileysSession> {

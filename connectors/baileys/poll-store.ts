@@ -1,22 +1,5 @@
 import type { Pool } from 'pg';
 
-/** Votes come long after a poll; a poll is kept this long to decrypt them. */
-export const POLLS_KEPT_DAYS = 90;
-
-export const pollsDdl = [
-  `CREATE SCHEMA IF NOT EXISTS baileys`,
-  `CREATE TABLE IF NOT EXISTS baileys.polls (
-    instance_id text NOT NULL,
-    wa_message_id text NOT NULL,
-    creator_jid text NOT NULL,
-    secret bytea NOT NULL,
-    options text[] NOT NULL,
-    created_at timestamptz NOT NULL DEFAULT now(),
-    PRIMARY KEY (instance_id, wa_message_id)
-  )`,
-  `CREATE INDEX IF NOT EXISTS polls_created_at ON baileys.polls (created_at)`,
-];
-
 /** What decrypting a vote on a poll needs: who created it, its secret and its options. */
 export interface KnownPoll {
   readonly creatorJid: string;
@@ -43,10 +26,5 @@ export class PollStore {
     );
     const row = rows[0];
     return row === undefined ? undefined : { creatorJid: row.creator_jid, secret: row.secret, options: row.options };
-  }
-
-  async purge(now = Date.now()): Promise<number> {
-    const { rowCount } = await this.pool.query(`DELETE FROM baileys.polls WHERE created_at < to_timestamp($1::double precision / 1000)`, [now - POLLS_KEPT_DAYS * 86_400_000]);
-    return rowCount ?? 0;
   }
 }

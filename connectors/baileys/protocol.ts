@@ -24,9 +24,9 @@ import { mapInbound, type InboundContext, type MediaKind } from './inbound.js';
 import type { BaileysMapping, OutgoingMessage } from './mapping.js';
 import { outgoingMessages } from './outbound.js';
 import { ownJids } from './people.js';
-import { PollStore, pollsDdl } from './poll-store.js';
+import { PollStore } from './poll-store.js';
 import { statusFacts } from './receipts.js';
-import { SentMessages, sentMessagesDdl } from './sent-messages.js';
+import { SentMessages } from './sent-messages.js';
 import { boundedCache, ttlCache } from './ttl-cache.js';
 
 /** Received media over this size is not downloaded (the message arrives with `media: null`); the send limit of spec 8.3. */
@@ -66,7 +66,6 @@ interface PerNumber {
  * of sent messages and polls (Postgres), and the per-number caches that outlive a socket restart.
  */
 export class BaileysProtocol implements BaileysMapping {
-  readonly ddl = [...sentMessagesDdl, ...pollsDdl];
   readonly sent: SentMessages;
   readonly polls: PollStore;
   private readonly numbers = new Map<string, PerNumber>();
@@ -127,7 +126,7 @@ export class BaileysProtocol implements BaileysMapping {
     return outgoingMessages(command, { media: this.deps.mediaOf, otp: this.deps.otp, isOwn: (waId) => this.sent.isOurs(id, waId), quoted: (to, waId) => this.quoted(id, to, waId) });
   }
 
-  /** A message to quote: one the number received lately, else one of its sends still kept (SENT_KEPT_DAYS). */
+  /** A message to quote: one the number received lately, else one of its sends still kept (SENT_KEPT_DAYS, tables.ts). */
   private async quoted(instanceId: string, to: string, waMessageId: string): Promise<WAMessage | undefined> {
     const received = this.of(instanceId).received.get(waMessageId);
     if (received !== undefined) return received;
@@ -146,12 +145,6 @@ export class BaileysProtocol implements BaileysMapping {
     if (command.content.kind === 'poll' && secret && own.jid) {
       await this.polls.remember(instanceId, waId, { creatorJid: own.jid, secret, options: command.content.options });
     }
-  }
-
-  /** Drops sent messages and polls past their keeping time (docs/baileys.md). */
-  async purge(): Promise<void> {
-    await this.sent.purge();
-    await this.polls.purge();
   }
 
   storedMessage(instanceId: string, key: WAMessageKey): Promise<proto.IMessage | undefined> {

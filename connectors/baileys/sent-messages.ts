@@ -1,21 +1,6 @@
 import { proto } from '@whiskeysockets/baileys';
 import type { Pool } from 'pg';
 
-/** How long our sends are kept to answer the network's retry requests and to tell echoes apart. */
-export const SENT_KEPT_DAYS = 7;
-
-export const sentMessagesDdl = [
-  `CREATE SCHEMA IF NOT EXISTS baileys`,
-  `CREATE TABLE IF NOT EXISTS baileys.sent_messages (
-    instance_id text NOT NULL,
-    wa_message_id text NOT NULL,
-    message bytea,
-    sent_at timestamptz NOT NULL DEFAULT now(),
-    PRIMARY KEY (instance_id, wa_message_id)
-  )`,
-  `CREATE INDEX IF NOT EXISTS sent_messages_sent_at ON baileys.sent_messages (sent_at)`,
-];
-
 /**
  * The messages our sends put on the network, by number and network id. Baileys' `getMessage`
  * answers a recipient's retry request from here (the content encrypted again for the device that
@@ -44,10 +29,5 @@ export class SentMessages {
   async isOurs(instanceId: string, waMessageId: string): Promise<boolean> {
     const { rowCount } = await this.pool.query(`SELECT 1 FROM baileys.sent_messages WHERE instance_id = $1 AND wa_message_id = $2`, [instanceId, waMessageId]);
     return rowCount === 1;
-  }
-
-  async purge(now = Date.now()): Promise<number> {
-    const { rowCount } = await this.pool.query(`DELETE FROM baileys.sent_messages WHERE sent_at < to_timestamp($1::double precision / 1000)`, [now - SENT_KEPT_DAYS * 86_400_000]);
-    return rowCount ?? 0;
   }
 }

@@ -4,7 +4,8 @@ import path from 'node:path';
 import { BufferJSON, Curve, makeCacheableSignalKeyStore, proto, signedKeyPair, type SignalDataSet } from '@whiskeysockets/baileys';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { authStoreDdl, PostgresAuthStore } from '../../connectors/baileys/auth-store.js';
+import { PostgresAuthStore } from '../../connectors/baileys/auth-store.js';
+import { baileysDdl } from '../../connectors/baileys/tables.js';
 import { repoRoot } from '../../shared/repo-root.js';
 import { runDdl } from '../../shared/ddl.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
@@ -22,7 +23,7 @@ describe('the Baileys auth store in Postgres', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    await runDdl(db.pool, 'baileys-auth', authStoreDdl);
+    await runDdl(db.pool, 'baileys-auth', baileysDdl);
   });
 
   afterAll(async () => {

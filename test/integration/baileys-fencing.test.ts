@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { authStoreDdl } from '../../connectors/baileys/auth-store.js';
-import { leaseDdl } from '../../connectors/baileys/lease.js';
+import { baileysDdl } from '../../connectors/baileys/tables.js';
 import { runDdl } from '../../shared/ddl.js';
 import type { Clients } from '../../stack/clients.js';
 import { topics } from '../../topics/index.js';
@@ -43,7 +42,7 @@ describe('one live socket per number across connector processes', () => {
       LOG_LEVEL: 'info',
     });
     clients = await testClients(env);
-    await runDdl(clients.pool, 'baileys', [...authStoreDdl, ...leaseDdl]);
+    await runDdl(clients.pool, 'baileys', baileysDdl);
     for (const id of ids) {
       const state = await pairedBaileysNumber(clients.pool, id, { account: 'acc_fence', project: 'prj_fence' });
       await clients.producer.send(topics.instances, [{ key: id, value: state }]);

@@ -3,8 +3,7 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { proto, type WAMessage } from '@whiskeysockets/baileys';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { authStoreDdl } from '../../connectors/baileys/auth-store.js';
-import { leaseDdl } from '../../connectors/baileys/lease.js';
+import { baileysDdl } from '../../connectors/baileys/tables.js';
 import type { InboundMessage } from '../../schemas/records.js';
 import { repoRoot } from '../../shared/repo-root.js';
 import { runDdl } from '../../shared/ddl.js';
@@ -107,7 +106,7 @@ describe('a connector process stopped while it receives', () => {
     media = await SlowMediaServer.start();
     env = await createTestEnv({ BAILEYS_WS_URL: server.template(), BAILEYS_LEASE_RENEW_MS: '300', BAILEYS_CONNECT_TIMEOUT_MS: '600000' });
     clients = await testClients(env);
-    await runDdl(clients.pool, 'baileys', [...authStoreDdl, ...leaseDdl]);
+    await runDdl(clients.pool, 'baileys', baileysDdl);
     const state = await pairedBaileysNumber(clients.pool, id, { account: 'acc_restart', project: 'prj_restart' });
     await clients.producer.send(topics.instances, [{ key: id, value: state }]);
     log = await collectTopic(clients, topics.inboundMessages, `${env.id}-restart-log`);
@@ -193,7 +192,7 @@ describe('a connector process SIGKILLed while it holds a number', () => {
     server = await NetworkServer.start();
     env = await createTestEnv({ BAILEYS_WS_URL: server.template(), BAILEYS_LEASE_RENEW_MS: String(LONG_RENEW_MS), BAILEYS_CONNECT_TIMEOUT_MS: '600000' });
     clients = await testClients(env);
-    await runDdl(clients.pool, 'baileys', [...authStoreDdl, ...leaseDdl]);
+    await runDdl(clients.pool, 'baileys', baileysDdl);
     const state = await pairedBaileysNumber(clients.pool, id, { account: 'acc_killed', project: 'prj_killed' });
     await clients.producer.send(topics.instances, [{ key: id, value: state }]);
   });

@@ -3,10 +3,11 @@ import { Readable } from 'node:stream';
 import { Curve, generateWAMessageContent, proto } from '@whiskeysockets/baileys';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { authStoreDdl, PostgresAuthStore } from '../../connectors/baileys/auth-store.js';
-import { leaseDdl, LeaseLost, NumberLeases } from '../../connectors/baileys/lease.js';
-import { PollStore, pollsDdl } from '../../connectors/baileys/poll-store.js';
-import { SentMessages, sentMessagesDdl } from '../../connectors/baileys/sent-messages.js';
+import { PostgresAuthStore } from '../../connectors/baileys/auth-store.js';
+import { LeaseLost, NumberLeases } from '../../connectors/baileys/lease.js';
+import { PollStore } from '../../connectors/baileys/poll-store.js';
+import { SentMessages } from '../../connectors/baileys/sent-messages.js';
+import { baileysDdl, purgePolls, purgeSentMessages } from '../../connectors/baileys/tables.js';
 import { runDdl } from '../../shared/ddl.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 
@@ -20,7 +21,7 @@ describe('the Baileys stores in Postgres', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    await runDdl(db.pool, 'baileys', [...authStoreDdl, ...leaseDdl, ...sentMessagesDdl, ...pollsDdl]);
+    await runDdl(db.pool, 'baileys', baileysDdl);
   });
 
   afterAll(async () => {
@@ -39,7 +40,7 @@ describe('the Baileys stores in Postgres', () => {
     expect(await sent.isOurs('inst_s', 'NOT-OURS')).toBe(false);
     expect(await sent.isOurs('inst_other', 'W1')).toBe(false);
     await db.pool.query(`UPDATE baileys.sent_messages SET sent_at = now() - interval '8 days' WHERE wa_message_id = 'W1'`);
-    expect(await sent.purge()).toBe(1);
+    expect(await purgeSentMessages(db.pool)).toBe(1);
     expect(await sent.isOurs('inst_s', 'W1')).toBe(false);
     expect(await sent.isOurs('inst_s', 'CODE1')).toBe(true);
   });
@@ -61,7 +62,7 @@ describe('the Baileys stores in Postgres', () => {
     expect(rows[0]!.n).toBe(1);
 
     await db.pool.query(`UPDATE baileys.sent_messages SET sent_at = now() - interval '6 days' WHERE wa_message_id = 'DOC1'`);
-    expect(await sent.purge()).toBe(0);
+    expect(await purgeSentMessages(db.pool)).toBe(0);
     expect(await sent.get('inst_m', 'DOC1')).toBeDefined();
   });
 
@@ -77,7 +78,7 @@ describe('the Baileys stores in Postgres', () => {
     await polls.remember('inst_p', 'POLL2', { creatorJid: '5511900000000@s.whatsapp.net', secret: randomBytes(32), options: ['A'] });
     await db.pool.query(`UPDATE baileys.polls SET created_at = now() - interval '91 days' WHERE wa_message_id = 'POLL1'`);
     await db.pool.query(`UPDATE baileys.polls SET created_at = now() - interval '89 days' WHERE wa_message_id = 'POLL2'`);
-    expect(await polls.purge()).toBe(1);
+    expect(await purgePolls(db.pool)).toBe(1);
     expect(await polls.find('inst_p', 'POLL1')).toBeUndefined();
     expect(await polls.find('inst_p', 'POLL2')).toMatchObject({ options: ['A'] });
   });

@@ -2,7 +2,8 @@ import pg from 'pg';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expireFenced, leaseDdl, NumberLeases } from '../../connectors/baileys/lease.js';
+import { expireFenced, NumberLeases } from '../../connectors/baileys/lease.js';
+import { baileysDdl } from '../../connectors/baileys/tables.js';
 import { runDdl } from '../../shared/ddl.js';
 import { ProcessFence } from '../../shared/process-fence.js';
 import { loadConfig } from '../../stack/config.js';
@@ -31,7 +32,7 @@ describe('the process fence of the liveness lock', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    await runDdl(db.pool, 'baileys', leaseDdl);
+    await runDdl(db.pool, 'baileys', baileysDdl);
     kafka = createKafka(loadConfig().kafka, logger);
   });
 

@@ -11,7 +11,7 @@ import { leasePool } from '../../connectors/baileys/index.js';
 import { OpenedOtpCodes, OtpKeys, startConnectorRole } from '../../connectors/network/index.js';
 import { buildClients } from '../../stack/clients.js';
 import { loadConfig } from '../../stack/config.js';
-import { baileysNetwork } from '../../stack/connector-role.js';
+import { baileysNetwork } from '../../stack/baileys-network.js';
 import { startProcessLiveness } from '../../stack/member-liveness.js';
 import { loggedIn } from './received-messages.js';
 
