@@ -1,4 +1,4 @@
-import { createClient, type ClickHouseClient } from '@clickhouse/client';
+import type { ClickHouseClient } from '@clickhouse/client';
 import { mkdirSync } from 'node:fs';
 import type { Session } from 'chdb';
 
@@ -19,20 +19,25 @@ export interface ClickHouse {
 }
 
 export function createClickHouse(config: ClickHouseOptions): ClickHouse {
-  return config.kind === 'server' ? serverClickHouse(createClient({ url: config.url })) : embeddedClickHouse(config.path);
+  return config.kind === 'server' ? serverClickHouse(config.url) : embeddedClickHouse(config.path);
 }
 
-function serverClickHouse(client: ClickHouseClient): ClickHouse {
+/** The server's client library is loaded on first use, as chDB is: a process that never queries does not load it. */
+function serverClickHouse(url: string): ClickHouse {
+  let client: Promise<ClickHouseClient> | undefined;
+  const open = () => (client ??= import('@clickhouse/client').then(({ createClient }) => createClient({ url })));
   return {
     kind: 'server',
     async command(sql) {
-      await client.command({ query: sql });
+      await (await open()).command({ query: sql });
     },
     async query<T>(sql: string, params?: Record<string, unknown>) {
-      const result = await client.query({ query: sql, query_params: params, format: 'JSONEachRow' });
+      const result = await (await open()).query({ query: sql, query_params: params, format: 'JSONEachRow' });
       return result.json<T>();
     },
-    close: () => client.close(),
+    async close() {
+      if (client) await (await client).close();
+    },
   };
 }
 
