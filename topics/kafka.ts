@@ -19,16 +19,23 @@ const levels: Record<number, 'error' | 'warn' | 'info' | 'debug'> = {
   [KafkaLogLevel.DEBUG]: 'debug',
 };
 
+/** A consumer's crash because its group's coordinator is loading or has moved, as when a broker has just started. */
+const COORDINATOR_MOVING = /^Crash: KafkaJSProtocolError: (The coordinator is loading|The group coordinator is not available|This is not the correct coordinator)/;
+
 /**
  * kafkajs logs through our pino logger; its chatty info lines go to debug. So do the error answers
  * of brokers that its connections log (a new topic's partition without a leader yet, a coordinator
- * loading): the request's caller retries them, or reports the failure itself.
+ * loading): the request's caller retries them, or reports the failure itself. A consumer that
+ * crashed because its coordinator is loading or moving (every first start of a new broker: its
+ * offsets topic loads as the first groups join) is restarted by kafkajs and joins: a warning, as
+ * is every restart; other crashes stay errors.
  */
 export function pinoLogCreator(logger: Logger): logCreator {
   return () => ({ namespace, level, log }) => {
     const { message, ...extra } = log;
     const answered = namespace === 'Connection' && message.startsWith('Response ');
-    const target = answered ? 'debug' : (levels[level] ?? 'debug');
+    const restarted = namespace === 'Consumer' && (COORDINATOR_MOVING.test(message) || message.startsWith('Restarting the consumer'));
+    const target = answered ? 'debug' : restarted ? 'warn' : (levels[level] ?? 'debug');
     logger[target === 'info' ? 'debug' : target]({ ...extra, namespace }, message);
   };
 }

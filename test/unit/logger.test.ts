@@ -44,4 +44,12 @@ describe('kafkajs logs', () => {
     expect(logged({ namespace: 'Consumer', level: KAFKA_ERROR, message: 'Crash: KafkaJSNumberOfRetriesExceeded' })).toBe(50);
     expect(logged({ namespace: 'Consumer', level: KAFKA_INFO, message: 'Starting' })).toBe(20);
   });
+
+  it('are warnings when a consumer crashed on a coordinator loading or moving, and is restarted', () => {
+    for (const cause of ["The coordinator is loading and hence can't process requests for this group", 'The group coordinator is not available', 'This is not the correct coordinator for this group']) {
+      expect(logged({ namespace: 'Consumer', level: KAFKA_ERROR, message: `Crash: KafkaJSProtocolError: ${cause}` })).toBe(40);
+    }
+    expect(logged({ namespace: 'Consumer', level: KAFKA_ERROR, message: 'Restarting the consumer in 100ms' })).toBe(40);
+    expect(logged({ namespace: 'Consumer', level: KAFKA_ERROR, message: 'Crash: KafkaJSProtocolError: The group member needs to have a valid member id before actually entering a consumer group' })).toBe(50);
+  });
 });
