@@ -3,18 +3,24 @@ import { spawn } from 'node:child_process';
 /**
  * V8 flags a command needs that only take effect when the process starts (the heap's sizes).
  * A replay allocates an object per record decoded and drops it at once: a young generation of
- * 64 MB instead of 16-32 cuts its garbage collection by about a third.
+ * 64 MB instead of 16-32 cuts its garbage collection by about a third. Pretenuring is off for the
+ * reason given at `ROLE_FLAGS`: bench:replay's conversations replayed 39,669-44,933 records/s
+ * without it, 36,217-41,209 with it (two runs each).
  */
-export const REPLAY_FLAGS = ['--max-semi-space-size=64'];
+export const REPLAY_FLAGS = ['--max-semi-space-size=64', '--no-allocation-site-pretenuring'];
 
 /**
- * The flags the roles run with (`npm start`, `npm run gateway`; docs/operations.md): a semi-space
- * of 32 MB instead of V8's 16. Garbage collection took a fifth of a busy processor's main thread,
- * and about 15% with this young generation (CPU profiles, bench:send). At 1,000 sends/s with every
- * role in one process, 202 → delivered fact p50 was 123-174 ms over nine runs without it (median
- * 154) and 72-166 ms over seven with it (median 110); peak RSS did not move beyond its noise.
+ * The flags the roles run with (`npm start`, `npm run gateway`; docs/operations.md):
+ * - a semi-space of 32 MB instead of V8's 16. Garbage collection took a fifth of a busy
+ *   processor's main thread, and about 15% with this young generation (CPU profiles, bench:send);
+ * - no allocation-site pretenuring. When a young collection finds most objects of one allocation
+ *   site alive (a batch's decoded records, still held while the batch is handled), V8 allocates
+ *   that site's later objects straight in the old generation, where only major collections free
+ *   them: a consumer then decoded at about 4 µs a record instead of 1.5, and stayed so. Without it,
+ *   bench:log's serde consume read 331-384k records/s against 176-223k (three runs each).
+ * `--no-allocation-site-pretenuring` is refused in NODE_OPTIONS: it goes on the command line.
  */
-export const ROLE_FLAGS = ['--max-semi-space-size=32'];
+export const ROLE_FLAGS = ['--max-semi-space-size=32', '--no-allocation-site-pretenuring'];
 
 /**
  * Runs this command again in a child Node process started with `flags`, unless this one was:
