@@ -6,7 +6,7 @@ import { Pool } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MessageStatus, SendCommand } from '../../schemas/records.js';
 import type { Clients } from '../../stack/clients.js';
-import { clusterStatus, clusterUp } from '../../stack/local/cluster.js';
+import { clusterDown, clusterStatus, clusterUp } from '../../stack/local/cluster.js';
 import { loadConfig } from '../../stack/config.js';
 import { createConsumer, ensureTopics, topicName, topics, type TopicConsumer } from '../../topics/index.js';
 import { testClients } from '../support/clients.js';
@@ -61,8 +61,11 @@ describe('two processes of each role on a 3-broker cluster, one broker and one o
   const read = new Set<string>();
   /** The webhooks each send got, to say where one that was never read stopped. */
   const seen = new Map<string, string[]>();
+  /** Whether every node was up before this file: then it is left running, else stopped again. */
+  let upBefore = false;
 
   beforeAll(async () => {
+    upBefore = (await clusterStatus({ root: stackRoot })).nodes.every((node) => node.up);
     const cluster = await clusterUp({ root: stackRoot });
     env = await createTestEnv({
       KAFKA_BROKERS: cluster.brokers,
@@ -97,9 +100,12 @@ describe('two processes of each role on a 3-broker cluster, one broker and one o
     await admin?.disconnect();
     await clients?.close();
     receiver?.close();
-    // The killed node comes back, and the cluster is left running, like the stack, for the next run.
+    // The killed node comes back so that the test's topics are deleted from every node. Then the
+    // cluster is left as it was found: one this file started is stopped, since its three idle
+    // brokers would cost CPU to the files after it.
     await clusterUp({ root: stackRoot });
     await env?.dispose();
+    if (!upBefore) await clusterDown({ root: stackRoot });
   }, 300_000);
 
   /** SIGKILLs the cluster's second node; `clusterUp` starts it again. */
