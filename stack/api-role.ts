@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import path from 'node:path';
 import { repoRoot } from '../shared/repo-root.js';
+import { allSettled } from '../shared/all-settled.js';
 import { SandboxPayments } from '../connectors/payments/sandbox.js';
 import { StripePayments } from '../connectors/payments/stripe.js';
 import { ensurePaymentEffectsSchema } from '../connectors/payments/effects-projection.js';
@@ -107,11 +108,11 @@ export async function startApi(clients: Clients, options: { listen: boolean; clo
     connectionWriter,
     cipher: clients.cipher,
     streams,
+    // The server first (it ends the open streams); then the readers at once, as each waits out its
+    // fetch in flight (up to the group timing's wait) before it leaves its group.
     async stop() {
       await app.close();
-      await asker.stop();
-      await streams.stop();
-      await stopConnectionWriting();
+      await allSettled([asker.stop(), streams.stop(), stopConnectionWriting()]);
     },
   };
 }

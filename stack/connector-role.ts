@@ -10,12 +10,17 @@ import type { Clients } from './clients.js';
 import { mediaSink } from './media-sink.js';
 
 /** The connector role: the sandbox and Baileys networks, their OTP codes and the Baileys leases. */
-export async function startConnector(clients: Clients): Promise<Array<{ stop(): Promise<void> }>> {
+export async function startConnector(clients: Clients): Promise<{ stop(): Promise<void> }> {
   const otp = new OpenedOtpCodes(new OtpKeys(clients.pool), clients.cipher);
   const leases = leasePool(clients.config.databaseUrl, clients.config.baileys.leaseRenewMs, clients.logger);
   const role = await startConnectorRole(clients, { connectors: [sandboxNetwork(clients, otp), baileysOnFirstNumber(clients, otp, leases)], otp });
-  // After the sessions: a closing session renews and releases its lease through this pool.
-  return [role, { stop: () => leases.end() }];
+  return {
+    async stop() {
+      await role.stop();
+      // After the sessions: a closing session renews and releases its lease through this pool.
+      await leases.end();
+    },
+  };
 }
 
 /** The simulated network, with received media in the media store and OTP codes opened by the role. */

@@ -5,6 +5,7 @@ import { startDirectory } from '../processors/directory.js';
 import { projectionsFor, runProjection, seedChangelogs } from '../processors/index.js';
 import { startUsageWriter } from '../processors/usage/index.js';
 import type { Clients } from './clients.js';
+import { allSettled } from '../shared/all-settled.js';
 
 /** The processor role: the live projections, the campaign runner, the usage and analytics writers and the payment effects. */
 export async function startProcessor(clients: Clients): Promise<{ stop(): Promise<void> }> {
@@ -25,10 +26,11 @@ export async function startProcessor(clients: Clients): Promise<{ stop(): Promis
     // Every group at once, so a stopped processor is out of all of them in the time of the slowest
     // (one after another, its twenty groups took 1.5-3 s to leave); the runner before the directory it reads.
     async stop() {
-      const stopped = await Promise.allSettled([...projections, ...writers, runner].map((part) => part.stop()));
-      await directory.stop();
-      const failed = stopped.find((result) => result.status === 'rejected');
-      if (failed) throw failed.reason;
+      try {
+        await allSettled([...projections, ...writers, runner].map((part) => part.stop()));
+      } finally {
+        await directory.stop();
+      }
     },
   };
 }

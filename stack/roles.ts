@@ -39,7 +39,7 @@ export async function startRoles(roles: readonly Role[], clients: Clients): Prom
   }
   if (roles.includes('connector')) {
     const { startConnector } = await import('./connector-role.js');
-    running.push(...(await startConnector(clients)));
+    running.push(await startConnector(clients));
   }
   if (roles.includes('dispatcher')) {
     const { startDispatcher } = await import('../connectors/webhooks/index.js');
@@ -53,14 +53,17 @@ export async function startRoles(roles: readonly Role[], clients: Clients): Prom
   if (roles.includes('api')) {
     const { startApi } = await import('./api-role.js');
     api = await startApi(clients, { listen: true });
-    running.unshift(api);
   }
   const { host, metricsPort, metricsToken } = clients.config;
   if (metricsPort > 0) running.push(await serveMetrics(clients.metrics.registry, host, metricsPort, metricsToken));
+  const stopping = (part: Running) => part.stop().catch((err: unknown) => logger.warn({ err }, 'stop failed'));
   return {
     api,
     async stop() {
-      for (const part of running) await part.stop().catch((err: unknown) => logger.warn({ err }, 'stop failed'));
+      // The API first, so that no command is accepted once the rest has begun to stop; then every
+      // other role at once, each leaving its groups in the time of the slowest rather than in turn.
+      if (api) await stopping(api);
+      await Promise.all(running.map(stopping));
       // Last: the spans of the roles' final work still go out.
       await tracing.stop().catch((err: unknown) => logger.warn({ err }, 'stopping tracing failed'));
     },

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Pool } from 'pg';
+import { allSettled } from '../../shared/all-settled.js';
 import type { Clock } from '../../shared/clock.js';
 import type { Kafka, Producer, TopicSerdes } from '../../topics/index.js';
 import { startDirectory, type Directory } from '../directory.js';
@@ -37,8 +38,7 @@ export async function startConnectionWriting(
     connections: connections.view,
     writer,
     stop: async () => {
-      await connections.stop();
-      await directory.stop();
+      await allSettled([connections.stop(), directory.stop()]);
     },
   };
 }
