@@ -2,7 +2,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import kafkajs from 'kafkajs';
 import { createKafka, ensureTopics, topicName, type Kafka } from '../../topics/index.js';
-import { createTestEnv, type TestEnv } from '../support/env.js';
+import { createTestEnv, waitFor, type TestEnv } from '../support/env.js';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -41,12 +41,21 @@ describe('ensureTopics: retention raised to the catalogue\'s, never lowered', ()
     }
   }
 
+  /**
+   * The topic's settings once its retention reads `retentionMs`: the broker applies a change from
+   * the controller's log a moment after the change is acknowledged, later still on a busy machine.
+   */
+  const settled = (retentionMs: string) => waitFor(`retention.ms ${retentionMs}`, async () => {
+    const current = await settings();
+    return current['retention.ms'] === retentionMs && current;
+  });
+
   it('raises a shorter retention, keeps a longer one, and keeps the topic\'s other settings', async () => {
     await ensureTopics(kafka, [shape(HOUR)], options());
-    expect(await settings()).toMatchObject({ 'retention.ms': String(HOUR), 'message.timestamp.type': 'LogAppendTime' });
+    expect(await settled(String(HOUR))).toMatchObject({ 'message.timestamp.type': 'LogAppendTime' });
 
     await ensureTopics(kafka, [shape(DAY)], options());
-    expect(await settings()).toMatchObject({ 'retention.ms': String(DAY), 'message.timestamp.type': 'LogAppendTime' });
+    expect(await settled(String(DAY))).toMatchObject({ 'message.timestamp.type': 'LogAppendTime' });
 
     // A catalogue that keeps less does not shorten what is kept.
     await ensureTopics(kafka, [shape(HOUR)], options());
@@ -54,7 +63,7 @@ describe('ensureTopics: retention raised to the catalogue\'s, never lowered', ()
 
     // For ever (no retention in the catalogue) is the longest.
     await ensureTopics(kafka, [shape()], options());
-    expect(await settings()).toMatchObject({ 'retention.ms': '-1', 'message.timestamp.type': 'LogAppendTime' });
+    expect(await settled('-1')).toMatchObject({ 'message.timestamp.type': 'LogAppendTime' });
     await ensureTopics(kafka, [shape(30 * DAY)], options());
     expect((await settings())['retention.ms']).toBe('-1');
   });
