@@ -40,6 +40,15 @@ async function describeGroups(admin: Admin, prefix: string): Promise<Groups> {
   );
 }
 
+/** The partitions of the topics each group's members subscribe to: what its members hold between them. */
+async function partitionsToHold(admin: Admin, groupIds: readonly string[]): Promise<Map<string, number>> {
+  const { groups } = await admin.describeGroups([...groupIds]);
+  const topicsOf = new Map(groups.map((group) => [group.groupId, new Set(group.members.flatMap((m) => AssignerProtocol.MemberMetadata.decode(m.memberMetadata)?.topics ?? []))]));
+  const { topics } = await admin.fetchTopicMetadata({ topics: [...new Set([...topicsOf.values()].flatMap((names) => [...names]))] });
+  const partitions = new Map(topics.map((topic) => [topic.name, topic.partitions.length]));
+  return new Map([...topicsOf].map(([groupId, names]) => [groupId, [...names].reduce((sum, name) => sum + partitions.get(name)!, 0)]));
+}
+
 /**
  * The gateway on a 3-node cluster (replication factor 3, min in-sync replicas 2) with two processes
  * of each role: under a steady load of sends, one broker and one process of every role are
@@ -255,10 +264,10 @@ describe('two processes of each role on a 3-broker cluster, one broker and one o
         throw new Error(`${error.message}; ${unread().length} of ${refs.size} unread: ${where.join('; ')}\n${warnings()}`);
       });
 
-      // Every group of a role comes to have the survivor alone, holding what both held.
-      const moved = WORKERS.flatMap((role) =>
-        shared(before, role).map(([groupId, members]) => [groupId, new Map([[`${role}-2`, [...members.values()].reduce((sum, n) => sum + n, 0)]])] as const),
-      );
+      // Every group of a role comes to have the survivor alone, holding every partition of the group's
+      // topics (not what the two held in the snapshot above, which may have been taken mid-rebalance).
+      const toHold = await partitionsToHold(admin, WORKERS.flatMap((role) => shared(before, role).map(([groupId]) => groupId)));
+      const moved = WORKERS.flatMap((role) => shared(before, role).map(([groupId]) => [groupId, new Map([[`${role}-2`, toHold.get(groupId)!]])] as const));
       let after: Groups = new Map();
       await waitFor('the survivors holding every partition of their roles', async () => {
         after = await describeGroups(admin, env.id);
