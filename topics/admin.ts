@@ -226,9 +226,15 @@ export async function probeBroker(broker: string): Promise<void> {
   }
 }
 
-/** kafkajs marks its errors `retriable`; its error classes are not importable from ESM. */
+/**
+ * kafkajs marks its errors `retriable` (its error classes are not importable from ESM), and wraps
+ * one its own retries gave up on in a final error: that one is retried too, as a broker slow to
+ * learn of new topics answers "does not host this topic-partition" longer than the admin retries.
+ */
 function isRetriable(error: unknown): boolean {
-  return error instanceof Error && 'retriable' in error && error.retriable === true;
+  if (!(error instanceof Error)) return false;
+  if ('retriable' in error && error.retriable === true) return true;
+  return error.name === 'KafkaJSNumberOfRetriesExceeded' && isRetriable(error.cause);
 }
 
 /** Retries what failed with a retriable broker error (leaders moving, a broker still loading), for up to about 15 s. */
