@@ -96,8 +96,13 @@ export async function withPg(url: string, work: (client: pg.Client) => Promise<u
   }
 }
 
-/** Runs a bench's main and exits with its outcome (child processes and clients may hold the loop open). */
+/**
+ * Runs a bench's main and exits with its outcome (child processes and clients may hold the loop
+ * open). A SIGTERM exits too, as a baseline child is stopped: by `process.exit`, so that its CPU
+ * profile (`BENCH_PROFILE`) is written, which Node's default end on a signal skips.
+ */
 export function runMain(main: () => Promise<void>): void {
+  process.once('SIGTERM', () => process.exit(143));
   main().then(
     () => process.exit(0),
     (error: unknown) => {

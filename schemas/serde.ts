@@ -20,6 +20,13 @@ export interface RecordSerde<T> {
    * Synchronous once the writer's schema is known; a promise only while it is fetched.
    */
   decode(buffer: Buffer): T | Promise<T>;
+  /**
+   * A promise while the schema `buffer` was written with is being fetched, undefined once it is
+   * known (or when `buffer` is not in the wire format, which `decodeKnown` then reports).
+   */
+  ready(buffer: Buffer): Promise<void> | undefined;
+  /** `decode` of a record whose writer's schema is known (`ready` answered or settled); a SerdeError otherwise. */
+  decodeKnown(buffer: Buffer): T;
 }
 
 export class SerdeError extends Error {
@@ -176,12 +183,21 @@ export class AvroSerdes {
         return slab.subarray(start, end);
       },
       decode(buffer: Buffer): T | Promise<T> {
+        const fetching = this.ready(buffer);
+        return fetching === undefined ? this.decodeKnown(buffer) : fetching.then(() => this.decodeKnown(buffer));
+      },
+      ready(buffer: Buffer): Promise<void> | undefined {
+        if (buffer.length < HEADER_SIZE || buffer.readUInt8(0) !== MAGIC_BYTE) return undefined;
+        const writerId = buffer.readInt32BE(1);
+        return writerId === schemaId || resolvers.has(writerId) ? undefined : fetchResolver(writerId);
+      },
+      decodeKnown(buffer: Buffer): T {
         if (buffer.length < HEADER_SIZE || buffer.readUInt8(0) !== MAGIC_BYTE) {
           throw new SerdeError(`${subject}: not in the registry wire format`);
         }
         const writerId = buffer.readInt32BE(1);
-        if (writerId === schemaId || resolvers.has(writerId)) return read(buffer, writerId);
-        return fetchResolver(writerId).then(() => read(buffer, writerId));
+        if (writerId !== schemaId && !resolvers.has(writerId)) throw new SerdeError(`${subject}: schema ${writerId} is not known yet`);
+        return read(buffer, writerId);
       },
     };
   }

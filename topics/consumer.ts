@@ -1,10 +1,10 @@
-import type { Consumer as KafkaConsumer, EachBatchPayload, Kafka } from 'kafkajs';
+import type { Consumer as KafkaConsumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
 import { topicName, type TopicSpec } from './catalogue.js';
 import type { GroupPosition } from './group-commits.js';
 import { heartbeating } from './group-timing.js';
 import { shareAssigner, type PartitionShare } from './partition-share.js';
 import type { TopicSerdes } from './serdes.js';
-import { SerdeError } from '../schemas/serde.js';
+import { SerdeError, type RecordSerde } from '../schemas/serde.js';
 
 export type Decoded<V> =
   | { readonly ok: true; readonly value: V | null }
@@ -184,8 +184,11 @@ export async function createConsumer(kafka: Kafka, serdes: TopicSerdes, options:
 }
 
 /**
- * Decodes a fetched batch through the registry; undecodable records carry their error. With
- * `latestOnly`, records whose key comes again later in the batch are left out.
+ * A fetched batch, its values decoded through the registry as they are first read: a handler that
+ * leaves the rest of a batch (a paused partition, fetched again once it resumes) pays nothing for
+ * the records it did not read. The writers' schemas are fetched first, so reading is synchronous;
+ * an undecodable record carries its error. With `latestOnly`, records whose key comes again later
+ * in the batch are left out.
  */
 export async function decodeBatch(payload: EachBatchPayload, serdes: TopicSerdes, latestOnly = false): Promise<ConsumedBatch> {
   const { batch } = payload;
@@ -195,29 +198,9 @@ export async function decodeBatch(payload: EachBatchPayload, serdes: TopicSerdes
   for (let at = 0; at < batch.messages.length; at++) {
     if (superseded?.has(at)) continue;
     const message = batch.messages[at]!;
-    const raw = message.value;
-    let decoded: Decoded<unknown>;
-    if (raw === null) decoded = { ok: true, value: null };
-    else if (!serde) decoded = { ok: false, error: new SerdeError(`no serde for topic ${batch.topic}`) };
-    else {
-      try {
-        const value = serde.decode(raw);
-        decoded = { ok: true, value: value instanceof Promise ? await value : value };
-      } catch (error) {
-        if (!(error instanceof SerdeError)) throw error;
-        decoded = { ok: false, error };
-      }
-    }
-    records.push({
-      topic: batch.topic,
-      partition: batch.partition,
-      offset: Number(message.offset),
-      key: message.key?.toString('utf8') ?? null,
-      timestamp: Number(message.timestamp),
-      headers: headerStrings(message.headers),
-      raw,
-      decoded,
-    });
+    const fetching = message.value === null ? undefined : serde?.ready(message.value);
+    if (fetching !== undefined) await fetching;
+    records.push(new FetchedRecord(batch.topic, batch.partition, message, serde));
   }
   return {
     topic: batch.topic,
@@ -231,6 +214,43 @@ export async function decodeBatch(payload: EachBatchPayload, serdes: TopicSerdes
     isRunning: () => payload.isRunning() && !payload.isStale(),
     pause: () => payload.pause(),
   };
+}
+
+class FetchedRecord implements ConsumedRecord<unknown> {
+  readonly offset: number;
+  readonly key: string | null;
+  readonly timestamp: number;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly raw: Buffer | null;
+  private value: Decoded<unknown> | undefined;
+
+  constructor(
+    readonly topic: string,
+    readonly partition: number,
+    message: KafkaMessage,
+    private readonly serde: RecordSerde<unknown> | undefined,
+  ) {
+    this.offset = Number(message.offset);
+    this.key = message.key?.toString('utf8') ?? null;
+    this.timestamp = Number(message.timestamp);
+    this.headers = headerStrings(message.headers);
+    this.raw = message.value;
+  }
+
+  get decoded(): Decoded<unknown> {
+    return (this.value ??= decodeValue(this.raw, this.serde, this.topic));
+  }
+}
+
+function decodeValue(raw: Buffer | null, serde: RecordSerde<unknown> | undefined, topic: string): Decoded<unknown> {
+  if (raw === null) return { ok: true, value: null };
+  if (!serde) return { ok: false, error: new SerdeError(`no serde for topic ${topic}`) };
+  try {
+    return { ok: true, value: serde.decodeKnown(raw) };
+  } catch (error) {
+    if (!(error instanceof SerdeError)) throw error;
+    return { ok: false, error };
+  }
 }
 
 /** Positions of the messages a later one with the same key supersedes (keyless ones never are). */
