@@ -29,6 +29,11 @@ export interface RecordSerde<T> {
   decodeKnown(buffer: Buffer): T;
 }
 
+/** The schema id of a record in the wire format; undefined for bytes that are not. */
+function writerIdOf(buffer: Buffer): number | undefined {
+  return buffer.length < HEADER_SIZE || buffer.readUInt8(0) !== MAGIC_BYTE ? undefined : buffer.readInt32BE(1);
+}
+
 export class SerdeError extends Error {
   override readonly name = 'SerdeError';
 }
@@ -134,6 +139,7 @@ export class AvroSerdes {
   private serdeFor<T>(subject: string, schemaId: number, reader: avro.Type): RecordSerde<T> {
     const unions: UnionCodec = compileUnionCodec(reader, this.kinds);
     const resolvers = new Map<number, avro.Resolver>();
+    const known = (writerId: number) => writerId === schemaId || resolvers.has(writerId);
     const fetchResolver = async (writerId: number): Promise<void> => {
       const writer = (await this.registry.getSchema(writerId)) as unknown as avro.Type;
       resolvers.set(writerId, reader.createResolver(writer));
@@ -187,16 +193,13 @@ export class AvroSerdes {
         return fetching === undefined ? this.decodeKnown(buffer) : fetching.then(() => this.decodeKnown(buffer));
       },
       ready(buffer: Buffer): Promise<void> | undefined {
-        if (buffer.length < HEADER_SIZE || buffer.readUInt8(0) !== MAGIC_BYTE) return undefined;
-        const writerId = buffer.readInt32BE(1);
-        return writerId === schemaId || resolvers.has(writerId) ? undefined : fetchResolver(writerId);
+        const writerId = writerIdOf(buffer);
+        return writerId === undefined || known(writerId) ? undefined : fetchResolver(writerId);
       },
       decodeKnown(buffer: Buffer): T {
-        if (buffer.length < HEADER_SIZE || buffer.readUInt8(0) !== MAGIC_BYTE) {
-          throw new SerdeError(`${subject}: not in the registry wire format`);
-        }
-        const writerId = buffer.readInt32BE(1);
-        if (writerId !== schemaId && !resolvers.has(writerId)) throw new SerdeError(`${subject}: schema ${writerId} is not known yet`);
+        const writerId = writerIdOf(buffer);
+        if (writerId === undefined) throw new SerdeError(`${subject}: not in the registry wire format`);
+        if (!known(writerId)) throw new SerdeError(`${subject}: schema ${writerId} is not known yet`);
         return read(buffer, writerId);
       },
     };
