@@ -1,11 +1,11 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { asEventId, type EventId } from './ids.js';
 
 const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567';
 
 /** An id with a readable prefix derived from `parts` (80 bits of SHA-256): the same parts, the same id. */
 function digestId(prefix: string, ...parts: readonly string[]): string {
-  const digest = createHash('sha256').update(parts.join('\n')).digest();
+  const digest = hash('sha256', parts.join('\n'), 'buffer');
   let id = '';
   for (const byte of digest.subarray(0, 16)) id += BASE32[byte & 31];
   return `${prefix}_${id}`;

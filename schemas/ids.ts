@@ -1,4 +1,4 @@
-import { createHash, randomFillSync } from 'node:crypto';
+import { hash, randomFillSync } from 'node:crypto';
 
 /**
  * Branded ids: strings at run time, distinct types at compile time, so an instance id cannot be
@@ -56,7 +56,7 @@ export function newId(prefix: string): string {
 
 /** An id shaped like `newId` (prefix, 16 base32 characters) but derived from `parts`, so a repeat gives the same id. */
 export function derivedId(prefix: string, ...parts: readonly string[]): string {
-  const digest = createHash('sha256').update(parts.join('\u0000')).digest();
+  const digest = hash('sha256', parts.join('\u0000'), 'buffer');
   let id = '';
   for (const byte of digest.subarray(0, 16)) id += BASE32[byte & 31];
   return `${prefix}_${id}`;

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { asEventId, asMessageId, derivedId, newId, type EventId, type InstanceId, type MessageId } from '../../schemas/ids.js';
 import type { SendStatus } from '../../schemas/records.js';
 
@@ -21,6 +21,6 @@ export const inboundMessageId = (instanceId: InstanceId, waMessageId: string): M
  * recipient gets it once whichever run reached the network.
  */
 export function sentNetworkId(messageId: MessageId, part: number): string {
-  const digest = createHash('sha256').update(`send\u0000${messageId}\u0000${part}`).digest('hex');
+  const digest = hash('sha256', `send\u0000${messageId}\u0000${part}`);
   return `3EB0${digest.slice(0, 18).toUpperCase()}`;
 }
