@@ -33,6 +33,8 @@ const ddl = [
     PRIMARY KEY (account_id, key)
   )`,
   `CREATE INDEX IF NOT EXISTS idempotency_keys_by_age ON api.idempotency_keys (created_at)`,
+  // When the key's current 24 hours began (its message id derives from it); null on keys claimed before it was kept.
+  `ALTER TABLE api.idempotency_keys ADD COLUMN IF NOT EXISTS window_started_at timestamptz`,
   ...sessionsDdl,
   ...connectCodesDdl,
   ...emailCodesDdl,

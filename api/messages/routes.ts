@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { IngestDeps } from '../../connectors/media/ingest.js';
 import { asAccountId, asEventId, asInstanceId, asMessageId, asProjectId, newId } from '../../schemas/ids.js';
 import type { SendCommand } from '../../schemas/records.js';
@@ -10,7 +10,7 @@ import type { RouteOptions } from '../context.js';
 import { gatewayError } from '../errors.js';
 import type { AuthContext } from '../plugins/auth.js';
 import { buildContent, replyOf } from './content.js';
-import { IdempotencyKeys, idempotentMessageId } from './idempotency.js';
+import { IdempotencyKeys } from './idempotency.js';
 import { createNumberChooser } from '../../processors/sends/number-choice.js';
 import { SendAccepted, sendBodies, sendTypes, type AnySendBody, type SendType } from './schemas.js';
 import { phoneJid, phoneOfJid } from '../../schemas/phones.js';
@@ -49,7 +49,8 @@ export const messageRoutes: FastifyPluginAsyncTypebox<MessageRouteOptions> = asy
   const idempotency = new IdempotencyKeys(clients.pool);
   const choose = createNumberChooser({ pool: clients.pool, directory, lastInstanceFor: options.lastInstanceFor });
 
-  const accept = async (type: SendType, body: AnySendBody, auth: AuthContext, key: string | undefined): Promise<SendAccepted> => {
+  /** `idempotent`: the key of the send and the message id its claim gave. */
+  const accept = async (type: SendType, body: AnySendBody, auth: AuthContext, idempotent: { key: string; messageId: string } | undefined): Promise<SendAccepted> => {
     // A jid is taken as it is; a phone must be one its country gives out (a list of impossible numbers hurts the number's health).
     const to = body.to.includes('@') ? body.to : phoneJid(requestPhone(body.to, requestCountry(directory, auth.accountId, body.country), 'body/to'));
     const phone = phoneOfJid(to);
@@ -61,7 +62,7 @@ export const messageRoutes: FastifyPluginAsyncTypebox<MessageRouteOptions> = asy
     const owner = { accountId: asAccountId(auth.accountId), projectId: asProjectId(auth.projectId), instanceId: asInstanceId(number.instance_id) };
     const media = mediaTypes.has(type) ? await withinAllowance(options.media, { pool: clients.pool, directory }, auth.accountId, auth.plan) : options.media;
     const content = await buildContent(type, body, { media, owner, otp: options.otp, locale: auth.locale });
-    const messageId = asMessageId(key === undefined ? newId('msg') : idempotentMessageId(auth.accountId, key));
+    const messageId = asMessageId(idempotent?.messageId ?? newId('msg'));
     const command: Omit<SendCommand, 'expires_at'> = {
       event_id: asEventId(newId('evt')),
       occurred_at: Date.now(),
@@ -73,7 +74,7 @@ export const messageRoutes: FastifyPluginAsyncTypebox<MessageRouteOptions> = asy
       to,
       origin: 'api',
       campaign_id: null,
-      idempotency_key_hash: key === undefined ? null : createHash('sha256').update(key).digest('hex'),
+      idempotency_key_hash: idempotent === undefined ? null : hash('sha256', idempotent.key),
       content,
       ...replyOf(type, body),
     };
@@ -107,7 +108,7 @@ export const messageRoutes: FastifyPluginAsyncTypebox<MessageRouteOptions> = asy
           return reply.code(claim.statusCode as 202).header('idempotent-replayed', 'true').send(claim.response as SendAccepted);
         }
         try {
-          const accepted = await accept(type, body, request.auth, key);
+          const accepted = await accept(type, body, request.auth, { key, messageId: claim.messageId });
           await idempotency.complete(request.auth.accountId, key, 202, accepted);
           return reply.code(202).send(accepted);
         } catch (error) {

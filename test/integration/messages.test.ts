@@ -10,6 +10,7 @@ import { startApi, type RunningApi } from '../../stack/api-role.js';
 import type { Clients } from '../../stack/clients.js';
 import { createConsumer, topicName, topics, type TopicConsumer } from '../../topics/index.js';
 import { testClients } from '../support/clients.js';
+import { IdempotencyKeys } from '../../api/messages/idempotency.js';
 import { createTestEnv, waitFor, type TestEnv } from '../support/env.js';
 import { canSignIn } from '../support/sign-in.js';
 
@@ -269,6 +270,46 @@ describe('sending through the API', () => {
       expect(new Set(accepted.map((a) => a.json<{ message_id: string }>().message_id)).size).toBe(1);
       expect(accepted.filter((a) => a.headers['idempotent-replayed'] === undefined)).toHaveLength(1);
       for (const b of busy) expect(b.json()).toMatchObject({ code: 'idempotency_in_progress' });
+    });
+
+    it('makes a key used again after its 24 hours a new send, with a message id of its own', async () => {
+      const body = { to: '+5511955550001', body: 'every day' };
+      const first = await post('/messages/text', body, { 'idempotency-key': 'k-daily' });
+      expect(first.statusCode, first.body).toBe(202);
+      const firstId = first.json<{ message_id: string }>().message_id;
+      await command(firstId);
+      await clients.pool.query(`UPDATE api.idempotency_keys SET created_at = now() - interval '25 hours' WHERE account_id = $1 AND key = 'k-daily'`, [account.account_id]);
+      const next = await post('/messages/text', body, { 'idempotency-key': 'k-daily' });
+      expect(next.statusCode, next.body).toBe(202);
+      expect(next.headers['idempotent-replayed']).toBeUndefined();
+      const nextId = next.json<{ message_id: string }>().message_id;
+      // The old id would be taken by the connector for the send it already made: answered 202, never sent.
+      expect(nextId).not.toBe(firstId);
+      expect((await command(nextId)).content).toEqual({ kind: 'text', body: 'every day' });
+    });
+
+    it('keeps the message id when a request left in progress by a crashed process is taken over', async () => {
+      const body = { to: '+5511955550002', body: 'once only' };
+      const first = await post('/messages/text', body, { 'idempotency-key': 'k-crashed' });
+      const firstId = first.json<{ message_id: string }>().message_id;
+      // As a process leaves it that wrote the command and died before recording the answer.
+      await clients.pool.query(
+        `UPDATE api.idempotency_keys SET state = 'in_progress', status_code = NULL, response = NULL, created_at = now() - interval '2 minutes' WHERE account_id = $1 AND key = 'k-crashed'`,
+        [account.account_id],
+      );
+      const retried = await post('/messages/text', body, { 'idempotency-key': 'k-crashed' });
+      expect(retried.statusCode, retried.body).toBe(202);
+      expect(retried.headers['idempotent-replayed']).toBeUndefined();
+      expect(retried.json<{ message_id: string }>().message_id).toBe(firstId);
+    });
+
+    it('gives a key released after a failed answer (a 503 whose command the log took late) the same message id again', async () => {
+      const keys = new IdempotencyKeys(clients.pool);
+      const first = await keys.claim(account.account_id, 'k-after-503', 'hash-1');
+      await keys.release(account.account_id, 'k-after-503');
+      const retry = await keys.claim(account.account_id, 'k-after-503', 'hash-2');
+      expect(first.kind).toBe('claimed');
+      expect(retry).toEqual(first);
     });
 
     it('releases the key when the first answer was not 2xx', async () => {
