@@ -33,7 +33,7 @@ export type Deliver = (task: DeliveryTask, headers?: RecordHeaders) => Promise<v
 
 /** What happened at the endpoint; only this part holds one of the endpoint's slots. */
 type Exchange =
-  | { readonly kind: 'gone'; readonly reason: string }
+  | { readonly kind: 'gone'; readonly reason: string; readonly url?: string }
   | { readonly kind: 'posted'; readonly url: string; readonly startedAt: number; readonly result: Exclude<PostResult, { kind: 'aborted' }> };
 
 export function createDeliver(deps: DeliverDeps): Deliver {
@@ -55,6 +55,8 @@ async function settle(deps: DeliverDeps, task: DeliveryTask, hop: Hop): Promise<
   if (exchanged === undefined) return overflow(deps, task, hop);
   const done = await exchanged;
   if (done.kind === 'gone') {
+    // A retry's delivery is in the history, pending: an attempt that posted nothing closes it and says why.
+    if (task.attempt > 1 && done.url !== undefined) await recordDropped(deps, task, done.url, done.reason, hop);
     deps.metrics.ended('dropped', task.target_kind);
     deps.logger.info({ ...ids(task), reason: done.reason }, 'delivery dropped');
     return;
@@ -81,28 +83,16 @@ async function record(deps: DeliverDeps, task: DeliveryTask, { url, startedAt, r
   const verdict = judge(result, task.target_kind);
   const now = Date.now();
   const step: NextStep | undefined = verdict.delivered ? undefined : nextStep(task, verdict.retryable, deps.schedules[task.target_kind], now);
-  const attempt: DeliveryAttempt = {
-    event_id: task.event_id,
+  const attempt = attemptOf(task, {
     occurred_at: startedAt,
-    account_id: task.account_id,
-    project_id: task.project_id,
-    instance_id: task.instance_id,
-    attempt_id: `att_${randomUUID().replaceAll('-', '')}`,
-    delivery_id: task.delivery_id,
-    target_kind: task.target_kind,
-    target_id: task.target_id,
-    event_type: task.event_type,
     url,
-    attempt: task.attempt,
-    trigger: task.trigger,
     outcome: outcomeOf(verdict, step?.kind === 'retry'),
     response_status: result.kind === 'response' ? result.status : null,
     response_body_excerpt: result.kind === 'response' ? result.excerpt : null,
     error: result.kind === 'response' ? null : result.error,
     duration_ms: result.durationMs,
     next_attempt_at: step?.kind === 'retry' ? step.notBefore : null,
-    body_json: task.attempt === 1 ? task.body_json : null,
-  };
+  });
   const key = task.target_id;
   const writes = [deps.producer.send(topics.deliveryAttempts, [{ key, value: attempt, headers }])];
   const lastError = verdict.delivered ? null : verdict.summary;
@@ -121,6 +111,42 @@ async function record(deps: DeliverDeps, task: DeliveryTask, { url, startedAt, r
   if (deps.logger.isLevelEnabled('debug')) {
     deps.logger.debug({ ...ids(task), outcome: attempt.outcome, status: attempt.response_status, duration_ms: attempt.duration_ms }, 'delivery attempt');
   }
+}
+
+type AttemptResult = Pick<DeliveryAttempt, 'occurred_at' | 'url' | 'outcome' | 'response_status' | 'response_body_excerpt' | 'error' | 'duration_ms' | 'next_attempt_at'>;
+
+/** The attempt record of `task`: its ids, and the first attempt's body (the history's copy). */
+function attemptOf(task: DeliveryTask, result: AttemptResult): DeliveryAttempt {
+  return {
+    event_id: task.event_id,
+    account_id: task.account_id,
+    project_id: task.project_id,
+    instance_id: task.instance_id,
+    attempt_id: `att_${randomUUID().replaceAll('-', '')}`,
+    delivery_id: task.delivery_id,
+    target_kind: task.target_kind,
+    target_id: task.target_id,
+    event_type: task.event_type,
+    attempt: task.attempt,
+    trigger: task.trigger,
+    body_json: task.attempt === 1 ? task.body_json : null,
+    ...result,
+  };
+}
+
+/** A retry whose target went (a webhook disabled, a partner deactivated): its final attempt, posted nowhere. */
+async function recordDropped(deps: DeliverDeps, task: DeliveryTask, url: string, reason: string, { headers }: Hop): Promise<void> {
+  const attempt = attemptOf(task, {
+    occurred_at: Date.now(),
+    url,
+    outcome: 'failed_final',
+    response_status: null,
+    response_body_excerpt: null,
+    error: `not sent: ${reason}`,
+    duration_ms: 0,
+    next_attempt_at: null,
+  });
+  await deps.producer.send(topics.deliveryAttempts, [{ key: task.target_id, value: attempt, headers }]);
 }
 
 /** The endpoint has a full queue: the task waits on the first tier, its attempt not counted. */

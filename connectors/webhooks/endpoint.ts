@@ -7,8 +7,8 @@ import type { PartnerConnections } from './targets.js';
 /** Where and how a task is posted, read from the current directory at the time of the attempt. */
 export type Endpoint =
   | { readonly kind: 'ready'; readonly url: string; readonly secret: string }
-  /** The target is gone (deleted, or disabled): the task is dropped. */
-  | { readonly kind: 'gone'; readonly reason: string }
+  /** The target is gone (deleted, or disabled): the task is dropped. `url`: where it went, when the target is still there. */
+  | { readonly kind: 'gone'; readonly reason: string; readonly url?: string }
   /** The target exists but cannot be signed for: the attempt fails for good. */
   | { readonly kind: 'unusable'; readonly url: string; readonly reason: string };
 
@@ -44,11 +44,11 @@ export class Endpoints {
   private partnerWebhook(task: DeliveryTask): Endpoint {
     const partner = this.directory.partners.get(task.target_id);
     if (partner === undefined) return this.forget(`partner:${task.target_id}`, 'partner deleted');
-    if (!partner.active) return { kind: 'gone', reason: 'partner inactive' };
+    if (!partner.active) return { kind: 'gone', reason: 'partner inactive', url: partner.webhook_url ?? undefined };
     if (partner.webhook_url === null) return { kind: 'gone', reason: 'partner has no webhook' };
     if (!isConnectEventType(task.event_type)) {
       const connection = this.connections.get(connectionIdOf(task.body_json) ?? '');
-      if (connection?.partner_id !== partner.id || connection.to_status !== 'active') return { kind: 'gone', reason: 'connection no longer active' };
+      if (connection?.partner_id !== partner.id || connection.to_status !== 'active') return { kind: 'gone', reason: 'connection no longer active', url: partner.webhook_url };
     }
     if (partner.webhook_secret_ciphertext === null) return { kind: 'unusable', url: partner.webhook_url, reason: 'the partner has no webhook secret' };
     return this.opening(`partner:${partner.id}`, partner.webhook_url, partner.webhook_secret_ciphertext);
@@ -76,7 +76,7 @@ export class Endpoints {
   private accountWebhook(task: DeliveryTask): Endpoint {
     const webhook = this.directory.webhooks.get(task.target_id);
     if (webhook === undefined) return this.forget(task.target_id, 'webhook deleted');
-    if (!webhook.enabled && !askedByHand(task)) return { kind: 'gone', reason: 'webhook disabled' };
+    if (!webhook.enabled && !askedByHand(task)) return { kind: 'gone', reason: 'webhook disabled', url: webhook.url };
     return this.opening(webhook.id, webhook.url, webhook.secret_ciphertext);
   }
 }

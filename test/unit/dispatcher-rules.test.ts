@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { Directory } from '../../processors/directory.js';
 import { ConnectionsView } from '../../processors/connections/view.js';
+import { createDeliver } from '../../connectors/webhooks/deliver.js';
 import { Endpoints } from '../../connectors/webhooks/endpoint.js';
 import { EndpointLimiter } from '../../connectors/webhooks/limiter.js';
 import { eventTimeOf } from '../../connectors/webhooks/metrics.js';
 import { judge, outcomeOf } from '../../connectors/webhooks/outcome.js';
-import { nextStep, overflowStep, retrySchedule } from '../../connectors/webhooks/schedule.js';
+import { nextStep, overflowStep, retrySchedule, retrySchedules } from '../../connectors/webhooks/schedule.js';
 import { targetsOf } from '../../connectors/webhooks/targets.js';
 import { deliveryIdOf, firstTasks } from '../../connectors/webhooks/tasks.js';
 import { Watermarks } from '../../connectors/webhooks/watermark.js';
@@ -14,7 +15,8 @@ import { deliveryHeaders, sign, verify } from '../../events/signature.js';
 import { asAccountId, asEventId, asInstanceId, asProjectId } from '../../schemas/ids.js';
 import type { ConfigRecord, DeliveryTask, PublicEvent } from '../../schemas/records.js';
 import { createCipher } from '../../shared/cipher.js';
-import { deliveryRetryTier, durationLabel } from '../../topics/index.js';
+import { deliveryRetryTier, durationLabel, topics, type Producer } from '../../topics/index.js';
+import { pino } from 'pino';
 
 /** No partner connection anywhere: partner webhooks have their own tests (partner-webhook-rules). */
 const noConnections = new ConnectionsView();
@@ -417,10 +419,44 @@ describe('dispatcher: the endpoint of a task, read at attempt time', () => {
   it('drops the tasks of a deleted webhook, and of a disabled one unless asked for by hand', () => {
     expect(setUp(null).endpoints.of(taskOf())).toEqual({ kind: 'gone', reason: 'webhook deleted' });
     const { endpoints } = setUp(sealed('whsec_off', false));
-    expect(endpoints.of(taskOf())).toEqual({ kind: 'gone', reason: 'webhook disabled' });
-    expect(endpoints.of(taskOf({ trigger: 'manual', attempt: 2 }))).toEqual({ kind: 'gone', reason: 'webhook disabled' });
+    expect(endpoints.of(taskOf())).toEqual({ kind: 'gone', reason: 'webhook disabled', url: 'https://wh_e.example.com/hook' });
+    expect(endpoints.of(taskOf({ trigger: 'manual', attempt: 2 }))).toEqual({ kind: 'gone', reason: 'webhook disabled', url: 'https://wh_e.example.com/hook' });
     expect(endpoints.of(taskOf({ trigger: 'manual', attempt: 1 }))).toMatchObject({ kind: 'ready' });
     expect(endpoints.of(taskOf({ trigger: 'test' }))).toMatchObject({ kind: 'ready' });
+  });
+
+  it('closes a retry dropped for a disabled webhook with a final attempt that posted nothing, so its delivery is not left pending', async () => {
+    const { directory, endpoints } = setUp(sealed('whsec_off', false));
+    const written: Array<{ topic: string; value: unknown }> = [];
+    const producer: Producer = {
+      send: async (spec, records) => {
+        written.push(...records.map((r) => ({ topic: spec.name, value: r.value })));
+        return new Map();
+      },
+      sendRaw: async () => undefined,
+      disconnect: async () => undefined,
+    };
+    const deliver = createDeliver({
+      endpoints,
+      limiter: new EndpointLimiter(4, 10),
+      poster: { post: () => Promise.reject(new Error('nothing is posted to a disabled webhook')), close: async () => undefined },
+      producer,
+      schedules: retrySchedules([10, 20]),
+      logger: pino({ level: 'silent' }),
+      metrics: { ended: () => undefined, delivered: () => undefined },
+    });
+    await deliver(taskOf({ attempt: 2 }));
+    expect(written).toEqual([
+      {
+        topic: topics.deliveryAttempts.name,
+        value: expect.objectContaining({ attempt: 2, outcome: 'failed_final', error: 'not sent: webhook disabled', url: 'https://wh_e.example.com/hook', next_attempt_at: null, response_status: null, body_json: null }) as unknown,
+      },
+    ]);
+    // A first attempt that meets a webhook disabled since its event was judged has no history to close; a deleted webhook's goes with it.
+    await deliver(taskOf({ attempt: 1, delivery_id: 'dlv_first' }));
+    directory.apply('wh_e', null);
+    await deliver(taskOf({ attempt: 3, delivery_id: 'dlv_deleted' }));
+    expect(written).toHaveLength(1);
   });
 
   it('fails a task whose secret this SECRETS_KEY cannot open', () => {

@@ -170,7 +170,7 @@ describe('partner webhook: the endpoint at attempt time', () => {
     const operation = taskFor(event(), 'ptn_one', connectionRecord(c));
     const lifecycle = taskFor(event({ event_type: 'connect.suspended', scope: 'connection' }), 'ptn_one', connectionRecord({ ...c, status: 'suspended' }));
     view.apply('c-1', connectionRecord({ ...c, status: 'suspended' }));
-    expect(endpoints.of(operation)).toEqual({ kind: 'gone', reason: 'connection no longer active' });
+    expect(endpoints.of(operation)).toEqual({ kind: 'gone', reason: 'connection no longer active', url: 'https://one.example.com/hook' });
     expect(endpoints.of(lifecycle)).toMatchObject({ kind: 'ready' });
   });
 
@@ -178,7 +178,7 @@ describe('partner webhook: the endpoint at attempt time', () => {
     const c = conn('c-1', 'ptn_one', 'active');
     const task = taskFor(event(), 'ptn_one', connectionRecord(c));
     expect(world([], [c]).endpoints.of(task)).toEqual({ kind: 'gone', reason: 'partner deleted' });
-    expect(world([partnerRecord('ptn_one', { ...webhookOf('one'), active: false })], [c]).endpoints.of(task)).toEqual({ kind: 'gone', reason: 'partner inactive' });
+    expect(world([partnerRecord('ptn_one', { ...webhookOf('one'), active: false })], [c]).endpoints.of(task)).toEqual({ kind: 'gone', reason: 'partner inactive', url: 'https://one.example.com/hook' });
     expect(world([partnerRecord('ptn_one')], [c]).endpoints.of(task)).toEqual({ kind: 'gone', reason: 'partner has no webhook' });
     const foreign = partnerRecord('ptn_one', { webhook_url: 'https://one.example.com/hook', webhook_secret_ciphertext: createCipher('other').seal('x') });
     expect(world([foreign], [c]).endpoints.of(task)).toMatchObject({ kind: 'unusable' });
