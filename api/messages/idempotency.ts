@@ -3,6 +3,7 @@ import type { Pool } from 'pg';
 import { gatewayError } from '../errors.js';
 
 export const MAX_KEY_LENGTH = 255;
+const PURGE_EVERY_MS = 60_000;
 
 export type Claim =
   /** `messageId`: the id of the send made under this key in its current 24 hours. */
@@ -21,7 +22,18 @@ export type Claim =
  * took it for one already sent: answered 202, never sent).
  */
 export class IdempotencyKeys {
+  private purgedAt = 0;
+
   constructor(private readonly pool: Pool) {}
+
+  /** Keys past their 24 hours serve nothing (a claim renews them): deleted, at most once a minute per process. */
+  private purgeExpired(): void {
+    const now = Date.now();
+    if (now - this.purgedAt < PURGE_EVERY_MS) return;
+    this.purgedAt = now;
+    // Not awaited, and tried again on the next claim when it failed: the table only grows meanwhile.
+    this.pool.query(`DELETE FROM api.idempotency_keys WHERE created_at < now() - interval '24 hours'`).catch(() => (this.purgedAt = 0));
+  }
 
   static validate(key: string | undefined): string | undefined {
     if (key === undefined) return undefined;
@@ -34,6 +46,7 @@ export class IdempotencyKeys {
   }
 
   async claim(accountId: string, key: string, requestHash: string): Promise<Claim> {
+    this.purgeExpired();
     const { rows: claimed } = await this.pool.query<{ window_started_at: Date | null }>(
       `INSERT INTO api.idempotency_keys AS k (account_id, key, request_hash, state, window_started_at) VALUES ($1, $2, $3, 'in_progress', now())
        ON CONFLICT (account_id, key) DO UPDATE SET request_hash = EXCLUDED.request_hash, state = 'in_progress',

@@ -14,6 +14,8 @@ export const defaultRateLimit: RateLimit = { rate: 20, burst: 40 };
 export const LEASE_MS = 250;
 /** How much of a bucket's rate a process leases ahead of its requests, in seconds of the rate. */
 const AHEAD_SECONDS = 0.1;
+/** How often a process deletes the buckets nobody drew from for a day (full again, as a new one starts). */
+const PURGE_EVERY_MS = 60_000;
 
 interface Waiting {
   readonly resolve: (granted: boolean) => void;
@@ -47,8 +49,17 @@ interface LocalBucket {
 export function createRateLimiter(pool: Pool, now: () => number = Date.now) {
   const buckets = new Map<string, LocalBucket>();
   let sweptAt = now();
+  let purgedAt = Number.NEGATIVE_INFINITY;
+
+  /** Every key and every caller's IP has a row: without this the table grows with each one ever seen. */
+  const purgeIdle = (at: number): void => {
+    if (at - purgedAt < PURGE_EVERY_MS) return;
+    purgedAt = at;
+    pool.query(`DELETE FROM api.rate_buckets WHERE refreshed_at < clock_timestamp() - interval '1 day'`).catch(() => (purgedAt = Number.NEGATIVE_INFINITY));
+  };
 
   const lease = async (bucket: string, limit: RateLimit, count: number): Promise<number> => {
+    purgeIdle(now());
     const { rate, burst } = limit;
     const available = `LEAST($3::float8, b.tokens + EXTRACT(EPOCH FROM clock_timestamp() - b.refreshed_at) * $2::float8)`;
     const { rows } = await pool.query<{ granted: number }>(

@@ -183,6 +183,19 @@ describe('sending through the API', () => {
       expect(await first(other, small)).toBe(false);
     });
 
+    it('deletes the buckets nobody drew from for a day', async () => {
+      const idle = `ip:idle-${Date.now()}`;
+      const recent = `ip:recent-${Date.now()}`;
+      await clients.pool.query(
+        `INSERT INTO api.rate_buckets (bucket, tokens, refreshed_at) VALUES ($1, 1, now() - interval '25 hours'), ($2, 1, now() - interval '23 hours')`,
+        [idle, recent],
+      );
+      await createRateLimiter(clients.pool)(`key:purging-${Date.now()}`, { rate: 10, burst: 10 });
+      const left = async () => (await clients.pool.query<{ bucket: string }>('SELECT bucket FROM api.rate_buckets WHERE bucket = ANY($1)', [[idle, recent]])).rows.map((r) => r.bucket);
+      await waitFor('the idle bucket to be deleted', async () => !(await left()).includes(idle));
+      expect(await left()).toEqual([recent]);
+    });
+
     it('shares one bucket between API processes', async () => {
       const second = await startApi(clients, { listen: false });
       try {
@@ -310,6 +323,18 @@ describe('sending through the API', () => {
       const retry = await keys.claim(account.account_id, 'k-after-503', 'hash-2');
       expect(first.kind).toBe('claimed');
       expect(retry).toEqual(first);
+    });
+
+    it('deletes the keys past their 24 hours, and keeps the others', async () => {
+      await clients.pool.query(
+        `INSERT INTO api.idempotency_keys (account_id, key, request_hash, state, created_at) VALUES ($1, 'k-old', 'h', 'done', now() - interval '25 hours'), ($1, 'k-young', 'h', 'done', now() - interval '23 hours')`,
+        [account.account_id],
+      );
+      await new IdempotencyKeys(clients.pool).claim(account.account_id, 'k-purging', 'h');
+      const left = async () =>
+        (await clients.pool.query<{ key: string }>(`SELECT key FROM api.idempotency_keys WHERE account_id = $1 AND key IN ('k-old', 'k-young')`, [account.account_id])).rows.map((r) => r.key);
+      await waitFor('the old key to be deleted', async () => !(await left()).includes('k-old'));
+      expect(await left()).toEqual(['k-young']);
     });
 
     it('releases the key when the first answer was not 2xx', async () => {
