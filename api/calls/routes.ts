@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type, type Static } from '@sinclair/typebox';
 import { callById, listCalls, type CallRow } from '../../processors/index.js';
+import { projectInstance } from '../../processors/instances/queries.js';
 import { asEventId, asInstanceId, asMessageId, newId } from '../../schemas/ids.js';
 import { CallStatusValues } from '../../schemas/records.js';
 import type { RouteOptions } from '../context.js';
@@ -79,6 +80,8 @@ export const callRoutes: FastifyPluginAsyncTypebox<CallRouteOptions> = async (ap
     },
     async (request) => {
       const { instance_id: instanceId, limit, cursor } = request.query;
+      // A number of another project, or none: 404, as everywhere (not an empty page).
+      if (instanceId !== undefined && (await projectInstance(pool, request.auth.projectId, instanceId)) === undefined) throw gatewayError('not_found');
       const after = cursor === undefined ? undefined : decodeCursor(cursor);
       const rows = await listCalls(pool, request.auth.projectId, { instanceId }, { limit: limit + 1, after });
       const page = paginate(rows, limit, (row) => ({ at: row.started_at, id: row.call_id }));

@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { phoneJid } from '../../schemas/phones.js';
 import { conversationExists, listConversations, listMessages } from '../../processors/conversations/index.js';
+import { projectInstance } from '../../processors/instances/queries.js';
 import type { RouteOptions } from '../context.js';
 import { gatewayError } from '../errors.js';
 import { Cursor, decodeCursor, Limit, NextCursor, paginate } from './cursor.js';
@@ -39,6 +40,8 @@ export const conversationRoutes: FastifyPluginAsyncTypebox<ConversationRouteOpti
     },
     async (request) => {
       const { instance_id, limit, cursor } = request.query;
+      // A number of another project, or none: 404, as everywhere (not an empty page).
+      if (instance_id !== undefined && (await projectInstance(pool, request.auth.projectId, instance_id)) === undefined) throw gatewayError('not_found');
       const rows = await listConversations(pool, request.auth.projectId, instance_id, {
         limit: limit + 1,
         after: cursor === undefined ? undefined : decodeCursor(cursor),

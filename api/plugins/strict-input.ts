@@ -71,6 +71,19 @@ function refuseUnstorableText(request: FastifyRequest): void {
 }
 
 /**
+ * A route that declares no body takes none. Fields sent to one (a `secret` to rotate-secret) were
+ * ignored without a word, where every route with a body refuses the fields it does not know. An
+ * empty object, which many clients send with any POST, passes; so do the bodies a route parses
+ * itself (a signed payment webhook's bytes) and multipart uploads, which are not JSON values here.
+ */
+function refuseUndeclaredBody(request: FastifyRequest): void {
+  const { body } = request;
+  if (request.routeOptions.schema?.body !== undefined || body === undefined || Buffer.isBuffer(body)) return;
+  if (body !== null && typeof body === 'object' && !Array.isArray(body) && Object.keys(body).length === 0) return;
+  throw gatewayError('invalid_request', { detail: 'this route takes no body: send none, or {}' });
+}
+
+/**
  * Fastify's own JSON parser (prototype poisoning refused), behind a check of the text's nesting:
  * a body deeper than MAX_JSON_DEPTH is refused before it is parsed, so nothing walks it.
  */
@@ -92,7 +105,10 @@ async function strictInput(app: FastifyInstance): Promise<void> {
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, depthCheckedJsonParser(app));
   app.addHook('preParsing', async (request) => refuseUnreadableBody(request));
-  app.addHook('preValidation', async (request) => refuseUnstorableText(request));
+  app.addHook('preValidation', async (request) => {
+    refuseUndeclaredBody(request);
+    refuseUnstorableText(request);
+  });
 }
 
 export const strictInputPlugin = fp(strictInput, { name: 'gateway-strict-input', fastify: '5.x', dependencies: ['gateway-errors'] });

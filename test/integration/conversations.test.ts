@@ -6,10 +6,10 @@ import { conversationRoutes } from '../../api/conversations/routes.js';
 import { routeContext } from '../support/route-context.js';
 import { errorsPlugin } from '../../api/plugins/errors.js';
 import type { AuthContext } from '../../api/plugins/auth.js';
-import { replayProjection, runProjection, waitUntilCaughtUp, type RunningProjection } from '../../processors/index.js';
+import { instancesProjection, replayProjection, runProjection, waitUntilCaughtUp, type RunningProjection } from '../../processors/index.js';
 import { conversationsProjection, lastInstanceFor, lastInstanceReader } from '../../processors/conversations/index.js';
 import { asAccountId, asEventId, asInstanceId, asMessageId, asProjectId } from '../../schemas/ids.js';
-import type { InboundMessage, MessageStatus, SendCommand, SendStatus } from '../../schemas/records.js';
+import type { InboundMessage, InstanceState, MessageStatus, SendCommand, SendStatus } from '../../schemas/records.js';
 import type { Clients } from '../../stack/clients.js';
 import { topicName, topics } from '../../topics/index.js';
 import { testClients } from '../support/clients.js';
@@ -67,6 +67,7 @@ describe('conversations projection and inbox routes on the real stack', () => {
   let env: TestEnv;
   let clients: Clients;
   let live: RunningProjection;
+  let instances: RunningProjection;
   let app: Awaited<ReturnType<typeof buildApp>>;
   const conversations = (mode: 'live' | 'replay') => conversationsProjection({ producer: clients.producer, mode });
   const topicNames = () => conversations('live').handlers.map((h) => topicName(h.topic, clients.serdes.prefix));
@@ -107,16 +108,29 @@ describe('conversations projection and inbox routes on the real stack', () => {
     return dump;
   }
 
+  /** The project's numbers in the instances projection, as the routes look a number filter up there. */
+  async function registerNumbers(): Promise<void> {
+    const state = (instanceId: InstanceState['instance_id']): InstanceState => ({
+      event_id: asEventId(`evt_state_${instanceId}`), occurred_at: T0, account_id: ACCOUNT, project_id: PROJECT, instance_id: instanceId,
+      phone: null, nickname: null, status: 'connected', previous_status: null, reason: null, health_score: 100, pool_ids: [], connector: 'sandbox', deleted: false,
+    });
+    await clients.producer.send(topics.instances, [NUMBER_A, NUMBER_B, NUMBER_C].map((id) => ({ key: id, value: state(id) })));
+    await waitUntilCaughtUp(clients, 'instances', [topicName(topics.instances, clients.serdes.prefix)], Date.now() + 60_000);
+  }
+
   beforeAll(async () => {
     env = await createTestEnv();
     clients = await testClients(env);
     live = await runProjection(clients, conversations('live'));
+    instances = await runProjection(clients, instancesProjection);
+    await registerNumbers();
     app = await buildApp();
   });
 
   afterAll(async () => {
     await app?.close();
     await live?.stop();
+    await instances?.stop();
     await clients?.close();
     await env?.dispose();
   });
@@ -183,6 +197,9 @@ describe('conversations projection and inbox routes on the real stack', () => {
     expect(onA).not.toContain(other);
     const onC = (await get<Page<Item>>(`/conversations?instance_id=${NUMBER_C}`)).data.map((c) => c.jid);
     expect(onC).toEqual([other]);
+    // A number that is not the project's is not found, rather than an empty inbox.
+    const foreign = await app.inject({ method: 'GET', url: '/conversations?instance_id=inst_of_another_project' });
+    expect([foreign.statusCode, foreign.json<{ code: string }>().code]).toEqual([404, 'not_found']);
     // Newest first.
     const times = all.data.map((c) => (c.last_message as { timestamp: string }).timestamp);
     expect(times).toEqual([...times].sort().reverse());

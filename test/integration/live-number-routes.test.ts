@@ -118,6 +118,8 @@ describe('live number routes through the API on the sandbox', () => {
       expect(JSON.parse(announced.payload_json) as unknown).toEqual({ call_id: 'CALL1', from: '5511944443333@s.whatsapp.net', is_video: true, offline: false });
       expect(announced).toMatchObject({ instance_id: number, sender: { jid: '5511944443333@s.whatsapp.net' } });
 
+      const foreign = await call(shop, 'GET', `/calls?instance_id=${idle.instance_ids[0]}`);
+      expect([foreign.status, foreign.body.code]).toEqual([404, 'not_found']);
       const rejected = await call(shop, 'POST', '/calls/CALL1/reject', { reply_text: 'Busy now, I will call you back' });
       expect(rejected.status, JSON.stringify(rejected.body)).toBe(200);
       expect(rejected.body).toMatchObject({ call_id: 'CALL1', instance_id: number, status: 'reject' });

@@ -190,6 +190,18 @@ describe('webhooks API', () => {
       expect((await call('POST', '/webhooks/wh_nope/rotate-secret', project.api_key)).statusCode).toBe(404);
     });
 
+    it('refuses a body on the routes that take none, and changes nothing; an empty object passes', async () => {
+      const project = await newProject();
+      const created = await register(project, { url: 'https://hooks.example.com/nobody' });
+      const chosen = await call('POST', `/webhooks/${created.id}/rotate-secret`, project.api_key, { secret: 'whsec_chosen_by_the_caller' });
+      expect([chosen.statusCode, chosen.json<{ code: string }>().code]).toEqual([400, 'invalid_request']);
+      const sealed = api.directory.webhooks.get(created.id)?.secret_ciphertext;
+      expect(sealed !== undefined && api.cipher.open(sealed)).toBe(created.secret);
+      expect((await call('DELETE', `/webhooks/${created.id}`, project.api_key, [1])).statusCode).toBe(400);
+      expect((await call('GET', `/webhooks/${created.id}`, project.api_key)).statusCode).toBe(200);
+      expect((await call('POST', `/webhooks/${created.id}/rotate-secret`, project.api_key, {})).statusCode).toBe(200);
+    });
+
     it('documents every route in the OpenAPI document', async () => {
       const doc = (await api.app.inject({ method: 'GET', url: '/openapi.json' })).json<{ paths: Record<string, Record<string, unknown>> }>();
       expect(Object.keys(doc.paths)).toEqual(
