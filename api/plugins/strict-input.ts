@@ -78,7 +78,8 @@ function refuseUnstorableText(request: FastifyRequest): void {
  */
 function refuseUndeclaredBody(request: FastifyRequest): void {
   const { body } = request;
-  if (request.routeOptions.schema?.body !== undefined || body === undefined || Buffer.isBuffer(body)) return;
+  // An unknown route (no url) answers 404 whatever it was sent.
+  if (request.routeOptions.url === undefined || request.routeOptions.schema?.body !== undefined || body === undefined || Buffer.isBuffer(body)) return;
   if (body !== null && typeof body === 'object' && !Array.isArray(body) && Object.keys(body).length === 0) return;
   throw gatewayError('invalid_request', { detail: 'this route takes no body: send none, or {}' });
 }
